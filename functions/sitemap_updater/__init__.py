@@ -1,0 +1,1 @@
+"""sitemap-updater: keep a large site's XML sitemaps correct and fresh, event by event."""

@@ -1,0 +1,1 @@
+"""Pure domain code: no AWS, no I/O, no environment."""

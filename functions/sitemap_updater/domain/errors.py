@@ -1,0 +1,44 @@
+"""The domain's own exceptions. Adapters translate SDK errors into these."""
+
+from __future__ import annotations
+
+
+class InvalidEvent(Exception):  # noqa: N818 - a domain outcome, not a programming error
+    """An event that can never be applied: retrying it cannot help.
+
+    ``code`` is a stable, machine-readable slug (it travels as a DLQ message attribute);
+    ``detail`` says what exactly was wrong, for a person.
+    """
+
+    def __init__(self, code: str, detail: str) -> None:
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+        self.detail = detail
+
+    @property
+    def reason(self) -> str:
+        return f"{self.code}: {self.detail}"
+
+
+class RetryableError(Exception):
+    """A fault that may pass (a lost race, a throttled call): fail the message so SQS retries."""
+
+
+class ConcurrentChange(RetryableError):
+    """Someone else changed the record we planned against; read again and re-plan."""
+
+
+class ShardFull(Exception):  # noqa: N818
+    """The shard cannot take this entry (entries or bytes); place it in the group's open shard."""
+
+    def __init__(self, shard: str) -> None:
+        super().__init__(f"shard {shard} has no room")
+        self.shard = shard
+
+
+class WriteConflict(RetryableError):
+    """A conditional write lost: the object changed since it was read."""
+
+
+class LimitExceeded(Exception):
+    """An object would break a sitemap protocol limit. Never written; this is a bug if raised."""

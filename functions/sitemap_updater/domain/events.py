@@ -1,0 +1,302 @@
+"""The event contract: what a CMS sends, and how a message body becomes a PageChange.
+
+Two event types, one per page:
+
+* ``{"type": "publish", "url": ..., "version": 7, "lastmod"?, "changefreq"?, "priority"?}``
+  (publish also means update), and
+* ``{"type": "unpublish", "url": ..., "version": 8}``.
+
+``version`` is any non-negative number that grows with every change of the page. A body
+may be the event itself, an EventBridge event whose ``detail`` is the event, or an SNS
+notification whose ``Message`` is either of those. ``events/schema.json`` is generated
+from the models here (``sitemap-updater schema``); a test fails when it drifts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    TypeAdapter,
+    ValidationError,
+    WithJsonSchema,
+)
+
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
+
+MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
+CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+_W3C_DATETIME = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})"
+    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2}))?$"
+)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | Decimal | float) and not isinstance(value, bool)
+
+
+def _version(value: Any) -> Decimal:
+    if not _is_number(value):
+        raise ValueError("version must be a JSON number")
+    number = Decimal(str(value)) if isinstance(value, float) else Decimal(value)
+    if not number.is_finite() or number < 0:
+        raise ValueError("version must be a finite number >= 0")
+    if len(number.as_tuple().digits) > MAX_VERSION_DIGITS:
+        raise ValueError(f"version has more than {MAX_VERSION_DIGITS} significant digits")
+    return number
+
+
+def _priority(value: Any) -> str:
+    if not _is_number(value):
+        raise ValueError("priority must be a JSON number from 0.0 to 1.0")
+    number = Decimal(str(value)) if isinstance(value, float) else Decimal(value)
+    if not number.is_finite() or not Decimal(0) <= number <= Decimal(1):
+        raise ValueError("priority must be from 0.0 to 1.0")
+    text = format(number.normalize(), "f")
+    return text if "." in text else f"{text}.0"
+
+
+def normalise_lastmod(value: Any) -> str:
+    """W3C Datetime in the forms the sitemap schema accepts; datetimes become UTC ``Z``.
+
+    ``YYYY-MM-DD`` stays a date. A time needs a zone (``Z`` or ``+hh:mm``); ``hh:mm`` gains
+    ``:00`` seconds; fractions of a second are dropped. Year-only and year-month forms are
+    rejected: the sitemap schema does not accept them.
+    """
+    if not isinstance(value, str):
+        raise ValueError("lastmod must be a string")
+    match = _W3C_DATETIME.match(value)
+    if not match:
+        raise ValueError(
+            "lastmod must be W3C Datetime: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.s]]TZD"
+        )
+    year, month, day, hour, minute, second, _fraction, zone = match.groups()
+    try:
+        if hour is None:
+            return date(int(year), int(month), int(day)).isoformat()
+        offset = "+00:00" if zone == "Z" else zone
+        moment = datetime.fromisoformat(
+            f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{offset}"
+        ).astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"lastmod is not a real date or time: {exc}") from exc
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _changefreq(value: Any) -> str:
+    if value not in CHANGEFREQS:
+        raise ValueError(f"changefreq must be one of {', '.join(CHANGEFREQS)}")
+    return str(value)
+
+
+Version = Annotated[
+    Decimal,
+    PlainValidator(_version),
+    WithJsonSchema(
+        {
+            "type": "number",
+            "minimum": 0,
+            "description": "Grows with every change of the page: a CMS revision or epoch "
+            "milliseconds. Newer wins; an equal version is a duplicate.",
+        }
+    ),
+]
+Url = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_URL_LENGTH,
+        description="Absolute http(s) URL on the configured site's scheme and host.",
+        json_schema_extra={"format": "uri"},
+    ),
+]
+Lastmod = Annotated[
+    str,
+    PlainValidator(normalise_lastmod),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": _W3C_DATETIME.pattern,
+            "description": "W3C Datetime, as the CMS knows it. Omitted: no <lastmod>.",
+            "examples": ["2026-11-20", "2026-11-20T09:30:00Z", "2026-11-20T10:30:00+01:00"],
+        }
+    ),
+]
+ChangeFreq = Annotated[
+    str,
+    PlainValidator(_changefreq),
+    WithJsonSchema({"type": "string", "enum": list(CHANGEFREQS)}),
+]
+Priority = Annotated[
+    str,
+    PlainValidator(_priority),
+    WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1}),
+]
+
+
+class PublishEvent(BaseModel):
+    """A page was published or updated: list it (again) with these fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="publish")
+
+    type: Literal["publish"]
+    url: Url
+    version: Version
+    lastmod: Lastmod | None = None
+    changefreq: ChangeFreq | None = None
+    priority: Priority | None = None
+
+
+class UnpublishEvent(BaseModel):
+    """A page was unpublished: remove it, and remember it so a late older publish cannot return it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="unpublish")
+
+    type: Literal["unpublish"]
+    url: Url
+    version: Version
+
+
+Event = Annotated[PublishEvent | UnpublishEvent, Field(discriminator="type")]
+EVENT_ADAPTER: TypeAdapter[PublishEvent | UnpublishEvent] = TypeAdapter(Event)
+
+
+@dataclass(frozen=True)
+class PageChange:
+    """A validated, normalised event: the only thing the use cases ever see."""
+
+    url: str
+    version: Decimal
+    entry: SitemapEntry | None  # None for an unpublish
+
+    @property
+    def live(self) -> bool:
+        return self.entry is not None
+
+
+def event_json_schema() -> dict[str, Any]:
+    """The JSON Schema of one event body, as written to ``events/schema.json``."""
+    schema = EVENT_ADAPTER.json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/sitemap-updater/sitemap-updater/events/schema.json",
+        "title": "sitemap-updater page event",
+        "description": (
+            "One event per page. The ingest queue also accepts this object as the 'detail' of "
+            "an EventBridge event, or as the JSON 'Message' of an SNS notification."
+        ),
+        **schema,
+    }
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+
+
+def unwrap(document: Any) -> Any:
+    """Strip an SNS notification and/or an EventBridge envelope, if present."""
+    if (
+        isinstance(document, dict)
+        and document.get("Type") == "Notification"
+        and isinstance(document.get("Message"), str)
+    ):
+        try:
+            document = _loads(document["Message"])
+        except (ValueError, RecursionError) as exc:
+            raise InvalidEvent("malformed_json", f"SNS Message is not JSON: {exc}") from exc
+    if isinstance(document, dict) and "detail-type" in document and "detail" in document:
+        document = document["detail"]
+    return document
+
+
+_FIELD_CODES = {
+    "url": "invalid_url",
+    "version": "invalid_version",
+    "lastmod": "invalid_lastmod",
+    "changefreq": "invalid_changefreq",
+    "priority": "invalid_priority",
+}
+
+
+def _translate(error: ValidationError) -> InvalidEvent:
+    first = error.errors(include_url=False)[0]
+    kind = first["type"]
+    loc = [str(part) for part in first["loc"]]
+    field = loc[-1] if loc else "type"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if kind == "union_tag_not_found":
+        return InvalidEvent("missing_field", "type is required")
+    if kind == "union_tag_invalid":
+        return InvalidEvent("unknown_type", "type must be 'publish' or 'unpublish'")
+    if kind == "missing":
+        return InvalidEvent("missing_field", f"{field} is required")
+    if kind == "extra_forbidden":
+        return InvalidEvent("unknown_field", f"{field} is not part of the event contract")
+    if field == "url" and kind == "string_too_long":
+        return InvalidEvent("url_too_long", f"url is longer than {MAX_URL_LENGTH} characters")
+    return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), f"{field}: {message}")
+
+
+def parse_event(document: Any, site: Site) -> PageChange:
+    """Validate one decoded event object (already unwrapped) against the contract and the site."""
+    if not isinstance(document, dict):
+        raise InvalidEvent("not_an_object", f"event must be a JSON object, got {_json_type(document)}")
+    try:
+        event = EVENT_ADAPTER.validate_python(document)
+    except ValidationError as exc:
+        raise _translate(exc) from exc
+    url = normalise_url(event.url, site)
+    if isinstance(event, UnpublishEvent):
+        return PageChange(url=url, version=event.version, entry=None)
+    entry = SitemapEntry(
+        url=url, lastmod=event.lastmod, changefreq=event.changefreq, priority=event.priority
+    )
+    return PageChange(url=url, version=event.version, entry=entry)
+
+
+def parse_body(body: str, site: Site, max_bytes: int) -> PageChange:
+    """Turn an SQS message body into a PageChange, or raise InvalidEvent with the reason."""
+    size = len(body.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise InvalidEvent("body_too_large", f"body is {size} bytes, over the {max_bytes} limit")
+    try:
+        document = _loads(body)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidEvent("malformed_json", f"body is not JSON: {exc}") from exc
+    return parse_event(unwrap(document), site)
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    for kind, name in names.items():
+        if isinstance(value, kind):
+            return name
+    return "a number"
+
+
+__all__ = [
+    "CHANGEFREQS",
+    "PageChange",
+    "PublishEvent",
+    "UnpublishEvent",
+    "event_json_schema",
+    "normalise_lastmod",
+    "parse_body",
+    "parse_event",
+]

@@ -250,7 +250,8 @@ def _translate(error: ValidationError) -> InvalidEvent:
         return InvalidEvent("unknown_field", f"{field} is not part of the event contract")
     if field == "url" and kind == "string_too_long":
         return InvalidEvent("url_too_long", f"url is longer than {MAX_URL_LENGTH} characters")
-    return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), f"{field}: {message}")
+    detail = message if message.startswith(field) else f"{field}: {message}"
+    return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), detail)
 
 
 def parse_event(document: Any, site: Site) -> PageChange:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-class InvalidEvent(Exception):  # noqa: N818 - a domain outcome, not a programming error
+class InvalidEvent(Exception):
     """An event that can never be applied: retrying it cannot help.
 
     ``code`` is a stable, machine-readable slug (it travels as a DLQ message attribute);
@@ -28,7 +28,7 @@ class ConcurrentChange(RetryableError):
     """Someone else changed the record we planned against; read again and re-plan."""
 
 
-class ShardFull(Exception):  # noqa: N818
+class ShardFull(Exception):
     """The shard cannot take this entry (entries or bytes); place it in the group's open shard."""
 
     def __init__(self, shard: str) -> None:

@@ -22,7 +22,7 @@ DEFAULT_GROUP = "pages"
 INDEX_KEY = "sitemap.xml"
 ROBOTS_KEY = "robots.txt"
 GROUP_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$")
-_SHARD_ID = re.compile(r"^([a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?)-(\d{5,})$")
+_SHARD_ID = re.compile(r"^([a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?)-(\d{5,})$", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,9 @@ class Limits:
         if not 1 <= self.max_urls_per_shard <= PROTOCOL_MAX_URLS:
             raise ValueError(f"max_urls_per_shard must be 1..{PROTOCOL_MAX_URLS}")
         if not URLSET_FRAME_BYTES < self.max_shard_bytes <= PROTOCOL_MAX_BYTES:
-            raise ValueError(f"max_shard_bytes must be {URLSET_FRAME_BYTES + 1}..{PROTOCOL_MAX_BYTES}")
+            raise ValueError(
+                f"max_shard_bytes must be {URLSET_FRAME_BYTES + 1}..{PROTOCOL_MAX_BYTES}"
+            )
         if not 1 <= self.max_sitemaps_per_index <= PROTOCOL_MAX_INDEX_ENTRIES:
             raise ValueError(f"max_sitemaps_per_index must be 1..{PROTOCOL_MAX_INDEX_ENTRIES}")
 
@@ -53,7 +55,7 @@ def shard_id(group: str, number: int) -> str:
 
 def parse_shard_id(shard: str) -> tuple[str, int]:
     """``pages-00012`` -> (``pages``, 12); raises ValueError for anything else."""
-    match = _SHARD_ID.match(shard)
+    match = _SHARD_ID.fullmatch(shard)  # not match: "$" also matches before a final "\n"
     if not match:
         raise ValueError(f"not a shard id: {shard!r}")
     return match.group(1), int(match.group(2))

@@ -1,0 +1,100 @@
+"""The bucket CloudFront serves: shards, index files, robots.txt.
+
+Every write is a whole-object PutObject (a reader sees the old bytes or the new, never a
+part) and conditional: ``If-Match`` the ETag the writer last saw, or ``If-None-Match: *``
+when it believes there is no object. A lost condition becomes WriteConflict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+from sitemap_updater.domain.errors import WriteConflict
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+_CONFLICTS = {"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey", "412", "409"}
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    key: str
+    etag: str
+    metadata: dict[str, str]
+    body: bytes | None = None  # only from get()
+
+
+class SitemapStore:
+    """S3 adapter for one bucket."""
+
+    def __init__(self, bucket: str, client: S3Client | None = None):
+        self.bucket = bucket
+        self.client: S3Client = client or boto3.client("s3")
+
+    def put(
+        self,
+        key: str,
+        body: bytes,
+        *,
+        content_type: str,
+        cache_control: str,
+        expected_etag: str | None,
+        metadata: dict[str, str] | None = None,
+    ) -> str:
+        """Write ``key`` whole if it still holds ``expected_etag`` (None: if it does not exist).
+
+        Returns the new ETag; raises WriteConflict when the condition fails.
+        """
+        condition: dict[str, Any] = (
+            {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": expected_etag}
+        )
+        try:
+            response = self.client.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=body,
+                ContentType=content_type,
+                CacheControl=cache_control,
+                Metadata=metadata or {},
+                **condition,
+            )
+        except ClientError as exc:
+            if _code(exc) in _CONFLICTS:
+                raise WriteConflict(f"{key} changed since it was read") from exc
+            raise
+        return response["ETag"]
+
+    def head(self, key: str) -> StoredObject | None:
+        try:
+            response = self.client.head_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if _code(exc) in {"404", "NoSuchKey", "NotFound"}:
+                return None
+            raise
+        return StoredObject(key=key, etag=response["ETag"], metadata=response.get("Metadata", {}))
+
+    def get(self, key: str) -> StoredObject | None:
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if _code(exc) in {"404", "NoSuchKey", "NotFound"}:
+                return None
+            raise
+        return StoredObject(
+            key=key,
+            etag=response["ETag"],
+            metadata=response.get("Metadata", {}),
+            body=response["Body"].read(),
+        )
+
+    def delete(self, key: str) -> None:
+        self.client.delete_object(Bucket=self.bucket, Key=key)
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))

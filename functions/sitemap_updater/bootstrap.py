@@ -1,0 +1,117 @@
+"""The composition root: settings, clients, adapters and use cases, built once on first use.
+
+Nothing here runs at import time. Handlers call :func:`app` (cached for the life of the
+Lambda execution environment); tests and the local runtime call :func:`build_app` with
+their own settings and clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache, cached_property
+
+import boto3
+from botocore.config import Config
+
+from sitemap_updater.adapters.queues import Queues
+from sitemap_updater.adapters.registry import Registry
+from sitemap_updater.adapters.store import SitemapStore
+from sitemap_updater.settings import Settings
+from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
+from sitemap_updater.usecases.publish_index import PublishIndex
+from sitemap_updater.usecases.rebuild import RebuildShard
+
+# Throttling and 5xx are retried a few times by botocore, then raised so SQS retries.
+CLIENT_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 4},
+    connect_timeout=5,
+    read_timeout=20,
+)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class App:
+    settings: Settings
+    registry: Registry
+    store: SitemapStore
+    queues: Queues
+    clock: Callable[[], datetime] = field(default=utc_now)
+
+    @cached_property
+    def apply_change(self) -> ApplyChange:
+        return ApplyChange(
+            registry=self.registry,
+            limits=self.settings.limits,
+            tombstone_ttl_seconds=self.settings.tombstone_ttl_days * 86_400,
+            clock=self.clock,
+        )
+
+    def ingest_batch(self) -> IngestBatch:
+        """A fresh batch per invocation (it collects the shards to rebuild)."""
+        return IngestBatch(
+            site=self.settings.site,
+            max_event_bytes=self.settings.max_event_bytes,
+            apply=self.apply_change,
+            queues=self.queues,
+        )
+
+    @cached_property
+    def rebuild_shard(self) -> RebuildShard:
+        return RebuildShard(
+            limits=self.settings.limits,
+            compress=self.settings.compress_shards,
+            cache_control=self.settings.cache_control,
+            registry=self.registry,
+            store=self.store,
+            index=self.queues,
+            clock=self.clock,
+        )
+
+    @cached_property
+    def publish_index(self) -> PublishIndex:
+        return PublishIndex(
+            site=self.settings.site,
+            limits=self.settings.limits,
+            cache_control=self.settings.cache_control,
+            registry=self.registry,
+            store=self.store,
+            retire=self.queues,
+            clock=self.clock,
+        )
+
+
+def build_app(
+    settings: Settings,
+    session: boto3.session.Session | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> App:
+    """Wire the adapters to real (or moto) clients. boto3 honours AWS_ENDPOINT_URL."""
+    session = session or boto3.session.Session()
+    return App(
+        settings=settings,
+        registry=Registry(
+            settings.table_name,
+            settings.limits,
+            client=session.client("dynamodb", config=CLIENT_CONFIG),
+        ),
+        store=SitemapStore(settings.bucket_name, client=session.client("s3", config=CLIENT_CONFIG)),
+        queues=Queues(
+            rebuild_queue_url=settings.rebuild_queue_url,
+            index_queue_url=settings.index_queue_url,
+            dead_letter_url=settings.ingest_dlq_url,
+            client=session.client("sqs", config=CLIENT_CONFIG),
+        ),
+        clock=clock,
+    )
+
+
+@cache
+def app() -> App:
+    """The function's App, built from its validated environment on first use."""
+    return build_app(Settings.from_env())

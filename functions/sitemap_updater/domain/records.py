@@ -1,0 +1,68 @@
+"""What the registry remembers, as plain values (the DynamoDB adapter maps them to items)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from decimal import Decimal
+
+
+@dataclass(frozen=True)
+class UrlRecord:
+    """The newest state of one URL: the ordering gate and its placement.
+
+    ``live`` is False for a tombstone (the URL was unpublished at ``version``). ``shard`` is
+    None only for a URL that was unpublished before it was ever published. ``reserved`` is
+    the number of bytes its shard holds for its entry.
+    """
+
+    url: str
+    version: Decimal
+    live: bool
+    shard: str | None
+    reserved: int
+
+
+@dataclass(frozen=True)
+class ObjectState:
+    """What a rebuild wrote to S3 (or found there): enough to skip, to CAS, and to list it."""
+
+    key: str
+    etag: str
+    sha256: str
+    entries: int
+    bytes: int
+    lastmod: str  # when these bytes were first written (W3C datetime, UTC)
+
+
+@dataclass(frozen=True)
+class ShardOutput:
+    """A shard's published state.
+
+    ``generation`` grows with every change of this record (the rebuild's compare-and-set).
+    ``listed`` is True while an index may name the shard: set before an index names it,
+    cleared only after an index stops naming it. ``retiring`` means the shard has no live
+    entries left: its object stays until no index names it, then it is deleted.
+    """
+
+    shard: str
+    generation: int = 0
+    obj: ObjectState | None = None
+    listed: bool = False
+    retiring: bool = False
+
+    @property
+    def nameable(self) -> bool:
+        """Whether an index should name this shard now."""
+        return self.obj is not None and not self.retiring
+
+    def with_object(self, obj: ObjectState | None, retiring: bool = False) -> ShardOutput:
+        return replace(self, obj=obj, retiring=retiring, generation=self.generation + 1)
+
+
+@dataclass(frozen=True)
+class IndexOutput:
+    """A written index file."""
+
+    key: str
+    generation: int
+    obj: ObjectState | None

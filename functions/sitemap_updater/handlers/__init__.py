@@ -1,0 +1,1 @@
+"""Lambda entry points: parse, call one use case, report partial batch failures."""

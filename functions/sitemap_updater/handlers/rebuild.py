@@ -1,0 +1,45 @@
+"""Rebuild Lambda: one shard per FIFO message group; requests for one shard in a batch are
+served by a single rebuild (they were all sent before it read the registry)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict
+
+from sitemap_updater.bootstrap import App, app
+from sitemap_updater.observability import logger, metrics, tracer
+
+
+class RebuildRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    shard: str
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any], context: LambdaContext, app_: App | None = None
+) -> PartialItemFailureResponse:
+    rebuild = (app_ or app()).rebuild_shard
+    done: set[str] = set()
+
+    def record_handler(record: SQSRecord) -> str:
+        shard = RebuildRequest.model_validate_json(record.body).shard
+        if shard in done:
+            return "coalesced"
+        outcome = rebuild(shard)
+        done.add(shard)
+        return outcome.value
+
+    return process_partial_response(
+        event=event,
+        record_handler=record_handler,
+        processor=SqsFifoPartialProcessor(skip_group_on_error=True),
+        context=context,
+    )

@@ -1,0 +1,142 @@
+"""Lambda's SQS event source mapping, in-process: what moto cannot run without Docker.
+
+Receive up to ``batch_size`` messages, hand them to the handler as the SQS event Lambda
+would build, delete the ones that succeeded, and leave the failed ones to come back after
+the visibility timeout (the queue's redrive policy moves them to the DLQ after
+maxReceiveCount). A handler that raises fails the whole batch, as on Lambda.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sitemap_updater.observability import logger
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+@dataclass
+class FakeLambdaContext:
+    """The fields Powertools reads from a Lambda context."""
+
+    function_name: str
+    memory_limit_in_mb: int = 1024
+    invoked_function_arn: str = ""
+    aws_request_id: str = ""
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 60_000
+
+
+@dataclass
+class EventSourceMapping:
+    sqs: SQSClient
+    queue_url: str
+    queue_arn: str
+    function_name: str
+    handler: Handler
+    batch_size: int = 10
+    invocations: int = 0
+    errors: int = 0
+
+    def poll_once(self) -> int:
+        """One receive-invoke-delete round; returns how many messages were received."""
+        response = self.sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=self.batch_size,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+            WaitTimeSeconds=0,
+        )
+        messages = response.get("Messages", [])
+        if not messages:
+            return 0
+        event = {"Records": [self._record(message) for message in messages]}
+        context = FakeLambdaContext(
+            function_name=self.function_name,
+            invoked_function_arn=f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}",
+            aws_request_id=str(uuid.uuid4()),
+        )
+        self.invocations += 1
+        try:
+            result = self.handler(event, context)
+        except Exception as exc:  # noqa: BLE001 - Lambda reports it; the batch is retried
+            self.errors += 1
+            logger.warning(
+                "function error; batch will be retried",
+                function=self.function_name,
+                reason=f"{type(exc).__name__}: {exc}",
+            )
+            return len(messages)
+        failed = {item["itemIdentifier"] for item in (result or {}).get("batchItemFailures", [])}
+        done = [m for m in messages if m["MessageId"] not in failed]
+        for start in range(0, len(done), 10):
+            self.sqs.delete_message_batch(
+                QueueUrl=self.queue_url,
+                Entries=[
+                    {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]}
+                    for n, m in enumerate(done[start : start + 10])
+                ],
+            )
+        return len(messages)
+
+    def _record(self, message: MessageTypeDef) -> dict[str, Any]:
+        return {
+            "messageId": message["MessageId"],
+            "receiptHandle": message["ReceiptHandle"],
+            "body": message["Body"],
+            "attributes": message.get("Attributes", {}),
+            "messageAttributes": {
+                name: {
+                    "stringValue": value.get("StringValue"),
+                    "dataType": value["DataType"],
+                    "stringListValues": [],
+                    "binaryListValues": [],
+                }
+                for name, value in message.get("MessageAttributes", {}).items()
+            },
+            "md5OfBody": message["MD5OfBody"],
+            "eventSource": "aws:sqs",
+            "eventSourceARN": self.queue_arn,
+            "awsRegion": "us-east-1",
+        }
+
+
+def queue_depth(sqs: SQSClient, queue_url: str) -> int:
+    """Messages visible, in flight, or delayed."""
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=queue_url,
+        AttributeNames=[
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+            "ApproximateNumberOfMessagesDelayed",
+        ],
+    )["Attributes"]
+    return sum(int(value) for value in attributes.values())
+
+
+def drain(
+    sqs: SQSClient,
+    mappings: Sequence[EventSourceMapping],
+    timeout_seconds: float = 600,
+    idle_sleep: float = 0.1,
+) -> None:
+    """Run the mappings until every source queue is empty (failed messages included)."""
+    deadline = time.monotonic() + timeout_seconds
+    while True:
+        received = sum(mapping.poll_once() for mapping in mappings)
+        if received:
+            continue
+        if all(queue_depth(sqs, m.queue_url) == 0 for m in mappings):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"queues did not drain within {timeout_seconds} s")
+        time.sleep(idle_sleep)

@@ -1,0 +1,256 @@
+"""``sitemap-updater local``: the whole pipeline on this machine, on moto.
+
+Start moto's server, create the deployed resources, send the events to the ingest queue,
+drive the three handlers from their queues until everything is drained, copy the bucket to
+a folder and report: accepted, rejected (with reasons), dead-lettered, objects written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
+from sitemap_updater.local.feeder import read_paths
+from sitemap_updater.local.poller import EventSourceMapping, drain
+from sitemap_updater.local.stack import (
+    LocalStack,
+    MotoServer,
+    create_resources,
+    local_environment,
+    use_endpoint,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_sqs import SQSClient
+
+    from sitemap_updater.bootstrap import App
+
+
+@dataclass
+class Rejection:
+    reason: str
+    event: Any
+    origin: str | None = None
+
+
+@dataclass
+class Summary:
+    sent: int = 0
+    accepted: int = 0
+    rejected: list[Rejection] = field(default_factory=list)
+    dead_lettered: int = 0
+    objects_written: int = 0
+    objects: list[str] = field(default_factory=list)
+    out_dir: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "sent": self.sent,
+            "accepted": self.accepted,
+            "rejected": [{"reason": r.reason, "event": r.event} for r in self.rejected],
+            "dead_lettered": self.dead_lettered,
+            "objects_written": self.objects_written,
+            "objects": self.objects,
+            "out": self.out_dir,
+        }
+
+
+class Pipeline:
+    """The deployed resources plus the three handlers, driven from their queues.
+
+    Works wherever boto3 points: moto's server (``sitemap-updater local``) or moto's
+    in-process mock (the tests).
+    """
+
+    def __init__(self, stack: LocalStack, app: App):
+        from sitemap_updater.handlers import index, ingest, rebuild  # noqa: PLC0415
+
+        self.stack = stack
+        self.app = app
+        self.put_count = 0
+        app.store.client.meta.events.register("after-call.s3.PutObject", self._count_put)
+        handlers = {"ingest": ingest.handler, "rebuild": rebuild.handler, "index": index.handler}
+        self.mappings = {
+            name: EventSourceMapping(
+                sqs=self.sqs,
+                queue_url=queue.url,
+                queue_arn=queue.arn,
+                function_name=f"sitemap-updater-{name}",
+                handler=partial(_invoke, handlers[name], app),
+                batch_size=queue.spec.batch_size,
+            )
+            for name, queue in stack.queues.items()
+        }
+
+    @classmethod
+    def create(
+        cls,
+        site_url: str,
+        settings_overrides: dict[str, Any] | None = None,
+        visibility_timeout: int | None = 2,
+        clock: Callable[[], datetime] | None = None,
+    ) -> Pipeline:
+        from sitemap_updater.bootstrap import build_app, utc_now  # noqa: PLC0415
+
+        stack = create_resources(site_url, settings_overrides, visibility_timeout)
+        return cls(stack, build_app(stack.settings, clock=clock or utc_now))
+
+    def _count_put(self, http_response: Any, **_: Any) -> None:
+        if http_response.status_code == 200:
+            self.put_count += 1
+
+    @property
+    def sqs(self) -> SQSClient:
+        return self.app.queues.client
+
+    @property
+    def s3(self) -> S3Client:
+        return self.app.store.client
+
+    def send(self, bodies: Sequence[str]) -> int:
+        """Put message bodies on the ingest queue, ten at a time. Returns how many were sent."""
+        url = self.stack.queues["ingest"].url
+        for start in range(0, len(bodies), 10):
+            chunk = bodies[start : start + 10]
+            response = self.sqs.send_message_batch(
+                QueueUrl=url,
+                Entries=[{"Id": str(n), "MessageBody": body} for n, body in enumerate(chunk)],
+            )
+            if response.get("Failed"):
+                raise RuntimeError(f"the ingest queue refused messages: {response['Failed']}")
+        return len(bodies)
+
+    def send_events(self, events: Sequence[dict[str, Any]]) -> int:
+        return self.send([json.dumps(event) for event in events])
+
+    def drain(self, timeout_seconds: float = 600) -> None:
+        drain(self.sqs, list(self.mappings.values()), timeout_seconds=timeout_seconds)
+
+    def dead_letters(self) -> list[dict[str, Any]]:
+        """Every message in every DLQ (read, not removed)."""
+        messages: list[dict[str, Any]] = []
+        for queue in self.stack.queues.values():
+            seen: set[str] = set()
+            while True:
+                batch = self.sqs.receive_message(
+                    QueueUrl=queue.dlq_url,
+                    MaxNumberOfMessages=10,
+                    MessageAttributeNames=["All"],
+                    VisibilityTimeout=60,
+                    WaitTimeSeconds=0,
+                ).get("Messages", [])
+                fresh = [m for m in batch if m["MessageId"] not in seen]
+                if not fresh:
+                    break
+                for message in fresh:
+                    seen.add(message["MessageId"])
+                    messages.append({"queue": queue.spec.name, **message})
+        return messages
+
+    def objects(self) -> dict[str, bytes]:
+        """Every object in the bucket, as stored (shards still gzipped)."""
+        bucket = self.app.settings.bucket_name
+        found: dict[str, bytes] = {}
+        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+            for item in page.get("Contents", []):
+                key = item["Key"]
+                found[key] = self.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+        return found
+
+    def export(self, out_dir: Path) -> list[str]:
+        """Copy the bucket into ``out_dir`` (keys as paths), replacing what was there."""
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        out_dir.mkdir(parents=True)
+        objects = self.objects()
+        for key, body in objects.items():
+            target = (out_dir / key).resolve()
+            if out_dir.resolve() not in target.parents:
+                raise ValueError(f"refusing to write outside {out_dir}: {key}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body)
+        return sorted(objects)
+
+    def summarise(self, sent: int, out_dir: Path) -> Summary:
+        letters = self.dead_letters()
+        rejected = []
+        ingest_letters = 0
+        for message in letters:
+            if message["queue"] != "ingest":
+                continue
+            ingest_letters += 1
+            attribute = message.get("MessageAttributes", {}).get(REASON_ATTRIBUTE)
+            reason = (
+                attribute["StringValue"]
+                if attribute
+                else "dead_lettered: failed maxReceiveCount times (see the logs)"
+            )
+            rejected.append(Rejection(reason=reason, event=_as_json(message["Body"])))
+        return Summary(
+            sent=sent,
+            accepted=sent - ingest_letters,
+            rejected=rejected,
+            dead_lettered=len(letters),
+            objects_written=self.put_count,
+            objects=self.export(out_dir),
+            out_dir=str(out_dir),
+        )
+
+
+def _invoke(handler: Any, app: App, event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return handler(event, context, app_=app)  # type: ignore[no-any-return]
+
+
+class LocalRuntime:
+    """moto's server on 127.0.0.1 with the pipeline running against it."""
+
+    def __init__(self, site_url: str, settings_overrides: dict[str, Any] | None = None):
+        for name, value in local_environment().items():
+            os.environ.setdefault(name, value)
+        self._server = MotoServer()
+        self._site_url = site_url
+        self._overrides = settings_overrides
+        self.pipeline: Pipeline | None = None
+
+    def start(self) -> Pipeline:
+        use_endpoint(self._server.start())
+        self.pipeline = Pipeline.create(self._site_url, self._overrides)
+        return self.pipeline
+
+    def stop(self) -> None:
+        self._server.stop()
+
+
+def _as_json(body: str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body
+
+
+def run_local(
+    paths: Sequence[Path],
+    site_url: str,
+    out_dir: Path,
+    settings_overrides: dict[str, Any] | None = None,
+) -> tuple[LocalRuntime, Summary]:
+    """Run the pipeline over the event files; the runtime is left running (stop() it)."""
+    bodies = [message.body for message in read_paths(paths)]
+    runtime = LocalRuntime(site_url, settings_overrides)
+    try:
+        pipeline = runtime.start()
+        sent = pipeline.send(bodies)
+        pipeline.drain()
+        return runtime, pipeline.summarise(sent, out_dir)
+    except BaseException:
+        runtime.stop()
+        raise

@@ -1,0 +1,178 @@
+"""The embedded stack: moto's server on 127.0.0.1 holding the resources the CDK stack creates.
+
+The table, bucket and queues come from :mod:`sitemap_updater.resources`, the same values
+``infra/`` deploys. Everything talks to it through boto3 with ``AWS_ENDPOINT_URL`` set, so
+the handlers and the CLI run here exactly as they run against AWS.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import boto3
+
+from sitemap_updater.resources import (
+    DLQ_RETENTION_DAYS,
+    FUNCTIONS,
+    METRICS_NAMESPACE,
+    SERVICE_NAME,
+    TABLE,
+    FunctionSpec,
+)
+from sitemap_updater.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+REGION = "us-east-1"
+LOCAL_PREFIX = "sitemap-updater-local"
+
+
+@dataclass
+class LocalQueue:
+    spec: FunctionSpec
+    url: str
+    arn: str
+    dlq_url: str
+
+
+@dataclass
+class LocalStack:
+    endpoint_url: str
+    settings: Settings
+    queues: dict[str, LocalQueue] = field(default_factory=dict)
+
+    @property
+    def dlq_urls(self) -> list[str]:
+        return [queue.dlq_url for queue in self.queues.values()]
+
+
+def aws_environment(endpoint_url: str) -> dict[str, str]:
+    """What boto3 needs to talk to the local server (and never to a real account)."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint_url,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+    }
+
+
+def local_environment() -> dict[str, str]:
+    """Powertools settings for running the handlers in this process (set before importing them)."""
+    return {
+        "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
+        "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+    }
+
+
+class MotoServer:
+    """moto's threaded server on 127.0.0.1 (a free port unless one is given)."""
+
+    def __init__(self, port: int = 0):
+        from moto.server import ThreadedMotoServer  # noqa: PLC0415 - only the local extra has it
+
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no access log per request
+
+    def start(self) -> str:
+        self._server.start()
+        host, port = self._server.get_host_and_port()
+        return f"http://{host}:{port}"
+
+    def stop(self) -> None:
+        self._server.stop()
+
+
+def _queue_name(spec: FunctionSpec, dead_letter: bool = False) -> str:
+    name = f"{LOCAL_PREFIX}-{spec.queue}{'-dlq' if dead_letter else ''}"
+    return f"{name}.fifo" if spec.fifo else name
+
+
+def _create_queue(sqs: SQSClient, spec: FunctionSpec, visibility_timeout: int | None) -> LocalQueue:
+    fifo: dict[Any, str] = {"FifoQueue": "true"} if spec.fifo else {}
+    dlq_url = sqs.create_queue(
+        QueueName=_queue_name(spec, dead_letter=True),
+        Attributes={**fifo, "MessageRetentionPeriod": str(DLQ_RETENTION_DAYS * 86_400)},
+    )["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    timeout = spec.visibility_timeout_seconds if visibility_timeout is None else visibility_timeout
+    url = sqs.create_queue(
+        QueueName=_queue_name(spec),
+        Attributes={
+            **fifo,
+            "VisibilityTimeout": str(timeout),
+            "RedrivePolicy": json.dumps(
+                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": spec.max_receive_count}
+            ),
+        },
+    )["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    return LocalQueue(spec=spec, url=url, arn=arn, dlq_url=dlq_url)
+
+
+def create_resources(
+    site_url: str,
+    settings_overrides: dict[str, Any] | None = None,
+    visibility_timeout: int | None = None,
+    session: boto3.session.Session | None = None,
+) -> LocalStack:
+    """Create the table, bucket and queues wherever boto3 points (moto's server or mock).
+
+    ``visibility_timeout`` shortens the queues' visibility timeout so that a failed message
+    comes back in seconds rather than minutes; everything else is as deployed.
+    """
+    session = session or boto3.session.Session(region_name=REGION)
+    dynamodb = session.client("dynamodb")
+    s3 = session.client("s3")
+    sqs = session.client("sqs")
+    endpoint_url = str(dynamodb.meta.endpoint_url)
+
+    table_name = f"{LOCAL_PREFIX}-registry"
+    dynamodb.create_table(
+        TableName=table_name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": TABLE.partition_key, "AttributeType": "S"},
+            {"AttributeName": TABLE.sort_key, "AttributeType": "S"},
+        ],
+        KeySchema=[
+            {"AttributeName": TABLE.partition_key, "KeyType": "HASH"},
+            {"AttributeName": TABLE.sort_key, "KeyType": "RANGE"},
+        ],
+    )
+    dynamodb.update_time_to_live(
+        TableName=table_name,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": TABLE.ttl_attribute},
+    )
+    bucket = f"{LOCAL_PREFIX}-site"
+    s3.create_bucket(Bucket=bucket)
+    queues = {spec.name: _create_queue(sqs, spec, visibility_timeout) for spec in FUNCTIONS}
+    settings = Settings.model_validate(
+        {
+            "SITE_URL": site_url,
+            "TABLE_NAME": table_name,
+            "BUCKET_NAME": bucket,
+            "REBUILD_QUEUE_URL": queues["rebuild"].url,
+            "INDEX_QUEUE_URL": queues["index"].url,
+            "INGEST_DLQ_URL": queues["ingest"].dlq_url,
+            **(settings_overrides or {}),
+        }
+    )
+    return LocalStack(endpoint_url=endpoint_url, settings=settings, queues=queues)
+
+
+def use_endpoint(endpoint_url: str) -> None:
+    """Point every boto3 client this process creates at the local server."""
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ.update(aws_environment(endpoint_url))

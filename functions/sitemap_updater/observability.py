@@ -1,0 +1,31 @@
+"""Logger, tracer and metrics: one of each for the whole package (Powertools).
+
+The service name and metrics namespace come from POWERTOOLS_SERVICE_NAME and
+POWERTOOLS_METRICS_NAMESPACE, which the stack and the local runtime set. Log keys are
+snake_case (url, shard, reason); metrics never carry a per-URL dimension.
+"""
+
+from __future__ import annotations
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+
+
+class Metric:
+    """Metric names, in one place."""
+
+    EVENTS_APPLIED = "EventsApplied"
+    EVENTS_DUPLICATE = "EventsDuplicate"
+    EVENTS_STALE = "EventsStale"
+    EVENTS_REJECTED = "EventsRejected"
+    SHARDS_WRITTEN = "ShardsWritten"
+    SHARDS_UNCHANGED = "ShardsUnchanged"
+    SHARDS_DELETED = "ShardsDeleted"
+    SHARD_MOVES = "EntriesMoved"
+    INDEX_FILES_WRITTEN = "IndexFilesWritten"
+    ROBOTS_WRITTEN = "RobotsTxtWritten"
+    ROBOTS_TOO_LARGE = "RobotsTxtTooLarge"
+    WRITE_CONFLICTS = "WriteConflicts"

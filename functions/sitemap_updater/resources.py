@@ -1,0 +1,77 @@
+"""The shape of the deployed resources, in one place for the CDK stack and the local runtime.
+
+Key schema, TTL attribute, which queues exist, FIFO or not, function timeouts, visibility
+timeouts (six times the consuming function's timeout), receive counts and batch sizes:
+``infra/`` builds the real resources from these values and ``sitemap-updater local``
+creates the same ones on moto, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sitemap_updater.adapters.registry import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+
+SERVICE_NAME = "sitemap-updater"
+METRICS_NAMESPACE = "SitemapUpdater"
+VISIBILITY_TIMEOUT_FACTOR = 6
+DLQ_RETENTION_DAYS = 14
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    partition_key: str = PARTITION_KEY
+    sort_key: str = SORT_KEY
+    ttl_attribute: str = TTL_ATTRIBUTE
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """A Lambda function, the queue it consumes, and how its event source mapping batches."""
+
+    name: str
+    handler: str  # module.function inside the asset
+    queue: str
+    fifo: bool
+    timeout_seconds: int
+    memory_mb: int
+    batch_size: int = 10
+    batching_window_seconds: int = 0  # not supported on FIFO queues
+    max_receive_count: int = 5
+
+    @property
+    def visibility_timeout_seconds(self) -> int:
+        return self.timeout_seconds * VISIBILITY_TIMEOUT_FACTOR
+
+
+TABLE = TableSpec()
+
+INGEST = FunctionSpec(
+    name="ingest",
+    handler="sitemap_updater.handlers.ingest.handler",
+    queue="ingest",
+    fifo=False,
+    timeout_seconds=30,
+    memory_mb=512,
+    batching_window_seconds=1,
+    max_receive_count=5,
+)
+REBUILD = FunctionSpec(
+    name="rebuild",
+    handler="sitemap_updater.handlers.rebuild.handler",
+    queue="rebuild",
+    fifo=True,
+    timeout_seconds=120,
+    memory_mb=1024,
+    max_receive_count=5,
+)
+INDEX = FunctionSpec(
+    name="index",
+    handler="sitemap_updater.handlers.index.handler",
+    queue="index",
+    fifo=True,
+    timeout_seconds=120,
+    memory_mb=1024,
+    max_receive_count=5,
+)
+FUNCTIONS = (INGEST, REBUILD, INDEX)

@@ -1,0 +1,119 @@
+"""The one settings model for every function, the local runtime, the CDK stack and the tests.
+
+Each field is read from the environment variable named by its alias. The stack builds each
+function's environment with :meth:`Settings.to_env`, the local runtime does the same, and a
+template test compares the two, so names never drift. Validated at cold start: a missing or
+bad variable fails the first invocation with a message naming it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from sitemap_updater.domain.sharding import (
+    PROTOCOL_MAX_BYTES,
+    PROTOCOL_MAX_INDEX_ENTRIES,
+    PROTOCOL_MAX_URLS,
+    Limits,
+)
+from sitemap_updater.domain.urls import Site
+
+SQS_MAX_RETENTION_DAYS = 14
+
+
+class SettingsError(ValueError):
+    """The environment does not describe a usable deployment."""
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore")
+
+    site_url: str = Field(
+        alias="SITE_URL", description="Origin of the site, e.g. https://www.example.com"
+    )
+    table_name: str = Field(alias="TABLE_NAME", min_length=3)
+    bucket_name: str = Field(alias="BUCKET_NAME", min_length=3)
+    rebuild_queue_url: str = Field(alias="REBUILD_QUEUE_URL", min_length=1)
+    index_queue_url: str = Field(alias="INDEX_QUEUE_URL", min_length=1)
+    ingest_dlq_url: str = Field(
+        alias="INGEST_DLQ_URL",
+        min_length=1,
+        description="Where events that can never succeed go at once, with their reason.",
+    )
+    max_urls_per_shard: int = Field(10_000, alias="MAX_URLS_PER_SHARD", ge=1, le=PROTOCOL_MAX_URLS)
+    max_shard_bytes: int = Field(
+        PROTOCOL_MAX_BYTES, alias="MAX_SHARD_BYTES", ge=4096, le=PROTOCOL_MAX_BYTES
+    )
+    max_sitemaps_per_index: int = Field(
+        PROTOCOL_MAX_INDEX_ENTRIES,
+        alias="MAX_SITEMAPS_PER_INDEX",
+        ge=1,
+        le=PROTOCOL_MAX_INDEX_ENTRIES,
+    )
+    max_event_bytes: int = Field(262_144, alias="MAX_EVENT_BYTES", ge=1024, le=1_048_576)
+    tombstone_ttl_days: int = Field(
+        30,
+        alias="TOMBSTONE_TTL_DAYS",
+        gt=SQS_MAX_RETENTION_DAYS,
+        le=3650,
+        description="How long an unpublished URL is remembered; must outlive any queued event.",
+    )
+    compress_shards: bool = Field(True, alias="COMPRESS_SHARDS")
+    cache_max_age_seconds: int = Field(60, alias="CACHE_MAX_AGE_SECONDS", ge=0, le=86_400)
+
+    @field_validator("site_url")
+    @classmethod
+    def _origin(cls, value: str) -> str:
+        return Site.parse(value).origin
+
+    @cached_property
+    def site(self) -> Site:
+        return Site.parse(self.site_url)
+
+    @cached_property
+    def limits(self) -> Limits:
+        return Limits(
+            max_urls_per_shard=self.max_urls_per_shard,
+            max_shard_bytes=self.max_shard_bytes,
+            max_sitemaps_per_index=self.max_sitemaps_per_index,
+        )
+
+    @property
+    def cache_control(self) -> str:
+        return f"public, max-age={self.cache_max_age_seconds}"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read and validate the environment (``os.environ`` by default)."""
+        source = os.environ if environ is None else environ
+        try:
+            return cls.model_validate(dict(source))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{_alias(error['loc'])}: {error['msg']}" for error in exc.errors(include_url=False)
+            )
+            raise SettingsError(f"invalid function environment: {problems}") from exc
+
+    def to_env(self) -> dict[str, str]:
+        """Every setting as the environment variables a function receives."""
+        values = self.model_dump(by_alias=True)
+        return {name: _env_value(value) for name, value in values.items()}
+
+    @classmethod
+    def env_names(cls) -> set[str]:
+        return {field.alias or name for name, field in cls.model_fields.items()}
+
+
+def _alias(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "environment"
+
+
+def _env_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,219 @@
+"""Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records.
+
+One run, serialised by the index queue's single FIFO message group:
+
+1. mark every shard the index is about to name as ``listed`` (before naming it);
+2. render the index files (50,000 shards each) and write those whose bytes changed;
+3. make robots.txt's own Sitemap lines name exactly those index files;
+4. delete index files that are no longer needed (robots.txt no longer names them);
+5. clear ``listed`` on retiring shards the index no longer names, and ask their rebuild
+   (in the shard's own message group) to delete their objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+from sitemap_updater.domain.errors import WriteConflict
+from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput
+from sitemap_updater.domain.render import IndexEntry, render_index
+from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
+from sitemap_updater.domain.sharding import ROBOTS_KEY, Limits, split_index
+from sitemap_updater.domain.urls import Site
+from sitemap_updater.observability import Metric, logger, metrics
+from sitemap_updater.usecases.objects import (
+    TEXT_CONTENT_TYPE,
+    XML_CONTENT_TYPE,
+    ObjectStore,
+    observe,
+    sha256,
+    w3c_now,
+    write_object,
+)
+
+MAX_ATTEMPTS = 3
+
+
+class IndexRegistry(Protocol):
+    def shard_outputs(self) -> list[ShardOutput]: ...
+    def set_listed(self, shard: str, listed: bool) -> None: ...
+    def index_outputs(self) -> dict[str, IndexOutput]: ...
+    def save_index_output(self, output: IndexOutput, previous_generation: int) -> None: ...
+    def delete_index_output(self, key: str) -> None: ...
+
+
+class TextStore(ObjectStore, Protocol):
+    def get(self, key: str) -> _Body | None: ...
+
+
+class _Body(Protocol):
+    @property
+    def etag(self) -> str: ...
+    @property
+    def body(self) -> bytes | None: ...
+
+
+class RetireRequests(Protocol):
+    def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None: ...
+
+
+class RobotsOutcome(StrEnum):
+    UNCHANGED = "unchanged"
+    WRITTEN = "written"
+    TOO_LARGE = "too_large"
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    index_files: list[str]
+    written: list[str]
+    deleted: list[str]
+    robots: RobotsOutcome
+    retired: list[str]
+
+
+class UpdateRobots:
+    """Keep robots.txt's own Sitemap lines right without losing a byte of the owner's."""
+
+    def __init__(self, site: Site, cache_control: str, store: TextStore):
+        self.site = site
+        self.cache_control = cache_control
+        self.store = store
+
+    def __call__(self, sitemap_urls: list[str]) -> RobotsOutcome:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            current = self.store.get(ROBOTS_KEY)
+            before = current.body if current is not None else None
+            after = with_sitemaps(before, sitemap_urls, self.site)
+            if after == (before or b""):
+                return RobotsOutcome.UNCHANGED
+            if len(after) > MAX_ROBOTS_BYTES:
+                metrics.add_metric(name=Metric.ROBOTS_TOO_LARGE, unit="Count", value=1)
+                logger.error(
+                    "robots.txt not updated",
+                    reason=f"it would be {len(after)} bytes, over {MAX_ROBOTS_BYTES}",
+                )
+                return RobotsOutcome.TOO_LARGE
+            try:
+                self.store.put(
+                    ROBOTS_KEY,
+                    after,
+                    content_type=TEXT_CONTENT_TYPE,
+                    cache_control=self.cache_control,
+                    expected_etag=current.etag if current is not None else None,
+                )
+            except WriteConflict:
+                # The owner edited it meanwhile: read their edit and apply ours on top.
+                logger.info("robots.txt changed during update", attempt=attempt)
+                continue
+            metrics.add_metric(name=Metric.ROBOTS_WRITTEN, unit="Count", value=1)
+            return RobotsOutcome.WRITTEN
+        raise WriteConflict(f"robots.txt kept changing over {MAX_ATTEMPTS} attempts")
+
+
+class PublishIndex:
+    def __init__(
+        self,
+        *,
+        site: Site,
+        limits: Limits,
+        cache_control: str,
+        registry: IndexRegistry,
+        store: TextStore,
+        retire: RetireRequests,
+        clock: Callable[[], datetime],
+    ):
+        self.site = site
+        self.limits = limits
+        self.cache_control = cache_control
+        self.registry = registry
+        self.store = store
+        self.retire = retire
+        self.clock = clock
+        self.robots = UpdateRobots(site, cache_control, store)
+
+    def __call__(self) -> IndexResult:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                return self._publish()
+            except WriteConflict:
+                metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
+                logger.warning("index write conflict", attempt=attempt)
+                if attempt == MAX_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _publish(self) -> IndexResult:
+        outputs = sorted(self.registry.shard_outputs(), key=lambda output: output.shard)
+        named = {output.shard: output for output in outputs if output.nameable}
+        for output in named.values():
+            if not output.listed:
+                self.registry.set_listed(output.shard, True)
+        files = split_index(list(named), self.limits)
+        previous = self.registry.index_outputs()
+        written = [
+            key
+            for key, shards in files
+            if self._write_index(key, [named[s] for s in shards], previous)
+        ]
+        robots = self.robots([self.site.url_for(key) for key, _ in files])
+        wanted = {key for key, _ in files}
+        deleted = [key for key in sorted(previous) if key not in wanted]
+        for key in deleted:
+            self.store.delete(key)
+            self.registry.delete_index_output(key)
+        retired = [o for o in outputs if o.listed and o.shard not in named]
+        for output in retired:
+            self.registry.set_listed(output.shard, False)
+        if retired:
+            self.retire.request_rebuilds({o.shard: [f"unlisted@{o.generation}"] for o in retired})
+        if written:
+            metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
+        result = IndexResult(
+            index_files=sorted(wanted),
+            written=written,
+            deleted=deleted,
+            robots=robots,
+            retired=[o.shard for o in retired],
+        )
+        logger.info(
+            "index published",
+            shards=len(named),
+            written=written,
+            deleted=deleted,
+            robots=robots.value,
+        )
+        return result
+
+    def _write_index(
+        self, key: str, shards: list[ShardOutput], previous: dict[str, IndexOutput]
+    ) -> bool:
+        entries = [IndexEntry(self.site.url_for(s.obj.key), s.obj.lastmod) for s in shards if s.obj]
+        document = render_index(entries)
+        digest = sha256(document)
+        before = previous.get(key) or IndexOutput(key=key, generation=0, obj=None)
+        if before.obj is not None and before.obj.sha256 == digest:
+            return False
+        now = w3c_now(self.clock())
+        state = ObjectState(key, "", digest, len(entries), len(document), now)
+        try:
+            written = write_object(
+                self.store,
+                state,
+                document,
+                content_type=XML_CONTENT_TYPE,
+                cache_control=self.cache_control,
+                previous=before.obj,
+            )
+        except WriteConflict:
+            found = observe(self.store, key, now)
+            adopted = IndexOutput(key=key, generation=before.generation + 1, obj=found)
+            self.registry.save_index_output(adopted, before.generation)
+            raise
+        after = IndexOutput(key=key, generation=before.generation + 1, obj=written)
+        self.registry.save_index_output(after, before.generation)
+        return True

@@ -1,0 +1,159 @@
+"""Rebuild one shard from the registry: render, gzip, write only when the bytes changed.
+
+Order matters for invariant 10: the shard's output record (with the ETag the write will be
+conditional on) is read *before* the entries. A shard whose last entry is gone is not
+deleted at once: it is marked retiring, the index drops it, and only when no index can name
+it any more (``listed`` is cleared) is the object deleted, by a rebuild in the shard's own
+FIFO message group, so a concurrent republish into it is serialised with the delete.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import LimitExceeded, WriteConflict
+from sitemap_updater.domain.records import ObjectState, ShardOutput
+from sitemap_updater.domain.render import render_urlset
+from sitemap_updater.domain.sharding import Limits, shard_key
+from sitemap_updater.observability import Metric, logger, metrics
+from sitemap_updater.usecases.objects import (
+    GZIP_CONTENT_TYPE,
+    XML_CONTENT_TYPE,
+    ObjectStore,
+    observe,
+    sha256,
+    w3c_now,
+    write_object,
+)
+
+MAX_ATTEMPTS = 3
+
+
+class ShardRegistry(Protocol):
+    def shard_output(self, shard: str) -> ShardOutput: ...
+    def shard_entries(self, shard: str) -> list[SitemapEntry]: ...
+    def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None: ...
+
+
+class IndexRequests(Protocol):
+    def request_index(self, cause: str) -> None: ...
+
+
+class Rebuilt(StrEnum):
+    WRITTEN = "written"
+    UNCHANGED = "unchanged"
+    RETIRING = "retiring"  # empty; waiting for the index to stop naming it
+    DELETED = "deleted"
+    ABSENT = "absent"
+
+
+def render_shard(entries: list[SitemapEntry], limits: Limits) -> bytes:
+    """The shard's document, checked against the limits (placement guarantees them)."""
+    if len(entries) > limits.max_urls_per_shard:
+        raise LimitExceeded(f"{len(entries)} entries, over {limits.max_urls_per_shard}")
+    document = render_urlset(entries)
+    if len(document) > limits.max_shard_bytes:
+        raise LimitExceeded(f"{len(document)} bytes, over {limits.max_shard_bytes}")
+    return document
+
+
+class RebuildShard:
+    def __init__(
+        self,
+        *,
+        limits: Limits,
+        compress: bool,
+        cache_control: str,
+        registry: ShardRegistry,
+        store: ObjectStore,
+        index: IndexRequests,
+        clock: Callable[[], datetime],
+    ):
+        self.limits = limits
+        self.compress = compress
+        self.cache_control = cache_control
+        self.registry = registry
+        self.store = store
+        self.index = index
+        self.clock = clock
+
+    def __call__(self, shard: str) -> Rebuilt:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            try:
+                outcome = self._rebuild(shard)
+            except WriteConflict:
+                metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
+                logger.warning("shard write conflict", shard=shard, attempt=attempt)
+                if attempt == MAX_ATTEMPTS:
+                    raise
+                continue
+            metrics.add_metric(
+                name=_METRICS.get(outcome, Metric.SHARDS_UNCHANGED), unit="Count", value=1
+            )
+            logger.info("shard rebuilt", shard=shard, outcome=outcome.value)
+            return outcome
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _rebuild(self, shard: str) -> Rebuilt:
+        output = self.registry.shard_output(shard)  # before the entries: see the module doc
+        entries = self.registry.shard_entries(shard)
+        if not entries:
+            return self._retire(output)
+        document = render_shard(entries, self.limits)
+        digest = sha256(document)
+        key = shard_key(shard, self.compress)
+        current = output.obj
+        if current is not None and current.sha256 == digest and current.key == key:
+            if not output.retiring:
+                return Rebuilt.UNCHANGED
+            # Republished to exactly the bytes it had: keep the object and its lastmod.
+            revived = output.with_object(current, retiring=False)
+            self.registry.save_shard_output(revived, output.generation)
+            self.index.request_index(f"{shard}@{revived.generation}")
+            return Rebuilt.WRITTEN
+        now = w3c_now(self.clock())
+        body = gzip.compress(document, compresslevel=6, mtime=0) if self.compress else document
+        state = ObjectState(key, "", digest, len(entries), len(document), now)
+        try:
+            written = write_object(
+                self.store,
+                state,
+                body,
+                content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
+                cache_control=self.cache_control,
+                previous=current,
+            )
+        except WriteConflict:
+            found = observe(self.store, key, now)
+            self.registry.save_shard_output(
+                output.with_object(found, retiring=output.retiring), output.generation
+            )
+            raise
+        updated = output.with_object(written, retiring=False)
+        self.registry.save_shard_output(updated, output.generation)
+        self.index.request_index(f"{shard}@{updated.generation}")
+        return Rebuilt.WRITTEN
+
+    def _retire(self, output: ShardOutput) -> Rebuilt:
+        obj = output.obj
+        if obj is None:
+            return Rebuilt.ABSENT
+        if not output.retiring:
+            retiring = replace(output, retiring=True, generation=output.generation + 1)
+            self.registry.save_shard_output(retiring, output.generation)
+            output = retiring
+        if output.listed:
+            self.index.request_index(f"{output.shard}@{output.generation}")
+            return Rebuilt.RETIRING
+        self.store.delete(obj.key)
+        self.registry.save_shard_output(output.with_object(None), output.generation)
+        return Rebuilt.DELETED
+
+
+_METRICS = {Rebuilt.WRITTEN: Metric.SHARDS_WRITTEN, Rebuilt.DELETED: Metric.SHARDS_DELETED}

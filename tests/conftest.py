@@ -1,0 +1,53 @@
+"""Shared fixtures: fake AWS credentials (never a real account), Powertools settings, and
+moto the documented way: the mock starts before any client is created."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+# Powertools objects read these when sitemap_updater.observability is first imported.
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "sitemap-updater-test")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "SitemapUpdaterTest")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+
+SITE = "https://www.example.com"
+
+
+@pytest.fixture(autouse=True)
+def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials and no endpoint override: nothing can reach a real account."""
+    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+
+
+@pytest.fixture(autouse=True)
+def clean_metrics() -> Iterator[None]:
+    from sitemap_updater.observability import metrics
+
+    yield
+    metrics.clear_metrics()
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, start: datetime | None = None):
+        self.now = start or datetime(2026, 11, 21, 12, 0, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()

@@ -1,0 +1,157 @@
+"""The pipeline on moto's in-process mock: the deployed resources, the three handlers."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from lxml import etree
+from moto import mock_aws
+
+from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.schemas import sitemap_schema
+from tests.conftest import SITE, FakeClock
+
+NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+
+
+def document(body: bytes) -> bytes:
+    return gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body
+
+
+def parse(body: bytes) -> Any:
+    return etree.fromstring(document(body))
+
+
+def assert_valid(key: str, body: bytes) -> None:
+    tree = parse(body)
+    schema = sitemap_schema()
+    assert schema.validate(tree), f"{key} is not schema-valid: {schema.error_log}"
+
+
+def site_entries(objects: dict[str, bytes]) -> dict[str, dict[str, str | None]]:
+    """URL -> its fields, across every shard the index names (each URL at most once)."""
+    index = parse(objects["sitemap.xml"])
+    entries: dict[str, dict[str, str | None]] = {}
+    for loc in index.findall("sm:sitemap/sm:loc", NS):
+        key = loc.text.removeprefix(f"{SITE}/")
+        for url in parse(objects[key]).findall("sm:url", NS):
+            address = url.findtext("sm:loc", namespaces=NS)
+            assert address not in entries, f"{address} is listed twice"
+            entries[address] = {
+                name: url.findtext(f"sm:{name}", namespaces=NS)
+                for name in ("lastmod", "changefreq", "priority")
+            }
+    return entries
+
+
+def shard_of(objects: dict[str, bytes], url: str) -> str | None:
+    for key, body in objects.items():
+        if key.startswith("sitemap-") and "index" not in key and url in shard_urls(body):
+            return key
+    return None
+
+
+def shard_urls(body: bytes) -> list[str]:
+    return [u.text for u in parse(body).findall("sm:url/sm:loc", NS)]
+
+
+class Recorder:
+    """Counts every AWS call the pipeline's clients make, and checks invariant 6 at every
+    write and delete: each object written validates against the official schemas, an index
+    never names a missing object, nothing is deleted while an index names it.
+
+    Violations are collected (a hook's exception would only fail the handler and be retried)
+    and asserted when the test ends.
+    """
+
+    def __init__(self, pipeline: Pipeline):
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.puts: list[str] = []
+        self.violations: list[str] = []
+        self.pipeline = pipeline
+        for client in (pipeline.app.store.client, pipeline.app.registry.client, pipeline.sqs):
+            client.meta.events.register("provide-client-params.*.*", self._record)
+        store_events = pipeline.app.store.client.meta.events
+        store_events.register("after-call.s3.PutObject", self._after_put)
+        store_events.register("after-call.s3.DeleteObject", self._after_delete)
+
+    def _record(
+        self, params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any
+    ) -> None:
+        self.calls.append((model.name, dict(params)))
+        context["recorded_params"] = dict(params)
+
+    def _after_put(self, http_response: Any, context: dict[str, Any], **_: Any) -> None:
+        if http_response.status_code != 200:
+            return
+        params = context["recorded_params"]
+        key, body = params["Key"], params["Body"]
+        self.puts.append(key)
+        if key.endswith((".xml", ".xml.gz")):
+            try:
+                assert_valid(key, body)
+            except AssertionError as exc:
+                self.violations.append(str(exc))
+            if _is_index(key):
+                existing = set(self.pipeline.objects())
+                for loc in _locs(body):
+                    if loc.removeprefix(f"{SITE}/") not in existing:
+                        self.violations.append(f"{key} names missing {loc}")
+
+    def _after_delete(self, http_response: Any, context: dict[str, Any], **_: Any) -> None:
+        deleted = f"{SITE}/{context['recorded_params']['Key']}"
+        for key, body in self.pipeline.objects().items():
+            if _is_index(key) and deleted in _locs(body):
+                self.violations.append(f"deleted {deleted} while {key} names it")
+
+    def count(self, operation: str) -> int:
+        return sum(1 for name, _ in self.calls if name == operation)
+
+    def reset(self) -> None:
+        self.calls.clear()
+        self.puts.clear()
+
+
+def _is_index(key: str) -> bool:
+    return key == "sitemap.xml" or key.startswith("sitemap-index-")
+
+
+def _locs(index_body: bytes) -> list[str]:
+    return [loc.text for loc in parse(index_body).findall("sm:sitemap/sm:loc", NS)]
+
+
+PipelineFactory = Callable[..., Pipeline]
+
+
+@pytest.fixture
+def make_pipeline(clock: FakeClock) -> Iterator[PipelineFactory]:
+    """Build a pipeline on moto's mock with optional settings overrides (MAX_URLS_PER_SHARD=3...)."""
+    with mock_aws():
+
+        def factory(**overrides: Any) -> Pipeline:
+            return Pipeline.create(SITE, overrides, visibility_timeout=1, clock=clock)
+
+        yield factory
+
+
+@pytest.fixture
+def pipeline(make_pipeline: PipelineFactory) -> Pipeline:
+    return make_pipeline()
+
+
+@pytest.fixture
+def recorder(pipeline: Pipeline) -> Iterator[Recorder]:
+    recorder = Recorder(pipeline)
+    yield recorder
+    assert recorder.violations == []
+
+
+def publish(path: str, version: float, **fields: Any) -> dict[str, Any]:
+    return {"type": "publish", "url": f"{SITE}{path}", "version": version, **fields}
+
+
+def unpublish(path: str, version: float) -> dict[str, Any]:
+    return {"type": "unpublish", "url": f"{SITE}{path}", "version": version}

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from sitemap_updater.local.runtime import Pipeline
+from tests.integration.conftest import Recorder, publish, site_entries, unpublish
+
+
+def test_publish_then_unpublish_round_trip(pipeline: Pipeline, recorder: Recorder) -> None:
+    pipeline.send_events([publish("/a", 1, lastmod="2026-11-20"), publish("/b", 1)])
+    pipeline.drain()
+    objects = pipeline.objects()
+    assert set(site_entries(objects)) == {"https://www.example.com/a", "https://www.example.com/b"}
+    assert b"Sitemap: https://www.example.com/sitemap.xml" in objects["robots.txt"]
+    pipeline.send_events([unpublish("/a", 2)])
+    pipeline.drain()
+    assert set(site_entries(pipeline.objects())) == {"https://www.example.com/b"}

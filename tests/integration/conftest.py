@@ -72,7 +72,11 @@ class Recorder:
         self.puts: list[str] = []
         self.violations: list[str] = []
         self.pipeline = pipeline
-        for client in (pipeline.app.store.client, pipeline.app.registry.client, pipeline.sqs):
+        for client in (
+            pipeline.app.store.client,
+            pipeline.app.registry.client,
+            pipeline.app.queues.client,
+        ):
             client.meta.events.register("provide-client-params.*.*", self._record)
         store_events = pipeline.app.store.client.meta.events
         store_events.register("after-call.s3.PutObject", self._after_put)
@@ -128,7 +132,7 @@ PipelineFactory = Callable[..., Pipeline]
 
 @pytest.fixture
 def make_pipeline(clock: FakeClock) -> Iterator[PipelineFactory]:
-    """Build a pipeline on moto's mock with optional settings overrides (MAX_URLS_PER_SHARD=3...)."""
+    """A pipeline on moto's mock; keyword arguments override settings (MAX_URLS_PER_SHARD=3)."""
     with mock_aws():
 
         def factory(**overrides: Any) -> Pipeline:
@@ -155,3 +159,71 @@ def publish(path: str, version: float, **fields: Any) -> dict[str, Any]:
 
 def unpublish(path: str, version: float) -> dict[str, Any]:
     return {"type": "unpublish", "url": f"{SITE}{path}", "version": version}
+
+
+class Fault(Exception):
+    """An injected failure: a crash, a timeout, a lost response."""
+
+
+class FaultInjector:
+    """Fail chosen AWS calls of the pipeline's clients, before or after the call reaches AWS.
+
+    ``after=True`` lets the call succeed and then raises, like a Lambda that times out after
+    its write but before it can act on the answer.
+    """
+
+    def __init__(self, pipeline: Pipeline):
+        self.rules: list[dict[str, Any]] = []
+        self.fired: list[str] = []
+        for client in (
+            pipeline.app.store.client,
+            pipeline.app.registry.client,
+            pipeline.app.queues.client,
+        ):
+            client.meta.events.register("before-call.*.*", self._before)
+            client.meta.events.register("after-call.*.*", self._after)
+
+    def fail(
+        self,
+        operation: str,
+        occurrence: int = 1,
+        after: bool = False,
+        when: Callable[[dict[str, Any]], bool] | None = None,
+        times: int = 1,
+    ) -> None:
+        """Fail the ``occurrence``-th matching call (and the next ``times - 1``)."""
+        self.rules.append(
+            {
+                "op": operation,
+                "n": occurrence,
+                "after": after,
+                "when": when,
+                "times": times,
+                "seen": 0,
+            }
+        )
+
+    def _check(self, model: Any, params: dict[str, Any], after: bool) -> None:
+        for rule in self.rules:
+            if rule["op"] != model.name or rule["after"] != after:
+                continue
+            if rule["when"] is not None and not rule["when"](params):
+                continue
+            rule["seen"] += 1
+            if rule["n"] <= rule["seen"] < rule["n"] + rule["times"]:
+                self.fired.append(f"{model.name}{' (after)' if after else ''}")
+                raise Fault(f"injected fault in {model.name}")
+
+    def _before(
+        self, model: Any, params: dict[str, Any], context: dict[str, Any], **_: Any
+    ) -> None:
+        self._check(model, context.get("recorded_params", {}), after=False)
+
+    def _after(self, model: Any, context: dict[str, Any], **_: Any) -> None:
+        self._check(model, context.get("recorded_params", {}), after=True)
+
+
+@pytest.fixture
+def faults(pipeline: Pipeline, recorder: Recorder) -> FaultInjector:
+    """Needs the recorder: it stashes each call's API parameters for the rules to match."""
+    return FaultInjector(pipeline)

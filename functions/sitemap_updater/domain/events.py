@@ -36,10 +36,13 @@ from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
 
 MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
+VERSION_EXPONENTS = (-130, 125)  # ... from 1E-130 to 9.99...E+125
+MAX_PRIORITY_PLACES = 17  # enough for any float; bounds the rendered <priority>
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 _W3C_DATETIME = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})"
-    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2}))?$"
+    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2}))?$",
+    re.ASCII,
 )
 
 
@@ -55,6 +58,8 @@ def _version(value: Any) -> Decimal:
         raise ValueError("version must be a finite number >= 0")
     if len(number.as_tuple().digits) > MAX_VERSION_DIGITS:
         raise ValueError(f"version has more than {MAX_VERSION_DIGITS} significant digits")
+    if number and not VERSION_EXPONENTS[0] <= number.adjusted() <= VERSION_EXPONENTS[1]:
+        raise ValueError("version is outside the range DynamoDB can store (1E-130..1E+126)")
     return number
 
 
@@ -64,7 +69,10 @@ def _priority(value: Any) -> str:
     number = Decimal(str(value)) if isinstance(value, float) else Decimal(value)
     if not number.is_finite() or not Decimal(0) <= number <= Decimal(1):
         raise ValueError("priority must be from 0.0 to 1.0")
-    text = format(number.normalize(), "f")
+    number = abs(number).normalize()  # abs: -0.0 is 0.0
+    if -number.as_tuple().exponent > MAX_PRIORITY_PLACES:  # type: ignore[operator]
+        raise ValueError(f"priority has more than {MAX_PRIORITY_PLACES} decimal places")
+    text = format(number, "f")
     return text if "." in text else f"{text}.0"
 
 
@@ -76,12 +84,10 @@ def normalise_lastmod(value: Any) -> str:
     rejected: the sitemap schema does not accept them.
     """
     if not isinstance(value, str):
-        raise ValueError("lastmod must be a string")
-    match = _W3C_DATETIME.match(value)
+        raise ValueError("lastmod must be a string")  # noqa: TRY004 - pydantic reports ValueError
+    match = _W3C_DATETIME.fullmatch(value)
     if not match:
-        raise ValueError(
-            "lastmod must be W3C Datetime: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.s]]TZD"
-        )
+        raise ValueError("lastmod must be W3C Datetime: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.s]]TZD")
     year, month, day, hour, minute, second, _fraction, zone = match.groups()
     try:
         if hour is None:
@@ -92,7 +98,8 @@ def normalise_lastmod(value: Any) -> str:
         ).astimezone(UTC)
     except (ValueError, OverflowError) as exc:
         raise ValueError(f"lastmod is not a real date or time: {exc}") from exc
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Not strftime: glibc's %Y does not pad years before 1000 to four digits.
+    return moment.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def _changefreq(value: Any) -> str:
@@ -160,7 +167,7 @@ class PublishEvent(BaseModel):
 
 
 class UnpublishEvent(BaseModel):
-    """A page was unpublished: remove it, and remember it so a late older publish cannot return it."""
+    """A page was unpublished: remove it, remembered so a late, older publish cannot revive it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, title="unpublish")
 
@@ -248,6 +255,8 @@ def _translate(error: ValidationError) -> InvalidEvent:
         return InvalidEvent("missing_field", f"{field} is required")
     if kind == "extra_forbidden":
         return InvalidEvent("unknown_field", f"{field} is not part of the event contract")
+    if field == "url" and kind == "string_unicode":
+        return InvalidEvent("url_xml_illegal_character", "url holds a lone surrogate")
     if field == "url" and kind == "string_too_long":
         return InvalidEvent("url_too_long", f"url is longer than {MAX_URL_LENGTH} characters")
     detail = message if message.startswith(field) else f"{field}: {message}"
@@ -257,7 +266,9 @@ def _translate(error: ValidationError) -> InvalidEvent:
 def parse_event(document: Any, site: Site) -> PageChange:
     """Validate one decoded event object (already unwrapped) against the contract and the site."""
     if not isinstance(document, dict):
-        raise InvalidEvent("not_an_object", f"event must be a JSON object, got {_json_type(document)}")
+        raise InvalidEvent(
+            "not_an_object", f"event must be a JSON object, got {_json_type(document)}"
+        )
     try:
         event = EVENT_ADAPTER.validate_python(document)
     except ValidationError as exc:

@@ -21,7 +21,7 @@ PROTOCOL_MAX_INDEX_ENTRIES = 50_000
 DEFAULT_GROUP = "pages"
 INDEX_KEY = "sitemap.xml"
 ROBOTS_KEY = "robots.txt"
-GROUP_NAME = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$")
+GROUP_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?", re.ASCII)  # use fullmatch
 _SHARD_ID = re.compile(r"^([a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?)-(\d{5,})$", re.ASCII)
 
 

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from sitemap_updater.domain.errors import InvalidEvent
 
 MAX_URL_LENGTH = 2048
+MIN_LOC_LENGTH = 12  # the sitemap schema's minimum for <loc>
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # RFC 3986: unreserved / sub-delims / ":" / "@" are allowed in a path segment; "/" separates
@@ -26,9 +27,17 @@ _PATH_SAFE = frozenset(
 )
 _QUERY_SAFE = _PATH_SAFE | {"?"}
 _HEX = frozenset("0123456789abcdefABCDEF")
-_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_FORBIDDEN = {"<": "'<'", ">": "'>'", '"': "a double quote", "'": "a single quote", "\\": "a backslash"}
-_DOT_SEGMENT = re.compile(r"(^|/)\.{1,2}(/|$)")
+_BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+_FORBIDDEN = {
+    "<": "'<'",
+    ">": "'>'",
+    '"': "a double quote",
+    "'": "a single quote",
+    "\\": "a backslash",
+}
+_DOT_SEGMENT = re.compile(r"(^|/)(?:\.|%2e){1,2}(/|$)", re.IGNORECASE)  # %2E is "." too
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
 
 
@@ -63,7 +72,13 @@ class Site:
             raise ValueError(f"site URL has an invalid port: {site_url!r}") from exc
         if port == DEFAULT_PORTS[scheme]:
             port = None
-        return cls(scheme=scheme, host=host, port=port)
+        site = cls(scheme=scheme, host=host, port=port)
+        if len(site.url_for("")) < MIN_LOC_LENGTH:
+            raise ValueError(
+                f"site URL {site.origin!r} is too short: sitemap <loc> values need "
+                f"{MIN_LOC_LENGTH} characters at least"
+            )
+        return site
 
     @property
     def origin(self) -> str:
@@ -90,12 +105,14 @@ def check_characters(raw: str, field: str = "url") -> None:
     """Reject characters that no URL in a sitemap may hold, with a specific reason."""
     for index, char in enumerate(raw):
         code = ord(char)
-        if char.isspace() or char == "\u200b":
-            raise InvalidEvent(f"{field}_whitespace", f"{field} holds whitespace at {index}")
-        if code < 0x20 or 0x7F <= code <= 0x9F:
+        # Controls first (str.isspace() is true for U+001C..U+001F and U+0085 too), bar the
+        # ASCII whitespace (tab, newline, ...) that a person would call whitespace.
+        if (code < 0x20 and char not in "\t\n\v\f\r") or 0x7F <= code <= 0x9F:
             raise InvalidEvent(
                 f"{field}_control_character", f"{field} holds control character U+{code:04X}"
             )
+        if char.isspace() or char == "\u200b":
+            raise InvalidEvent(f"{field}_whitespace", f"{field} holds whitespace at {index}")
         if char in _FORBIDDEN:
             raise InvalidEvent(f"{field}_forbidden_character", f"{field} holds {_FORBIDDEN[char]}")
         if 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):
@@ -119,7 +136,8 @@ def _encode(text: str, safe: frozenset[str], field: str) -> str:
             pair = text[i + 1 : i + 3]
             if len(pair) != 2 or pair[0] not in _HEX or pair[1] not in _HEX:
                 raise InvalidEvent(
-                    f"{field}_bad_percent_encoding", f"{field} has '%' not followed by two hex digits"
+                    f"{field}_bad_percent_encoding",
+                    f"{field} has '%' not followed by two hex digits",
                 )
             out.append("%" + pair.upper())
             i += 3
@@ -178,7 +196,8 @@ def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = Tr
     path = parts.path or "/"
     if _DOT_SEGMENT.search(path):
         raise InvalidEvent(f"{field}_dot_segment", f"{field} path holds a '.' or '..' segment")
-    url = f"{scheme}://{host}{f':{port}' if port is not None else ''}{_encode(path, _PATH_SAFE, field)}"
+    authority = f"{host}:{port}" if port is not None else host
+    url = f"{scheme}://{authority}{_encode(path, _PATH_SAFE, field)}"
     if parts.query:
         url += "?" + _encode(parts.query, _QUERY_SAFE, field)
     if len(url) > MAX_URL_LENGTH:

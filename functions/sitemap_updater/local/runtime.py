@@ -17,6 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import boto3
+
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
 from sitemap_updater.local.feeder import read_paths
 from sitemap_updater.local.poller import EventSourceMapping, drain
@@ -78,6 +80,11 @@ class Pipeline:
         self.app = app
         self.put_count = 0
         app.store.client.meta.events.register("after-call.s3.PutObject", self._count_put)
+        # The functions use the app's clients; the CMS, Lambda's pollers and whoever looks at
+        # the bucket use their own, so hooks on the app's clients see the functions' calls only.
+        session = boto3.session.Session()
+        self.sqs: SQSClient = session.client("sqs")
+        self.s3: S3Client = session.client("s3")
         handlers = {"ingest": ingest.handler, "rebuild": rebuild.handler, "index": index.handler}
         self.mappings = {
             name: EventSourceMapping(
@@ -104,17 +111,14 @@ class Pipeline:
         stack = create_resources(site_url, settings_overrides, visibility_timeout)
         return cls(stack, build_app(stack.settings, clock=clock or utc_now))
 
+    @property
+    def function_errors(self) -> int:
+        """Invocations that raised (Lambda would retry their whole batch)."""
+        return sum(mapping.errors for mapping in self.mappings.values())
+
     def _count_put(self, http_response: Any, **_: Any) -> None:
         if http_response.status_code == 200:
             self.put_count += 1
-
-    @property
-    def sqs(self) -> SQSClient:
-        return self.app.queues.client
-
-    @property
-    def s3(self) -> S3Client:
-        return self.app.store.client
 
     def send(self, bodies: Sequence[str]) -> int:
         """Put message bodies on the ingest queue, ten at a time. Returns how many were sent."""

@@ -1,0 +1,140 @@
+"""robots.txt belongs to the site's owner: we keep only our own ``Sitemap:`` lines right.
+
+Pure byte editing, no I/O. Rules:
+
+* A line (``bytes.splitlines(keepends=True)``) is a Sitemap directive when, after leading
+  ASCII whitespace (and a UTF-8 BOM at the very start of the file), it starts with
+  ``sitemap`` (any case), optional whitespace and ``:``. Its value is the first
+  whitespace-delimited token after the colon, before any ``#`` comment.
+* A directive is *ours* when its value, resolved against the site's origin, is on the site's
+  host and port (either http or https: a wrong scheme is ours, to be corrected), has no
+  query or fragment, and its path is exactly ``/sitemap.xml`` or ``/sitemap-index-N.xml``.
+  Everything else, including the owner's other Sitemap lines, is not ours and is never
+  touched.
+* Walking the lines in order, the first own line for each wanted URL stays where it is,
+  rewritten to ``Sitemap: <url>`` (its line ending kept) unless it is that already; own
+  lines that are stale or repeated are dropped. Wanted URLs not found are appended at the
+  end in the file's newline style (its first line ending), after a line ending if the
+  file lacks a final one and after a blank line unless the last line is blank or a
+  Sitemap line.
+* An own directive sharing the first line with a BOM is cut down to the BOM and its line
+  ending, and its URL is written elsewhere: parsers that do not strip a BOM (Python's
+  ``RobotFileParser.read``, Protego behind Scrapy) never see a directive on that line.
+* Every other byte is preserved: invalid UTF-8, NUL, CR/LF mixes, trailing spaces, the
+  owner's ``Host:`` lines. We never write a ``Host:`` line. When nothing needs to change,
+  the very ``current`` object is returned, so the caller can skip the write. One byte may
+  be added: when dropping an own line would join a CR line ending before it to a blank LF
+  line after it (reading as one CRLF, the owner's blank line gone), a CR goes in between.
+
+The caller enforces :data:`MAX_ROBOTS_BYTES` (and writes conditionally).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from urllib.parse import urljoin, urlsplit
+
+from sitemap_updater.domain.urls import DEFAULT_PORTS, Site
+
+MAX_ROBOTS_BYTES = 512_000  # Google reads at most 500 KiB
+
+_BOM = b"\xef\xbb\xbf"
+_DIRECTIVE = re.compile(rb"[ \t\x0b\x0c]*sitemap[ \t\x0b\x0c]*:", re.IGNORECASE)
+_OWN_PATH = re.compile(r"/sitemap(?:-index-[0-9]+)?\.xml")
+
+
+def default_robots(sitemap_urls: Sequence[str]) -> bytes:
+    """The robots.txt we create when the site has none: allow all, list our sitemaps."""
+    body = b"User-agent: *\nDisallow:\n"
+    if sitemap_urls:
+        body += b"\n" + b"".join(_line(url, b"\n") for url in sitemap_urls)
+    return body
+
+
+def is_own_sitemap_url(value: str, site: Site) -> bool:
+    """Whether a ``Sitemap:`` value names one of our index files (see the module rules)."""
+    return _own_path(value, site) is not None
+
+
+def with_sitemaps(current: bytes | None, sitemap_urls: Sequence[str], site: Site) -> bytes:
+    """``current`` with our Sitemap lines set to ``sitemap_urls``, every other byte kept.
+
+    ``current`` is None when the site has no robots.txt. ``sitemap_urls`` must be our index
+    URLs (``site.url_for(index_key(n))``); anything else raises ValueError, since a URL we
+    would not recognise as ours in the file would be appended again on every run.
+    """
+    if current is None:
+        return default_robots(sitemap_urls) if sitemap_urls else b""
+    wanted: dict[str, str] = {}  # own path -> the URL to write
+    for url in sitemap_urls:
+        path = _own_path(url, site) if url.isascii() and "://" in url else None
+        if path is None:
+            raise ValueError(f"not a sitemap index URL of {site.origin}: {url!r}")
+        wanted.setdefault(path, url)
+
+    lines = current.splitlines(keepends=True)
+    out: list[bytes] = []
+    for number, line in enumerate(lines):
+        bom = _BOM if number == 0 and line.startswith(_BOM) else b""
+        value = _directive_value(line[len(bom) :])
+        path = _own_path(value, site) if value is not None else None
+        if path is None:
+            if out and out[-1].endswith(b"\r") and line.startswith(b"\n"):
+                out.append(b"\r")  # after a dropped line: keep "\r" + "\n" two line ends
+            out.append(line)
+        elif bom:
+            out.append(bom + _ending(line))
+        elif path in wanted:
+            out.append(_line(wanted.pop(path), _ending(line)))
+        # else: stale or repeated, dropped
+
+    if wanted:
+        newline = next((_ending(line) for line in lines if _ending(line)), b"\n")
+        if out and not _ending(out[-1]):
+            out[-1] += newline
+        if out and not _is_blank(out[-1], len(out) == 1) and _directive_value(out[-1]) is None:
+            # A lone "\n" after a final "\r" would merge into "\r\n" and be no blank line.
+            out.append(b"\r" if out[-1].endswith(b"\r") and newline == b"\n" else newline)
+        out.extend(_line(url, newline) for url in wanted.values())
+    result = b"".join(out)
+    return current if result == current else result
+
+
+def _line(url: str, ending: bytes) -> bytes:
+    return b"Sitemap: " + url.encode("ascii") + ending
+
+
+def _ending(line: bytes) -> bytes:
+    if line.endswith(b"\r\n"):
+        return b"\r\n"
+    return line[-1:] if line.endswith((b"\n", b"\r")) else b""
+
+
+def _is_blank(line: bytes, first: bool) -> bool:
+    return not (line.removeprefix(_BOM) if first else line).strip()
+
+
+def _directive_value(line: bytes) -> str | None:
+    """The value of a Sitemap directive (``""`` when it has none), or None for other lines."""
+    match = _DIRECTIVE.match(line)
+    if match is None:
+        return None
+    tokens = line[match.end() :].split(b"#", 1)[0].split()
+    return tokens[0].decode("utf-8", "replace") if tokens else ""
+
+
+def _own_path(value: str, site: Site) -> str | None:
+    """The path of our index file that ``value`` names, or None if it names something else."""
+    if not value or "?" in value or "#" in value or not value.isprintable() or " " in value:
+        return None
+    try:
+        parts = urlsplit(urljoin(f"{site.origin}/", value))
+        if parts.scheme not in DEFAULT_PORTS:
+            return None
+        other = Site.parse(f"{parts.scheme}://{parts.netloc}")
+    except ValueError:
+        return None
+    if (other.host, other.port) != (site.host, site.port) or not _OWN_PATH.fullmatch(parts.path):
+        return None
+    return parts.path

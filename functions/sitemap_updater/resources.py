@@ -75,3 +75,20 @@ INDEX = FunctionSpec(
     max_receive_count=5,
 )
 FUNCTIONS = (INGEST, REBUILD, INDEX)
+
+
+# Stack outputs: the CLI resolves a deployment from these (``--stack NAME``). Every settings
+# variable is an output (SITE_URL -> "SiteUrl"), plus what only operators need.
+EXTRA_OUTPUTS = (
+    "IngestQueueUrl",
+    "IngestDeadLetterQueueUrl",
+    "RebuildDeadLetterQueueUrl",
+    "IndexDeadLetterQueueUrl",
+    "DistributionId",
+    "DistributionDomainName",
+)
+
+
+def output_key(env_name: str) -> str:
+    """The stack output that carries a settings variable: ``SITE_URL`` -> ``SiteUrl``."""
+    return "".join(part.capitalize() for part in env_name.lower().split("_"))

@@ -81,7 +81,6 @@ FUNCTIONS = (INGEST, REBUILD, INDEX)
 # variable is an output (SITE_URL -> "SiteUrl"), plus what only operators need.
 EXTRA_OUTPUTS = (
     "IngestQueueUrl",
-    "IngestDeadLetterQueueUrl",
     "RebuildDeadLetterQueueUrl",
     "IndexDeadLetterQueueUrl",
     "DistributionId",

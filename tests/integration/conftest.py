@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -134,9 +135,13 @@ PipelineFactory = Callable[..., Pipeline]
 def make_pipeline(clock: FakeClock) -> Iterator[PipelineFactory]:
     """A pipeline on moto's mock; keyword arguments override settings (MAX_URLS_PER_SHARD=3)."""
     with mock_aws():
+        built = itertools.count(1)
 
         def factory(**overrides: Any) -> Pipeline:
-            return Pipeline.create(SITE, overrides, visibility_timeout=1, clock=clock)
+            prefix = f"test{next(built)}"
+            return Pipeline.create(
+                SITE, overrides, visibility_timeout=1, clock=clock, prefix=prefix
+            )
 
         yield factory
 

@@ -23,6 +23,7 @@ from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
 from sitemap_updater.local.feeder import read_paths
 from sitemap_updater.local.poller import EventSourceMapping, drain
 from sitemap_updater.local.stack import (
+    LOCAL_PREFIX,
     LocalStack,
     MotoServer,
     create_resources,
@@ -105,10 +106,11 @@ class Pipeline:
         settings_overrides: dict[str, Any] | None = None,
         visibility_timeout: int | None = 2,
         clock: Callable[[], datetime] | None = None,
+        prefix: str = LOCAL_PREFIX,
     ) -> Pipeline:
         from sitemap_updater.bootstrap import build_app, utc_now  # noqa: PLC0415
 
-        stack = create_resources(site_url, settings_overrides, visibility_timeout)
+        stack = create_resources(site_url, settings_overrides, visibility_timeout, prefix=prefix)
         return cls(stack, build_app(stack.settings, clock=clock or utc_now))
 
     @property

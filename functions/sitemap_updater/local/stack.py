@@ -90,15 +90,17 @@ class MotoServer:
         self._server.stop()
 
 
-def _queue_name(spec: FunctionSpec, dead_letter: bool = False) -> str:
-    name = f"{LOCAL_PREFIX}-{spec.queue}{'-dlq' if dead_letter else ''}"
+def _queue_name(prefix: str, spec: FunctionSpec, dead_letter: bool = False) -> str:
+    name = f"{prefix}-{spec.queue}{'-dlq' if dead_letter else ''}"
     return f"{name}.fifo" if spec.fifo else name
 
 
-def _create_queue(sqs: SQSClient, spec: FunctionSpec, visibility_timeout: int | None) -> LocalQueue:
+def _create_queue(
+    sqs: SQSClient, prefix: str, spec: FunctionSpec, visibility_timeout: int | None
+) -> LocalQueue:
     fifo: dict[Any, str] = {"FifoQueue": "true"} if spec.fifo else {}
     dlq_url = sqs.create_queue(
-        QueueName=_queue_name(spec, dead_letter=True),
+        QueueName=_queue_name(prefix, spec, dead_letter=True),
         Attributes={**fifo, "MessageRetentionPeriod": str(DLQ_RETENTION_DAYS * 86_400)},
     )["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
@@ -106,7 +108,7 @@ def _create_queue(sqs: SQSClient, spec: FunctionSpec, visibility_timeout: int | 
     ]
     timeout = spec.visibility_timeout_seconds if visibility_timeout is None else visibility_timeout
     url = sqs.create_queue(
-        QueueName=_queue_name(spec),
+        QueueName=_queue_name(prefix, spec),
         Attributes={
             **fifo,
             "VisibilityTimeout": str(timeout),
@@ -126,6 +128,7 @@ def create_resources(
     settings_overrides: dict[str, Any] | None = None,
     visibility_timeout: int | None = None,
     session: boto3.session.Session | None = None,
+    prefix: str = LOCAL_PREFIX,
 ) -> LocalStack:
     """Create the table, bucket and queues wherever boto3 points (moto's server or mock).
 
@@ -138,7 +141,7 @@ def create_resources(
     sqs = session.client("sqs")
     endpoint_url = str(dynamodb.meta.endpoint_url)
 
-    table_name = f"{LOCAL_PREFIX}-registry"
+    table_name = f"{prefix}-registry"
     dynamodb.create_table(
         TableName=table_name,
         BillingMode="PAY_PER_REQUEST",
@@ -155,9 +158,9 @@ def create_resources(
         TableName=table_name,
         TimeToLiveSpecification={"Enabled": True, "AttributeName": TABLE.ttl_attribute},
     )
-    bucket = f"{LOCAL_PREFIX}-site"
+    bucket = f"{prefix}-site"
     s3.create_bucket(Bucket=bucket)
-    queues = {spec.name: _create_queue(sqs, spec, visibility_timeout) for spec in FUNCTIONS}
+    queues = {spec.name: _create_queue(sqs, prefix, spec, visibility_timeout) for spec in FUNCTIONS}
     settings = Settings.model_validate(
         {
             "SITE_URL": site_url,

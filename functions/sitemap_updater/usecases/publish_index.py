@@ -18,7 +18,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
-from sitemap_updater.domain.errors import WriteConflict
+from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput
 from sitemap_updater.domain.render import IndexEntry, render_index
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
@@ -140,9 +140,9 @@ class PublishIndex:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 return self._publish()
-            except WriteConflict:
+            except (WriteConflict, ConcurrentChange) as lost:
                 metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
-                logger.warning("index write conflict", attempt=attempt)
+                logger.warning("index write conflict", attempt=attempt, reason=str(lost))
                 if attempt == MAX_ATTEMPTS:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
@@ -212,7 +212,10 @@ class PublishIndex:
         except WriteConflict:
             found = observe(self.store, key, now)
             adopted = IndexOutput(key=key, generation=before.generation + 1, obj=found)
-            self.registry.save_index_output(adopted, before.generation)
+            try:
+                self.registry.save_index_output(adopted, before.generation)
+            except ConcurrentChange:
+                logger.info("index record moved on; not adopting", key=key)
             raise
         after = IndexOutput(key=key, generation=before.generation + 1, obj=written)
         self.registry.save_index_output(after, before.generation)

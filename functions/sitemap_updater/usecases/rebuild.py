@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.errors import LimitExceeded, WriteConflict
+from sitemap_updater.domain.errors import ConcurrentChange, LimitExceeded, WriteConflict
 from sitemap_updater.domain.records import ObjectState, ShardOutput
 from sitemap_updater.domain.render import render_urlset
 from sitemap_updater.domain.sharding import Limits, shard_key
@@ -87,9 +87,11 @@ class RebuildShard:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 outcome = self._rebuild(shard)
-            except WriteConflict:
+            except (WriteConflict, ConcurrentChange) as lost:
                 metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
-                logger.warning("shard write conflict", shard=shard, attempt=attempt)
+                logger.warning(
+                    "shard write conflict", shard=shard, attempt=attempt, reason=str(lost)
+                )
                 if attempt == MAX_ATTEMPTS:
                     raise
                 continue
@@ -130,15 +132,24 @@ class RebuildShard:
                 previous=current,
             )
         except WriteConflict:
-            found = observe(self.store, key, now)
-            self.registry.save_shard_output(
-                output.with_object(found, retiring=output.retiring), output.generation
-            )
+            self._adopt(output, key, now)
             raise
         updated = output.with_object(written, retiring=False)
         self.registry.save_shard_output(updated, output.generation)
         self.index.request_index(f"{shard}@{updated.generation}")
         return Rebuilt.WRITTEN
+
+    def _adopt(self, output: ShardOutput, key: str, now: str) -> None:
+        """Record what is really stored, so the next attempt's condition can hold."""
+        found = observe(self.store, key, now)
+        try:
+            self.registry.save_shard_output(
+                output.with_object(found, retiring=output.retiring), output.generation
+            )
+        except ConcurrentChange:
+            # The record moved on since we read it: a newer writer recorded its own state,
+            # which the next attempt reads. Nothing of ours to adopt.
+            logger.info("shard record moved on; not adopting", shard=output.shard)
 
     def _retire(self, output: ShardOutput) -> Rebuilt:
         obj = output.obj

@@ -1,0 +1,132 @@
+"""Invariant 9: bad input never hurts good input."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sitemap_updater.handlers import ingest
+from sitemap_updater.local.poller import FakeLambdaContext
+from sitemap_updater.local.runtime import Pipeline
+from tests.conftest import SITE
+from tests.integration.conftest import FaultInjector, Recorder, publish, site_entries
+
+BAD_BODIES = {
+    "malformed_json": '{"type": "publish", "url": ',
+    "not_an_object": '["https://www.example.com/x"]',
+    "unknown_type": json.dumps({"type": "delete", "url": f"{SITE}/x", "version": 1}),
+    "missing_field": json.dumps({"type": "publish", "url": f"{SITE}/x"}),
+    "invalid_version": json.dumps({"type": "publish", "url": f"{SITE}/x", "version": "7"}),
+    "url_foreign_host": json.dumps({"type": "publish", "url": "https://evil.test/x", "version": 1}),
+    "url_forbidden_character": json.dumps(
+        {"type": "publish", "url": f'{SITE}/"><script>alert(1)</script>', "version": 1}
+    ),
+    "invalid_lastmod": json.dumps(
+        {"type": "publish", "url": f"{SITE}/x", "version": 1, "lastmod": "yesterday"}
+    ),
+    "invalid_priority": json.dumps(
+        {"type": "publish", "url": f"{SITE}/x", "version": 1, "priority": 2}
+    ),
+    "body_too_large": json.dumps(
+        {"type": "publish", "url": f"{SITE}/x", "version": 1, "pad": "x" * 300_000}
+    ),
+}
+
+
+def dead_letters_by_reason(pipeline: Pipeline) -> dict[str, dict[str, Any]]:
+    found = {}
+    for message in pipeline.dead_letters():
+        attributes = message.get("MessageAttributes", {})
+        found[attributes["reason_code"]["StringValue"]] = {
+            "reason": attributes["reason"]["StringValue"],
+            "body": message["Body"],
+            "queue": message["queue"],
+        }
+    return found
+
+
+def test_each_bad_event_fails_alone_and_lands_in_the_dlq_with_its_reason(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    good = [json.dumps(publish(f"/good-{n}", 1)) for n in range(len(BAD_BODIES))]
+    mixed = [body for pair in zip(good, BAD_BODIES.values(), strict=True) for body in pair]
+    pipeline.send(mixed)  # every SQS batch holds good and bad records
+    pipeline.drain()
+
+    assert set(site_entries(pipeline.objects())) == {f"{SITE}/good-{n}" for n in range(10)}
+    letters = dead_letters_by_reason(pipeline)
+    assert set(letters) == set(BAD_BODIES)
+    for code, body in BAD_BODIES.items():
+        assert letters[code]["body"] == body
+        assert letters[code]["queue"] == "ingest"
+        assert letters[code]["reason"].startswith(f"{code}: ")
+    # A fault that cannot pass is not retried: each bad message was received exactly once.
+    assert recorder.count("TransactWriteItems") == len(good)
+    assert pipeline.function_errors == 0
+    everything = b"".join(pipeline.objects().values())
+    assert b"evil.test" not in everything
+    assert b"script" not in everything
+
+
+def _sqs_event(bodies: list[str]) -> dict[str, Any]:
+    return {
+        "Records": [
+            {
+                "messageId": f"m{n}",
+                "receiptHandle": f"r{n}",
+                "body": body,
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:ingest",
+                "awsRegion": "us-east-1",
+            }
+            for n, body in enumerate(bodies)
+        ]
+    }
+
+
+def test_a_fault_that_may_pass_fails_only_its_own_record(
+    pipeline: Pipeline, faults: FaultInjector
+) -> None:
+    def for_b(params: dict[str, Any]) -> bool:
+        return f"{SITE}/b" in json.dumps(params.get("TransactItems", []))
+
+    faults.fail("TransactWriteItems", when=for_b)
+    event = _sqs_event([json.dumps(publish(path, 1)) for path in ("/a", "/b", "/c")])
+    response = ingest.handler(event, FakeLambdaContext("ingest"), app_=pipeline.app)
+    assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    assert pipeline.app.registry.get_url(f"{SITE}/a") is not None
+    assert pipeline.app.registry.get_url(f"{SITE}/b") is None
+    assert pipeline.app.registry.get_url(f"{SITE}/c") is not None
+
+
+def test_a_fault_that_persists_dead_letters_after_max_receive_count(
+    pipeline: Pipeline, faults: FaultInjector
+) -> None:
+    def for_stuck(params: dict[str, Any]) -> bool:
+        return "/stuck" in json.dumps(params.get("TransactItems", []))
+
+    faults.fail("TransactWriteItems", when=for_stuck, times=1000)
+    pipeline.send_events([publish("/ok", 1), publish("/stuck", 1)])
+    pipeline.drain()
+    assert set(site_entries(pipeline.objects())) == {f"{SITE}/ok"}
+    letters = pipeline.dead_letters()
+    assert [json.loads(m["Body"])["url"] for m in letters] == [f"{SITE}/stuck"]
+    # It was tried maxReceiveCount (5) times, then SQS moved it; no reason attribute: the
+    # reason is in the logs, and `local` reports it as dead-lettered.
+    assert len(faults.fired) == 5
+    assert "reason_code" not in letters[0].get("MessageAttributes", {})
+
+
+def test_the_same_bad_event_from_an_envelope_is_rejected_the_same_way(
+    pipeline: Pipeline,
+) -> None:
+    bad = {"type": "publish", "url": "https://evil.test/x", "version": 1}
+    eventbridge = {"version": "0", "detail-type": "Page", "source": "cms", "detail": bad}
+    sns = {"Type": "Notification", "TopicArn": "arn", "Message": json.dumps(eventbridge)}
+    pipeline.send([json.dumps(eventbridge), json.dumps(sns)])
+    pipeline.drain()
+    codes = [m["MessageAttributes"]["reason_code"]["StringValue"] for m in pipeline.dead_letters()]
+    assert codes == ["url_foreign_host", "url_foreign_host"]

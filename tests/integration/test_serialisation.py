@@ -1,0 +1,206 @@
+"""Invariant 10: rebuilds of one shard are serialised (FIFO group = shard), and a rebuild
+that read older registry state can never overwrite newer output."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import WriteConflict
+from sitemap_updater.domain.events import parse_event
+from sitemap_updater.handlers import rebuild
+from sitemap_updater.local.poller import FakeLambdaContext
+from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.usecases.ingest import ApplyChange
+from sitemap_updater.usecases.rebuild import Rebuilt
+from tests.conftest import SITE
+from tests.integration.conftest import PipelineFactory, Recorder, publish, shard_urls, unpublish
+
+
+def apply(pipeline: Pipeline, event: dict[str, Any]) -> None:
+    """Commit an event to the registry directly (no queues)."""
+    change = parse_event(event, pipeline.app.settings.site)
+    ApplyChange(
+        registry=pipeline.app.registry,
+        limits=pipeline.app.settings.limits,
+        tombstone_ttl_seconds=86_400 * 30,
+        clock=pipeline.app.clock,
+    )(change)
+
+
+def shard_body(pipeline: Pipeline, shard: str = "pages-00001") -> bytes:
+    return pipeline.objects()[f"sitemap-{shard}.xml.gz"]
+
+
+def test_rebuild_and_index_requests_are_fifo_grouped_by_shard_and_index(
+    make_pipeline: PipelineFactory,
+) -> None:
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)
+    recorder = Recorder(pipeline)
+    pipeline.send_events([publish("/a", 1), publish("/b", 1)])
+    pipeline.drain()
+    batches = [params for name, params in recorder.calls if name == "SendMessageBatch"]
+    rebuild_entries = [entry for params in batches for entry in params["Entries"]]
+    assert {e["MessageGroupId"] for e in rebuild_entries} == {"pages-00001", "pages-00002"}
+    for entry in rebuild_entries:
+        assert json.loads(entry["MessageBody"]) == {"shard": entry["MessageGroupId"]}
+    index_requests = [params for name, params in recorder.calls if name == "SendMessage"]
+    assert index_requests
+    assert {params["MessageGroupId"] for params in index_requests} == {"index"}
+
+
+def test_a_rebuild_that_read_older_state_cannot_overwrite_newer_output(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    """Worker A reads the shard (old state) and stalls; worker B applies a newer change and
+    writes; A wakes up and tries to write what it read. A's write must lose, and the shard
+    must end with the newest state."""
+    apply(pipeline, publish("/page", 1, priority=0.1))
+    registry = pipeline.app.registry
+    worker_b = pipeline.app.rebuild_shard
+    real_entries = registry.shard_entries
+    interleaved: list[list[SitemapEntry]] = []
+
+    def entries_then_b_runs(shard: str) -> list[SitemapEntry]:
+        entries = real_entries(shard)
+        if not interleaved:
+            interleaved.append(entries)
+            # While A holds its (now stale) read, B commits a newer change and rebuilds.
+            registry.shard_entries = real_entries  # type: ignore[method-assign]
+            apply(pipeline, publish("/page", 2, priority=0.9))
+            assert worker_b("pages-00001") is Rebuilt.WRITTEN
+            registry.shard_entries = entries_then_b_runs  # type: ignore[method-assign]
+        return entries
+
+    registry.shard_entries = entries_then_b_runs  # type: ignore[method-assign]
+    outcome = pipeline.app.rebuild_shard("pages-00001")  # worker A
+
+    assert interleaved[0][0].priority == "0.1"  # A really did read the old state
+    assert outcome is Rebuilt.UNCHANGED  # A's retry re-read the registry: B's bytes stand
+    assert b"<priority>0.9</priority>" in _gunzip(shard_body(pipeline))
+    assert recorder.puts == ["sitemap-pages-00001.xml.gz"]  # only B's write got through
+
+
+def test_a_lost_record_update_is_adopted_from_the_object_itself(pipeline: Pipeline) -> None:
+    """A crash between PutObject and the record update leaves the record behind the
+    object; the next rebuild's conditional write fails, adopts what is stored, and succeeds."""
+    apply(pipeline, publish("/p", 1))
+    rebuild_shard = pipeline.app.rebuild_shard
+    registry = pipeline.app.registry
+    real_save = registry.save_shard_output
+    registry.save_shard_output = _raise_once(real_save)  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError):
+        rebuild_shard("pages-00001")
+    registry.save_shard_output = real_save  # type: ignore[method-assign]
+    apply(pipeline, publish("/q", 1))
+    assert rebuild_shard("pages-00001") is Rebuilt.WRITTEN
+    assert shard_urls(shard_body(pipeline)) == [f"{SITE}/p", f"{SITE}/q"]
+    output = registry.shard_output("pages-00001")
+    assert output.obj is not None
+    assert output.obj.entries == 2
+
+
+def test_a_conflicting_writer_that_never_stops_is_raised_for_sqs_to_retry(
+    pipeline: Pipeline,
+) -> None:
+    apply(pipeline, publish("/p", 1))
+    store = pipeline.app.store
+
+    def always_conflicts(*args: Any, **kwargs: Any) -> str:
+        raise WriteConflict("someone else keeps writing")
+
+    store.put = always_conflicts  # type: ignore[method-assign]
+    with pytest.raises(WriteConflict):
+        pipeline.app.rebuild_shard("pages-00001")
+
+
+def test_requests_for_one_shard_in_a_batch_cost_one_rebuild(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    apply(pipeline, publish("/p", 1))
+    records = [
+        {
+            "messageId": f"m{n}",
+            "receiptHandle": f"r{n}",
+            "body": json.dumps({"shard": "pages-00001"}),
+            "attributes": {"MessageGroupId": "pages-00001", "ApproximateReceiveCount": "1"},
+            "messageAttributes": {},
+            "md5OfBody": "",
+            "eventSource": "aws:sqs",
+            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:rebuild.fifo",
+            "awsRegion": "us-east-1",
+        }
+        for n in range(5)
+    ]
+    response = rebuild.handler(
+        {"Records": records}, FakeLambdaContext("rebuild"), app_=pipeline.app
+    )
+    assert response == {"batchItemFailures": []}
+    assert recorder.count("Query") == 1
+    assert recorder.puts == ["sitemap-pages-00001.xml.gz"]
+
+
+def test_a_failed_rebuild_fails_the_rest_of_its_group_only(pipeline: Pipeline) -> None:
+    apply(pipeline, publish("/p", 1))
+    bodies = [("bad", "not json"), ("pages-00001", json.dumps({"shard": "pages-00001"}))]
+    records = [
+        {
+            "messageId": f"m{n}",
+            "receiptHandle": f"r{n}",
+            "body": body,
+            "attributes": {"MessageGroupId": group, "ApproximateReceiveCount": "1"},
+            "messageAttributes": {},
+            "md5OfBody": "",
+            "eventSource": "aws:sqs",
+            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:rebuild.fifo",
+            "awsRegion": "us-east-1",
+        }
+        for n, (group, body) in enumerate([*bodies, ("bad", json.dumps({"shard": "x"}))])
+    ]
+    response = rebuild.handler(
+        {"Records": records}, FakeLambdaContext("rebuild"), app_=pipeline.app
+    )
+    # The malformed message fails, the next one of its group is not processed out of order;
+    # the other group's message succeeds.
+    assert response == {"batchItemFailures": [{"itemIdentifier": "m0"}, {"itemIdentifier": "m2"}]}
+    assert "sitemap-pages-00001.xml.gz" in pipeline.objects()
+
+
+def test_a_retiring_shard_republished_to_the_same_bytes_is_kept_not_rewritten(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    apply(pipeline, publish("/p", 1))
+    rebuild_shard = pipeline.app.rebuild_shard
+    assert rebuild_shard("pages-00001") is Rebuilt.WRITTEN
+    pipeline.app.publish_index()  # names the shard: it is listed
+    apply(pipeline, unpublish("/p", 2))
+    assert rebuild_shard("pages-00001") is Rebuilt.RETIRING  # listed: the object must stay
+    assert "sitemap-pages-00001.xml.gz" in pipeline.objects()
+    apply(pipeline, publish("/p", 3))
+    recorder.reset()
+    assert rebuild_shard("pages-00001") is Rebuilt.WRITTEN  # revived, same bytes
+    assert recorder.puts == []
+    output = pipeline.app.registry.shard_output("pages-00001")
+    assert not output.retiring
+    assert output.obj is not None
+
+
+def _raise_once(function: Any) -> Any:
+    calls = []
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not calls:
+            calls.append(1)
+            raise RuntimeError("crashed before the record update")
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
+def _gunzip(body: bytes) -> bytes:
+    import gzip
+
+    return gzip.decompress(body)

@@ -115,6 +115,10 @@ def _local(args: argparse.Namespace) -> int:
     for path in args.events:
         if not path.exists():
             raise UserError(f"no such file or directory: {path}")
+    out = args.out.resolve()
+    for kept in (Path.cwd(), *args.events):  # --out is replaced whole: never an input or cwd
+        if out == kept.resolve() or out in kept.resolve().parents:
+            raise UserError(f"--out {args.out} would delete {kept}: give it a folder of its own")
     overrides: dict[str, Any] = {}
     if args.max_urls_per_shard is not None:
         overrides["MAX_URLS_PER_SHARD"] = args.max_urls_per_shard
@@ -133,15 +137,19 @@ def _local(args: argparse.Namespace) -> int:
         handler.setStream(sys.stderr)
     try:
         runtime, summary = run_local(args.events, site.origin, args.out, overrides)
-    except ValueError as exc:  # settings validation (pydantic) and bad limits
-        raise UserError(str(exc).splitlines()[0]) from exc
+    except (ValueError, OSError) as exc:  # settings (pydantic), limits, unreadable files
+        raise UserError(_one_line(exc)) from exc
     try:
         _print_summary(summary, as_json=args.json)
         if args.serve:
             port = args.port if args.port is not None else _default_port(site)
             pipeline = runtime.pipeline
             assert pipeline is not None  # noqa: S101 - run_local started it
-            server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port).start()
+            try:
+                server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port)
+            except (OSError, OverflowError) as exc:  # port in use, not allowed, out of range
+                raise UserError(f"cannot serve on port {port}: {exc}") from exc
+            server.start()
             print(
                 f"serving {site.origin} from {server.url} (robots.txt, sitemap.xml); Ctrl-C stops",
                 file=sys.stderr,
@@ -155,6 +163,16 @@ def _local(args: argparse.Namespace) -> int:
     finally:
         runtime.stop()
     return 0
+
+
+def _one_line(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)  # pydantic's ValidationError: name the settings
+    if callable(errors):
+        return "; ".join(
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+            for error in errors(include_url=False)
+        )
+    return str(exc).splitlines()[0]
 
 
 def _default_port(site: Any) -> int:

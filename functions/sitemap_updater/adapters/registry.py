@@ -261,21 +261,14 @@ class Registry:
 
         ``listed`` is left alone: only the index writes it (see set_listed).
         """
-        values: Item = {
-            ":generation": {"N": str(output.generation)},
-            ":retiring": {"BOOL": output.retiring},
-            ":previous": {"N": str(previous_generation)},
-        }
-        expression = "SET generation = :generation, retiring = :retiring"
-        if output.obj is None:
-            expression += " REMOVE obj"
-        else:
-            expression += ", obj = :obj"
-            values[":obj"] = {"M": _object_item(output.obj)}
-        condition = "generation = :previous"
-        if previous_generation == 0:
-            condition = f"attribute_not_exists(generation) OR {condition}"
-        self._conditional_update(shard_output_key(output.shard), expression, condition, values)
+        retiring = {"retiring": {"BOOL": output.retiring}}
+        self._save_output(
+            shard_output_key(output.shard),
+            output.generation,
+            output.obj,
+            previous_generation,
+            retiring,
+        )
 
     def set_listed(self, shard: str, listed: bool) -> None:
         self.client.update_item(
@@ -291,25 +284,40 @@ class Registry:
         return {output.key: output for output in outputs}
 
     def save_index_output(self, output: IndexOutput, previous_generation: int) -> None:
-        values: Item = {
-            ":generation": {"N": str(output.generation)},
-            ":previous": {"N": str(previous_generation)},
-        }
-        expression = "SET generation = :generation"
-        if output.obj is None:
-            expression += " REMOVE obj"
-        else:
-            expression += ", obj = :obj"
-            values[":obj"] = {"M": _object_item(output.obj)}
-        condition = "generation = :previous"
-        if previous_generation == 0:
-            condition = f"attribute_not_exists(generation) OR {condition}"
-        self._conditional_update(index_output_key(output.key), expression, condition, values)
+        self._save_output(
+            index_output_key(output.key), output.generation, output.obj, previous_generation
+        )
 
     def delete_index_output(self, key: str) -> None:
         self.client.delete_item(TableName=self.table, Key=index_output_key(key))
 
     # -- plumbing ----------------------------------------------------------------------------
+
+    def _save_output(
+        self,
+        key: Item,
+        generation: int,
+        obj: ObjectState | None,
+        previous_generation: int,
+        extra: Item | None = None,
+    ) -> None:
+        """Compare-and-set a published-object record on its generation."""
+        values: Item = {
+            ":generation": {"N": str(generation)},
+            ":previous": {"N": str(previous_generation)},
+        }
+        assignments = ["generation = :generation"]
+        for name, value in (extra or {}).items():
+            assignments.append(f"{name} = :{name}")
+            values[f":{name}"] = value
+        if obj is not None:
+            assignments.append("obj = :obj")
+            values[":obj"] = {"M": _object_item(obj)}
+        expression = "SET " + ", ".join(assignments) + (" REMOVE obj" if obj is None else "")
+        condition = "generation = :previous"
+        if previous_generation == 0:
+            condition = f"attribute_not_exists(generation) OR {condition}"
+        self._conditional_update(key, expression, condition, values)
 
     def _conditional_update(self, key: Item, expression: str, condition: str, values: Item) -> None:
         try:

@@ -26,21 +26,29 @@ class MessageBody:
     origin: str  # file[:line or #index], for people
 
 
+def _split(text: str) -> list[str]:
+    """JSON Lines are split at \\n (\\r\\n) only: JSON strings may hold U+2028, U+0085..."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def _lines(path: Path, text: str) -> Iterator[MessageBody]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_split(text), start=1):
         if line.strip():
             yield MessageBody(line, f"{path}:{number}")
 
 
 def read_file(path: Path) -> Iterator[MessageBody]:
-    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:  # SQS carries Unicode text only: no CMS could send it
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}): {exc.reason}") from exc
     if path.suffix.lower() in LINE_SUFFIXES:
         yield from _lines(path, text)
         return
     try:
         document = json.loads(text)
     except ValueError:
-        if len([line for line in text.splitlines() if line.strip()]) > 1:
+        if len([line for line in _split(text) if line.strip()]) > 1:
             yield from _lines(path, text)
         elif text.strip():
             yield MessageBody(text.strip(), str(path))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -150,6 +151,7 @@ def _local(args: argparse.Namespace) -> int:
             except (OSError, OverflowError) as exc:  # port in use, not allowed, out of range
                 raise UserError(f"cannot serve on port {port}: {exc}") from exc
             server.start()
+            _stop_on_sigterm()
             print(
                 f"serving {site.origin} from {server.url} (robots.txt, sitemap.xml); Ctrl-C stops",
                 file=sys.stderr,
@@ -176,9 +178,19 @@ def _one_line(exc: Exception) -> str:
 
 
 def _default_port(site: Any) -> int:
-    if site.host in {"127.0.0.1", "localhost"} and site.port:
-        return int(site.port)
+    """The site's own port when it is this machine (so its URLs resolve here), else 8080."""
+    if site.host in {"127.0.0.1", "localhost"}:
+        return int(site.port or (443 if site.scheme == "https" else 80))
     return 8080
+
+
+def _stop_on_sigterm() -> None:
+    """Let SIGTERM (a service manager, `kill`, a script's `cmd &`) stop --serve like Ctrl-C."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
 
 
 def _print_summary(summary: Any, as_json: bool) -> None:

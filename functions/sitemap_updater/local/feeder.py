@@ -39,7 +39,7 @@ def _lines(path: Path, text: str) -> Iterator[MessageBody]:
 
 def read_file(path: Path) -> Iterator[MessageBody]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
     except UnicodeDecodeError as exc:  # SQS carries Unicode text only: no CMS could send it
         raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}): {exc.reason}") from exc
     if path.suffix.lower() in LINE_SUFFIXES:
@@ -61,10 +61,31 @@ def read_file(path: Path) -> Iterator[MessageBody]:
     elif isinstance(document, dict) and "$schema" in document:
         return
     elif isinstance(document, list):
-        for number, element in enumerate(document):
-            yield MessageBody(json.dumps(element, ensure_ascii=False), f"{path}#{number}")
+        for number, element in enumerate(_element_texts(text)):
+            yield MessageBody(element, f"{path}#{number}")
     else:
         yield MessageBody(text.strip(), str(path))
+
+
+def _element_texts(text: str) -> Iterator[str]:
+    """Each element of a JSON array exactly as written (numbers keep all their digits)."""
+    decoder = json.JSONDecoder()
+    position = text.index("[") + 1
+    while True:
+        position = _skip_space(text, position)
+        if text[position] == "]":
+            return
+        _, end = decoder.raw_decode(text, position)
+        yield text[position:end]
+        position = _skip_space(text, end)
+        if text[position] == ",":
+            position += 1
+
+
+def _skip_space(text: str, position: int) -> int:
+    while text[position] in " \t\r\n":
+        position += 1
+    return position
 
 
 def read_paths(paths: Iterable[Path]) -> list[MessageBody]:

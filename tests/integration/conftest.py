@@ -177,16 +177,24 @@ class FaultInjector:
     its write but before it can act on the answer.
     """
 
-    def __init__(self, pipeline: Pipeline):
+    def __init__(self, pipeline: Pipeline, include_lambda_service: bool = False):
         self.rules: list[dict[str, Any]] = []
         self.fired: list[str] = []
-        for client in (
+        clients = [
             pipeline.app.store.client,
             pipeline.app.registry.client,
             pipeline.app.queues.client,
-        ):
+        ]
+        if include_lambda_service:  # the event source mapping's own receive/delete calls
+            clients.append(pipeline.sqs)
+        for client in clients:
+            client.meta.events.register("provide-client-params.*.*", self._stash)
             client.meta.events.register("before-call.*.*", self._before)
             client.meta.events.register("after-call.*.*", self._after)
+
+    @staticmethod
+    def _stash(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context.setdefault("recorded_params", dict(params))
 
     def fail(
         self,
@@ -207,6 +215,10 @@ class FaultInjector:
                 "seen": 0,
             }
         )
+
+    def pending(self) -> int:
+        """Faults that have not fired yet."""
+        return sum(1 for rule in self.rules if rule["seen"] < rule["n"] + rule["times"] - 1)
 
     def _check(self, model: Any, params: dict[str, Any], after: bool) -> None:
         for rule in self.rules:
@@ -229,6 +241,5 @@ class FaultInjector:
 
 
 @pytest.fixture
-def faults(pipeline: Pipeline, recorder: Recorder) -> FaultInjector:
-    """Needs the recorder: it stashes each call's API parameters for the rules to match."""
+def faults(pipeline: Pipeline) -> FaultInjector:
     return FaultInjector(pipeline)

@@ -204,3 +204,16 @@ def test_a_stale_event_changes_nothing(pipeline: Pipeline, recorder: Recorder) -
     assert recorder.puts == []
     assert recorder.count("TransactWriteItems") == 0
     assert site_entries(pipeline.objects())[f"{SITE}/s"]["priority"] == "0.9"
+
+
+@pytest.mark.parametrize("after", [False, True])
+def test_a_crash_after_the_shard_write_still_reaches_the_index(
+    pipeline: Pipeline, faults: FaultInjector, after: bool
+) -> None:
+    """Found by the model-based test: the retry adopts the written object and finds nothing
+    to write; it must still ask for the index, or the site is never published."""
+    faults.fail("UpdateItem", occurrence=1, after=after)  # the shard record, after PutObject
+    pipeline.send_events([publish("/only", 1)])
+    pipeline.drain()
+    assert faults.fired
+    assert set(site_entries(pipeline.objects())) == {f"{SITE}/only"}

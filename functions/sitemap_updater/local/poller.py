@@ -78,13 +78,20 @@ class EventSourceMapping:
             return len(messages)
         failed = {item["itemIdentifier"] for item in (result or {}).get("batchItemFailures", [])}
         done = [m for m in messages if m["MessageId"] not in failed]
-        for start in range(0, len(done), 10):
-            self.sqs.delete_message_batch(
-                QueueUrl=self.queue_url,
-                Entries=[
-                    {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]}
-                    for n, m in enumerate(done[start : start + 10])
-                ],
+        try:
+            for start in range(0, len(done), 10):
+                self.sqs.delete_message_batch(
+                    QueueUrl=self.queue_url,
+                    Entries=[
+                        {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]}
+                        for n, m in enumerate(done[start : start + 10])
+                    ],
+                )
+        except Exception as exc:  # noqa: BLE001 - as on Lambda: the messages come back later
+            logger.warning(
+                "could not delete processed messages; they will be delivered again",
+                function=self.function_name,
+                reason=f"{type(exc).__name__}: {exc}",
             )
         return len(messages)
 

@@ -74,7 +74,7 @@ class Pipeline:
     in-process mock (the tests).
     """
 
-    def __init__(self, stack: LocalStack, app: App):
+    def __init__(self, stack: LocalStack, app: App, session: boto3.session.Session | None = None):
         from sitemap_updater.handlers import index, ingest, rebuild  # noqa: PLC0415
 
         self.stack = stack
@@ -83,7 +83,7 @@ class Pipeline:
         app.store.client.meta.events.register("after-call.s3.PutObject", self._count_put)
         # The functions use the app's clients; the CMS, Lambda's pollers and whoever looks at
         # the bucket use their own, so hooks on the app's clients see the functions' calls only.
-        session = boto3.session.Session()
+        session = session or boto3.session.Session()
         self.sqs: SQSClient = session.client("sqs")
         self.s3: S3Client = session.client("s3")
         handlers = {"ingest": ingest.handler, "rebuild": rebuild.handler, "index": index.handler}
@@ -104,14 +104,22 @@ class Pipeline:
         cls,
         site_url: str,
         settings_overrides: dict[str, Any] | None = None,
+        *,
         visibility_timeout: int | None = 2,
         clock: Callable[[], datetime] | None = None,
         prefix: str = LOCAL_PREFIX,
+        session: boto3.session.Session | None = None,
     ) -> Pipeline:
+        """Create the resources and wire the functions. Passing one ``session`` to many
+        pipelines saves building the clients' service models each time."""
         from sitemap_updater.bootstrap import build_app, utc_now  # noqa: PLC0415
 
-        stack = create_resources(site_url, settings_overrides, visibility_timeout, prefix=prefix)
-        return cls(stack, build_app(stack.settings, clock=clock or utc_now))
+        session = session or boto3.session.Session()
+        stack = create_resources(
+            site_url, settings_overrides, visibility_timeout, session=session, prefix=prefix
+        )
+        app = build_app(stack.settings, session=session, clock=clock or utc_now)
+        return cls(stack, app, session)
 
     @property
     def function_errors(self) -> int:

@@ -113,6 +113,10 @@ class RebuildShard:
         current = output.obj
         if current is not None and current.sha256 == digest and current.key == key:
             if not output.retiring:
+                # Nothing to write, but the index may never have heard of this state: the
+                # run that wrote (or adopted) it may have died before asking. Asking again
+                # is cheap, and deduplicated by the FIFO queue for five minutes.
+                self.index.request_index(f"{shard}@{output.generation}")
                 return Rebuilt.UNCHANGED
             # Republished to exactly the bytes it had: keep the object and its lastmod.
             revived = output.with_object(current, retiring=False)

@@ -77,7 +77,8 @@ class PipBundling:
     def __init__(self, source: Path):
         self.source = source
 
-    def try_bundle(self, output_dir: str, **_options: object) -> bool:
+    def try_bundle(self, output_dir: str, *_options: object, **_keywords: object) -> bool:
+        """CDK calls this with the BundlingOptions (unused: everything is decided here)."""
         subprocess.run(  # noqa: S603 - our own interpreter, fixed arguments
             pip_arguments(self.source / REQUIREMENTS, output_dir), check=True
         )

@@ -21,7 +21,10 @@ import jsii
 from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 
-FUNCTIONS_DIR = Path(__file__).resolve().parents[2] / "functions"
+import sitemap_updater
+
+# functions/ of the checkout the package is imported from (an editable install).
+FUNCTIONS_DIR = Path(sitemap_updater.__file__).resolve().parents[1]
 PACKAGE = "sitemap_updater"
 REQUIREMENTS = "requirements.txt"
 PYTHON_VERSION = "3.14"
@@ -61,6 +64,11 @@ def pip_arguments(requirements: Path, target: str) -> list[str]:
 
 
 def asset_hash(source: Path) -> str:
+    if not (source / REQUIREMENTS).is_file():
+        raise FileNotFoundError(
+            f"{source / REQUIREMENTS} not found: build from a checkout of sitemap-updater "
+            "(pip install -e 'PATH[infra]'), or pass code= to SitemapUpdater"
+        )
     digest = hashlib.sha256()
     digest.update(" ".join(pip_arguments(Path(REQUIREMENTS), "out")[3:]).encode())
     digest.update((source / REQUIREMENTS).read_bytes())

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from aws_cdk import Stack
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_lambda as lambda_
@@ -28,7 +29,7 @@ from constructs import Construct
 
 from sitemap_infra.bundling import function_code
 from sitemap_infra.cdn import SitemapCdn
-from sitemap_infra.config import validated_settings
+from sitemap_infra.config import ConfigError, validated_settings
 from sitemap_infra.functions import Functions
 from sitemap_infra.monitoring import Monitoring
 from sitemap_infra.queues import Queues
@@ -52,6 +53,13 @@ class SitemapUpdater(Construct):
         code: lambda_.Code | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        if distribution is not None and Stack.of(distribution) is not Stack.of(self):
+            # The bucket policy would name the distribution and the distribution the bucket:
+            # across two stacks that is a dependency cycle CloudFormation cannot deploy.
+            raise ConfigError(
+                "SitemapUpdater must be in the same stack as the distribution it attaches to "
+                f"({Stack.of(distribution).node.path})"
+            )
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
         self.storage = Storage(self, "Storage")
         self.queues = Queues(self, "Queues")

@@ -116,3 +116,10 @@ def test_bad_settings_fail_at_construction() -> None:
         SitemapUpdater(
             Stack(app, "S"), "Sitemaps", site_url=SITE, settings={"max_urls_per_shard": 0}
         )
+
+
+def test_attaching_needs_the_distributions_stack() -> None:
+    app = App(context=app_context())
+    site = SiteStack(app, "Site")
+    with pytest.raises(ConfigError, match="same stack"):
+        SitemapUpdater(Stack(app, "Other"), "Sitemaps", site_url=SITE, distribution=site.site)

@@ -15,6 +15,7 @@ from functools import cache, cached_property
 import boto3
 from botocore.config import Config
 
+from sitemap_updater.adapters.cdn import Cdn
 from sitemap_updater.adapters.queues import Queues
 from sitemap_updater.adapters.registry import Registry
 from sitemap_updater.adapters.store import SitemapStore
@@ -42,6 +43,7 @@ class App:
     store: SitemapStore
     queues: Queues
     clock: Callable[[], datetime] = field(default=utc_now)
+    cdn: Cdn | None = None  # only when INVALIDATE_PATHS is on
 
     @cached_property
     def apply_change(self) -> ApplyChange:
@@ -71,6 +73,7 @@ class App:
             store=self.store,
             index=self.queues,
             clock=self.clock,
+            cdn=self.cdn,
         )
 
     @cached_property
@@ -83,6 +86,7 @@ class App:
             store=self.store,
             retire=self.queues,
             clock=self.clock,
+            cdn=self.cdn,
         )
 
 
@@ -108,6 +112,11 @@ def build_app(
             client=session.client("sqs", config=CLIENT_CONFIG),
         ),
         clock=clock,
+        cdn=(
+            Cdn(settings.distribution_id, client=session.client("cloudfront", config=CLIENT_CONFIG))
+            if settings.invalidate_paths
+            else None
+        ),
     )
 
 

@@ -29,3 +29,5 @@ class Metric:
     ROBOTS_WRITTEN = "RobotsTxtWritten"
     ROBOTS_TOO_LARGE = "RobotsTxtTooLarge"
     WRITE_CONFLICTS = "WriteConflicts"
+    PATHS_INVALIDATED = "PathsInvalidated"
+    INVALIDATIONS_FAILED = "InvalidationsFailed"

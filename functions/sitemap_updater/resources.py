@@ -15,6 +15,9 @@ from sitemap_updater.adapters.registry import PARTITION_KEY, SORT_KEY, TTL_ATTRI
 SERVICE_NAME = "sitemap-updater"
 METRICS_NAMESPACE = "SitemapUpdater"
 VISIBILITY_TIMEOUT_FACTOR = 6
+# A work queue keeps a message 4 days; its dead-letter queue 14 (SQS's maximum), longer than
+# the source, because a standard queue's message keeps its first enqueue time when redriven.
+QUEUE_RETENTION_DAYS = 4
 DLQ_RETENTION_DAYS = 14
 
 

@@ -13,7 +13,14 @@ from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_BYTES,
@@ -65,11 +72,27 @@ class Settings(BaseModel):
     )
     compress_shards: bool = Field(True, alias="COMPRESS_SHARDS")
     cache_max_age_seconds: int = Field(60, alias="CACHE_MAX_AGE_SECONDS", ge=0, le=86_400)
+    distribution_id: str = Field(
+        "",
+        alias="DISTRIBUTION_ID",
+        description="The CloudFront distribution that serves the bucket ('' when none is known).",
+    )
+    invalidate_paths: bool = Field(
+        False,
+        alias="INVALIDATE_PATHS",
+        description="After each write or delete, invalidate exactly the changed paths.",
+    )
 
     @field_validator("site_url")
     @classmethod
     def _origin(cls, value: str) -> str:
         return Site.parse(value).origin
+
+    @model_validator(mode="after")
+    def _invalidation_needs_distribution(self) -> Settings:
+        if self.invalidate_paths and not self.distribution_id:
+            raise ValueError("INVALIDATE_PATHS is true but DISTRIBUTION_ID is empty")
+        return self
 
     @cached_property
     def site(self) -> Site:

@@ -19,6 +19,7 @@ from sitemap_updater.resources import (
     DLQ_RETENTION_DAYS,
     FUNCTIONS,
     METRICS_NAMESPACE,
+    QUEUE_RETENTION_DAYS,
     SERVICE_NAME,
     TABLE,
     FunctionSpec,
@@ -112,6 +113,7 @@ def _create_queue(
         Attributes={
             **fifo,
             "VisibilityTimeout": str(timeout),
+            "MessageRetentionPeriod": str(QUEUE_RETENTION_DAYS * 86_400),
             "RedrivePolicy": json.dumps(
                 {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": spec.max_receive_count}
             ),

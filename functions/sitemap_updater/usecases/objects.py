@@ -10,6 +10,7 @@ an object is only ever replaced by output at least as new: an older read cannot 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -42,6 +43,12 @@ class ObjectStore(Protocol):
     def head(self, key: str) -> StoredObjectView | None: ...
 
     def delete(self, key: str) -> None: ...
+
+
+class Invalidator(Protocol):
+    """Makes the CDN forget the given keys; never raises (a failure is logged and counted)."""
+
+    def invalidate(self, keys: Sequence[str]) -> bool: ...
 
 
 def sha256(document: bytes) -> str:

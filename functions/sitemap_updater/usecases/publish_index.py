@@ -28,6 +28,7 @@ from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     TEXT_CONTENT_TYPE,
     XML_CONTENT_TYPE,
+    Invalidator,
     ObjectStore,
     observe,
     sha256,
@@ -126,6 +127,7 @@ class PublishIndex:
         store: TextStore,
         retire: RetireRequests,
         clock: Callable[[], datetime],
+        cdn: Invalidator | None = None,
     ):
         self.site = site
         self.limits = limits
@@ -134,6 +136,7 @@ class PublishIndex:
         self.store = store
         self.retire = retire
         self.clock = clock
+        self.cdn = cdn
         self.robots = UpdateRobots(site, cache_control, store)
 
     def __call__(self) -> IndexResult:
@@ -173,6 +176,9 @@ class PublishIndex:
             self.retire.request_rebuilds({o.shard: [f"unlisted@{o.generation}"] for o in retired})
         if written:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
+        changed = [*written, *deleted, *([ROBOTS_KEY] if robots is RobotsOutcome.WRITTEN else [])]
+        if self.cdn is not None and changed:
+            self.cdn.invalidate(changed)
         result = IndexResult(
             index_files=sorted(wanted),
             written=written,

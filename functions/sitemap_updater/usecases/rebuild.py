@@ -25,6 +25,7 @@ from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
     XML_CONTENT_TYPE,
+    Invalidator,
     ObjectStore,
     observe,
     sha256,
@@ -74,6 +75,7 @@ class RebuildShard:
         store: ObjectStore,
         index: IndexRequests,
         clock: Callable[[], datetime],
+        cdn: Invalidator | None = None,
     ):
         self.limits = limits
         self.compress = compress
@@ -82,6 +84,7 @@ class RebuildShard:
         self.store = store
         self.index = index
         self.clock = clock
+        self.cdn = cdn
 
     def __call__(self, shard: str) -> Rebuilt:
         for attempt in range(1, MAX_ATTEMPTS + 1):
@@ -141,6 +144,7 @@ class RebuildShard:
         updated = output.with_object(written, retiring=False)
         self.registry.save_shard_output(updated, output.generation)
         self.index.request_index(f"{shard}@{updated.generation}")
+        self._invalidate(key)
         return Rebuilt.WRITTEN
 
     def _adopt(self, output: ShardOutput, key: str, now: str) -> None:
@@ -168,7 +172,12 @@ class RebuildShard:
             return Rebuilt.RETIRING
         self.store.delete(obj.key)
         self.registry.save_shard_output(output.with_object(None), output.generation)
+        self._invalidate(obj.key)
         return Rebuilt.DELETED
+
+    def _invalidate(self, key: str) -> None:
+        if self.cdn is not None:
+            self.cdn.invalidate([key])
 
 
 _METRICS = {Rebuilt.WRITTEN: Metric.SHARDS_WRITTEN, Rebuilt.DELETED: Metric.SHARDS_DELETED}

@@ -1,0 +1,155 @@
+"""CloudFront in front of the bucket, through origin access control.
+
+Two ways, because sitemaps must be served from the site's own host:
+
+* ``SitemapCdn(..., distribution=None)`` creates a distribution that serves the bucket (give it
+  the site's host and an ACM certificate, or put it behind the site's own proxy);
+* ``SitemapCdn(..., distribution=existing)`` adds ``/robots.txt`` and the sitemap paths as
+  behaviours to a distribution the site already owns (in the same stack).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_certificatemanager as acm
+from aws_cdk import aws_cloudfront as cloudfront
+from aws_cdk import aws_cloudfront_origins as origins
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from sitemap_infra.nag import acknowledge
+
+# CloudFront path patterns match the whole path, ``*`` any run of characters: these are the
+# robots.txt, the first index file, further index files (sitemap-index-<n>.xml) and shards
+# (sitemap-<group>-<NNNNN>.xml or .xml.gz), and nothing else of the site's (not /sitemap/).
+PATH_PATTERNS = ("/robots.txt", "/sitemap.xml", "/sitemap-*.xml", "/sitemap-*.xml.gz")
+MAX_TTL_SECONDS = 300
+HSTS_MAX_AGE = Duration.days(730)
+
+
+class SitemapCdn(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        bucket: s3.IBucket,
+        cache_max_age_seconds: int,
+        site_url: str,
+        distribution: cloudfront.Distribution | None = None,
+        domain_name: str | None = None,
+        certificate: acm.ICertificate | None = None,
+        log_bucket: s3.IBucket | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.origin = origins.S3BucketOrigin.with_origin_access_control(
+            bucket, origin_access_levels=[cloudfront.AccessLevel.READ]
+        )
+        self.cache_policy = cloudfront.CachePolicy(
+            self,
+            "Cache",
+            comment="sitemap-updater: short TTLs, the objects say max-age",
+            # The objects carry Cache-Control: public, max-age=<cache_max_age_seconds>;
+            # CloudFront keeps them at most MAX_TTL_SECONDS whatever they say.
+            default_ttl=Duration.seconds(cache_max_age_seconds),
+            min_ttl=Duration.seconds(0),
+            max_ttl=Duration.seconds(max(MAX_TTL_SECONDS, cache_max_age_seconds)),
+            query_string_behavior=cloudfront.CacheQueryStringBehavior.none(),
+            header_behavior=cloudfront.CacheHeaderBehavior.none(),
+            cookie_behavior=cloudfront.CacheCookieBehavior.none(),
+            enable_accept_encoding_gzip=True,
+            enable_accept_encoding_brotli=True,
+        )
+        owned = distribution is None
+        self.response_headers_policy = cloudfront.ResponseHeadersPolicy(
+            self,
+            "Headers",
+            comment="sitemap-updater: security headers",
+            security_headers_behavior=cloudfront.ResponseSecurityHeadersBehavior(
+                content_type_options=cloudfront.ResponseHeadersContentTypeOptions(override=True),
+                frame_options=cloudfront.ResponseHeadersFrameOptions(
+                    frame_option=cloudfront.HeadersFrameOption.DENY, override=True
+                ),
+                referrer_policy=cloudfront.ResponseHeadersReferrerPolicy(
+                    referrer_policy=cloudfront.HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN,
+                    override=True,
+                ),
+                # HSTS speaks for the whole host: only on a distribution of our own.
+                strict_transport_security=cloudfront.ResponseHeadersStrictTransportSecurity(
+                    access_control_max_age=HSTS_MAX_AGE, include_subdomains=False, override=True
+                )
+                if owned
+                else None,
+            ),
+        )
+        behavior = cloudfront.BehaviorOptions(
+            origin=self.origin,
+            viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+            allowed_methods=cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+            cached_methods=cloudfront.CachedMethods.CACHE_GET_HEAD,
+            cache_policy=self.cache_policy,
+            response_headers_policy=self.response_headers_policy,
+            compress=True,
+        )
+        if distribution is None:
+            distribution = self._distribution(
+                behavior, site_url, domain_name, certificate, log_bucket
+            )
+        else:
+            for pattern in PATH_PATTERNS:
+                distribution.add_behavior(
+                    pattern,
+                    self.origin,
+                    viewer_protocol_policy=behavior.viewer_protocol_policy,
+                    allowed_methods=behavior.allowed_methods,
+                    cached_methods=behavior.cached_methods,
+                    cache_policy=self.cache_policy,
+                    response_headers_policy=self.response_headers_policy,
+                    compress=True,
+                )
+        self.distribution = distribution
+
+    def _distribution(
+        self,
+        behavior: cloudfront.BehaviorOptions,
+        site_url: str,
+        domain_name: str | None,
+        certificate: acm.ICertificate | None,
+        log_bucket: s3.IBucket | None,
+    ) -> cloudfront.Distribution:
+        distribution = cloudfront.Distribution(
+            self,
+            "Distribution",
+            comment=f"sitemap-updater: sitemaps of {site_url}"[:128],
+            default_behavior=behavior,
+            domain_names=[domain_name] if domain_name else None,
+            certificate=certificate,
+            minimum_protocol_version=(
+                cloudfront.SecurityPolicyProtocol.TLS_V1_2_2025 if certificate else None
+            ),
+            http_version=cloudfront.HttpVersion.HTTP2_AND_3,
+            enable_ipv6=True,
+            enable_logging=log_bucket is not None,
+            log_bucket=log_bucket,
+            log_file_prefix="cloudfront/" if log_bucket is not None else None,
+        )
+        acknowledge(
+            distribution,
+            "AwsSolutions-CFR1",
+            "Sitemaps and robots.txt are public and must reach crawlers in every country.",
+        )
+        acknowledge(
+            distribution,
+            "AwsSolutions-CFR2",
+            "Static, public, read-only objects (GET/HEAD) with no dynamic origin; "
+            "a WAF web ACL would cost more than anything it could protect here.",
+        )
+        if certificate is None:
+            acknowledge(
+                distribution,
+                "AwsSolutions-CFR4",
+                "Without a custom domain CloudFront uses its default *.cloudfront.net "
+                "certificate, whose TLS policy cannot be set; with domain_name and "
+                "certificate_arn the distribution requires TLSv1.2_2025.",
+            )
+        return distribution

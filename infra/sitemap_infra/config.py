@@ -1,0 +1,136 @@
+"""Deployment configuration from CDK context (``cdk deploy -c site_url=... -c ...``), validated
+at synth with messages that name the context key.
+
+The function settings come from the code's one settings model: a context key is the field's
+name (``max_urls_per_shard`` sets ``MAX_URLS_PER_SHARD``) and is validated by that model, so
+the stack can never accept a value the functions would reject at cold start.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from sitemap_updater.settings import Settings
+
+# Filled in from the deployed resources, never from context.
+RESOURCE_FIELDS = frozenset(
+    {
+        "table_name",
+        "bucket_name",
+        "rebuild_queue_url",
+        "index_queue_url",
+        "ingest_dlq_url",
+        "distribution_id",
+    }
+)
+SETTING_KEYS = tuple(name for name in Settings.model_fields if name not in RESOURCE_FIELDS)
+INFRA_KEYS = ("domain_name", "certificate_arn", "alarm_topic_arn", "stack_name")
+DEFAULT_STACK_NAME = "SitemapUpdater"
+
+_PLACEHOLDER = "resolved-at-deploy"
+_CERTIFICATE_ARN = re.compile(r"arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[0-9a-f-]{36}")
+_TOPIC_ARN = re.compile(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}")
+_STACK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,127}")
+_HOST = re.compile(r"(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
+
+
+class ConfigError(ValueError):
+    """The context does not describe a deployable configuration."""
+
+
+def validated_settings(values: Mapping[str, Any]) -> Settings:
+    """The function settings for ``values`` (field names: ``site_url``, ``max_urls_per_shard``,
+    ...), validated by the code's model; resource names are placeholders until the stack
+    replaces them with the deployed resources' names."""
+    unknown = sorted(set(values) - set(SETTING_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(SETTING_KEYS)}"
+        )
+    placeholders = {name: _PLACEHOLDER for name in RESOURCE_FIELDS}
+    try:
+        return Settings.model_validate({**placeholders, **values})
+    except ValidationError as exc:
+        problems = "; ".join(_problem(error, values) for error in exc.errors(include_url=False))
+        raise ConfigError(f"invalid configuration: {problems}") from exc
+
+
+def _problem(error: Any, values: Mapping[str, Any]) -> str:
+    loc = error["loc"]
+    if not loc:  # a rule across fields
+        return str(error["msg"]).removeprefix("Value error, ")
+    name = str(loc[0])
+    key = next((k for k, f in Settings.model_fields.items() if f.alias == name), name)
+    return f"{key}={values.get(key)!r}: {error['msg']}"
+
+
+@dataclass(frozen=True)
+class DeployConfig:
+    """Everything ``cdk deploy`` needs to know, validated."""
+
+    settings: dict[str, Any]  # the setting keys given in context (validated)
+    domain_name: str | None = None
+    certificate_arn: str | None = None
+    alarm_topic_arn: str | None = None
+    stack_name: str = DEFAULT_STACK_NAME
+    resolved: Settings = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if "site_url" not in self.settings:
+            raise ConfigError(
+                "site_url is required, e.g. cdk synth -c site_url=https://www.example.com"
+            )
+        object.__setattr__(self, "resolved", validated_settings(self.settings))
+        if (self.domain_name is None) != (self.certificate_arn is None):
+            raise ConfigError("domain_name and certificate_arn go together: give both or neither")
+        if self.domain_name is not None:
+            host = urlsplit(self.resolved.site_url).hostname
+            if not _HOST.fullmatch(self.domain_name) or self.domain_name != host:
+                raise ConfigError(
+                    f"domain_name={self.domain_name!r} must be the site's host ({host!r}): "
+                    "the index names every shard under site_url"
+                )
+        if self.certificate_arn is not None and not _CERTIFICATE_ARN.fullmatch(
+            self.certificate_arn
+        ):
+            raise ConfigError(
+                f"certificate_arn={self.certificate_arn!r} is not an ACM certificate ARN in "
+                "us-east-1 (CloudFront only uses certificates from us-east-1)"
+            )
+        if self.alarm_topic_arn is not None and not _TOPIC_ARN.fullmatch(self.alarm_topic_arn):
+            raise ConfigError(f"alarm_topic_arn={self.alarm_topic_arn!r} is not an SNS topic ARN")
+        if not _STACK_NAME.fullmatch(self.stack_name):
+            raise ConfigError(
+                f"stack_name={self.stack_name!r}: letters, digits and hyphens, starting with a "
+                "letter, at most 128"
+            )
+
+
+def read_context(context: Mapping[str, Any]) -> DeployConfig:
+    """The deployment described by CDK context. Keys with ``:``, ``@``, ``/`` or ``-`` are
+    CDK's own (feature flags, lookups) and are left alone; any other key must be ours, so a
+    misspelt ``-c`` fails the synth instead of being ignored."""
+    ours = {key: value for key, value in context.items() if key.isidentifier()}
+    known = (*SETTING_KEYS, *INFRA_KEYS)
+    unknown = sorted(set(ours) - set(known))
+    if unknown:
+        raise ConfigError(f"unknown context key(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    infra = {key: _text(key, ours[key]) for key in INFRA_KEYS if _given(ours.get(key))}
+    settings = {key: ours[key] for key in SETTING_KEYS if _given(ours.get(key))}
+    return DeployConfig(settings=settings, **infra)
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value != ""
+
+
+def _text(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} must be a string, got {value!r}")
+    return value.strip()

@@ -1,0 +1,193 @@
+"""The three Lambda functions, their SQS event sources, and exactly the permissions each one's
+code uses (read the adapters: every action below is a call they make, on that function's
+own resources only)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from sitemap_infra.bundling import ARCHITECTURE, RUNTIME
+from sitemap_infra.nag import acknowledge
+from sitemap_infra.queues import Queues
+from sitemap_infra.storage import Storage
+from sitemap_updater.domain.sharding import INDEX_KEY, ROBOTS_KEY
+from sitemap_updater.resources import (
+    FUNCTIONS,
+    INDEX,
+    INGEST,
+    METRICS_NAMESPACE,
+    REBUILD,
+    SERVICE_NAME,
+    FunctionSpec,
+)
+
+LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+LOG_LEVEL = "INFO"
+# Object keys each function writes and deletes (domain/sharding.py): shards are
+# sitemap-<group>-<NNNNN>.xml[.gz]; index files sitemap.xml and sitemap-index-<n>.xml.
+SHARD_KEYS = ("sitemap-*",)
+INDEX_KEYS = (INDEX_KEY, "sitemap-index-*", ROBOTS_KEY)
+
+
+def powertools_environment() -> dict[str, str]:
+    return {
+        "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
+        "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
+        "POWERTOOLS_LOG_LEVEL": LOG_LEVEL,
+    }
+
+
+@dataclass(frozen=True)
+class Permission:
+    """What one function may do: the actions and the resources they apply to."""
+
+    actions: tuple[str, ...]
+    resources: tuple[str, ...]
+
+    def statement(self) -> iam.PolicyStatement:
+        return iam.PolicyStatement(actions=list(self.actions), resources=list(self.resources))
+
+
+class Functions(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        code: lambda_.Code,
+        environment: Mapping[str, str],
+        storage: Storage,
+        queues: Queues,
+        distribution_arn: str | None,
+    ) -> None:
+        """``distribution_arn``: grant CreateInvalidation on it (only when invalidation is on)."""
+        super().__init__(scope, construct_id)
+        self.storage = storage
+        self.queues = queues
+        self.distribution_arn = distribution_arn
+        env = {**environment, **powertools_environment()}
+        self.functions = {spec.name: self._function(spec, code, env) for spec in FUNCTIONS}
+
+    def __getitem__(self, name: str) -> lambda_.Function:
+        return self.functions[name]
+
+    def permissions(self, spec: FunctionSpec) -> list[Permission]:
+        table = self.storage.table.table_arn
+        bucket = self.storage.bucket
+        rebuild_queue = self.queues[REBUILD.name].queue.queue_arn
+        index_queue = self.queues[INDEX.name].queue.queue_arn
+        ingest_dlq = self.queues[INGEST.name].dead_letter.queue_arn
+        # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
+        # and the store treats only 404 as "absent".
+        list_bucket = Permission(("s3:ListBucket",), (bucket.bucket_arn,))
+        objects = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
+        granted: dict[str, list[Permission]] = {
+            INGEST.name: [
+                Permission(
+                    (
+                        "dynamodb:GetItem",
+                        "dynamodb:PutItem",
+                        "dynamodb:UpdateItem",
+                        "dynamodb:DeleteItem",
+                    ),
+                    (table,),
+                ),
+                Permission(("sqs:SendMessage",), (rebuild_queue, ingest_dlq)),
+            ],
+            REBUILD.name: [
+                Permission(("dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"), (table,)),
+                Permission(objects, tuple(bucket.arn_for_objects(key) for key in SHARD_KEYS)),
+                list_bucket,
+                Permission(("sqs:SendMessage",), (index_queue,)),
+            ],
+            INDEX.name: [
+                Permission(
+                    ("dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:DeleteItem"), (table,)
+                ),
+                Permission(objects, tuple(bucket.arn_for_objects(key) for key in INDEX_KEYS)),
+                list_bucket,
+                Permission(("sqs:SendMessage",), (rebuild_queue,)),
+            ],
+        }
+        permissions = granted[spec.name]
+        if self.distribution_arn is not None and spec.name in (REBUILD.name, INDEX.name):
+            permissions.append(
+                Permission(("cloudfront:CreateInvalidation",), (self.distribution_arn,))
+            )
+        return permissions
+
+    def _function(
+        self, spec: FunctionSpec, code: lambda_.Code, environment: Mapping[str, str]
+    ) -> lambda_.Function:
+        name = spec.name.capitalize()
+        log_group = logs.LogGroup(
+            self,
+            f"{name}Logs",
+            retention=LOG_RETENTION,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        role = iam.Role(
+            self,
+            f"{name}Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"sitemap-updater {spec.name} function",
+        )
+        function = lambda_.Function(
+            self,
+            name,
+            description=f"sitemap-updater: {spec.name} ({spec.queue} queue)",
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=spec.handler,
+            code=code,
+            timeout=Duration.seconds(spec.timeout_seconds),
+            memory_size=spec.memory_mb,
+            environment=dict(environment),
+            role=role,
+            log_group=log_group,
+            tracing=lambda_.Tracing.ACTIVE,
+        )
+        log_group.grant_write(role)
+        for permission in self.permissions(spec):
+            role.add_to_principal_policy(permission.statement())
+        pair = self.queues[spec.name]
+        window = spec.batching_window_seconds
+        function.add_event_source(
+            sources.SqsEventSource(
+                pair.queue,
+                batch_size=spec.batch_size,
+                # Lambda rejects a batching window on a FIFO queue.
+                max_batching_window=Duration.seconds(window) if window and not spec.fifo else None,
+                report_batch_item_failures=True,
+            )
+        )
+        self._acknowledge(role, spec)
+        return function
+
+    def _acknowledge(self, role: iam.Role, spec: FunctionSpec) -> None:
+        policy = role.node.find_child("DefaultPolicy")
+        acknowledge(
+            policy,
+            "AwsSolutions-IAM5[Resource::*]",
+            "X-Ray's PutTraceSegments and PutTelemetryRecords support no resource "
+            "other than '*' (added by active tracing).",
+        )
+        bucket = Stack.of(self).get_logical_id(self.storage.bucket.node.default_child)  # type: ignore[arg-type]
+        keys = SHARD_KEYS if spec.name == REBUILD.name else INDEX_KEYS
+        for key in keys:
+            if "*" in key:
+                acknowledge(
+                    policy,
+                    f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{key}]",
+                    "Scoped to the object keys this function writes: shards "
+                    "(sitemap-<group>-<NNNNN>.xml[.gz]) or index files (sitemap-index-<n>.xml), "
+                    "whose names are only known at run time.",
+                )

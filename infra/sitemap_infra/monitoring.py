@@ -1,0 +1,187 @@
+"""Alarms that mean "a person should look" and one dashboard of the whole flow.
+
+Per queue: anything in its dead-letter queue; its oldest message older than two visibility
+timeouts (it has been retried at least once and is still not done). Per function: errors,
+i.e. whole-batch failures (a single bad record is a partial failure and goes to the DLQ).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from sitemap_infra.queues import Queues
+from sitemap_updater.observability import Metric
+from sitemap_updater.resources import FUNCTIONS, METRICS_NAMESPACE, SERVICE_NAME, FunctionSpec
+
+MIN_AGE_ALARM_SECONDS = 900
+PERIOD = Duration.minutes(5)
+
+
+def age_threshold_seconds(spec: FunctionSpec) -> int:
+    return max(MIN_AGE_ALARM_SECONDS, 2 * spec.visibility_timeout_seconds)
+
+
+class Monitoring(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        functions: Mapping[str, lambda_.Function],
+        queues: Queues,
+        alarm_topic: sns.ITopic | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.alarms: list[cloudwatch.Alarm] = []
+        for spec in FUNCTIONS:
+            pair = queues[spec.name]
+            name = spec.name.capitalize()
+            self._alarm(
+                f"{name}DeadLetters",
+                pair.dead_letter.metric_approximate_number_of_messages_visible(
+                    period=Duration.minutes(1), statistic="Maximum"
+                ),
+                threshold=1,
+                description=f"Messages in the {spec.queue} dead-letter queue: read their "
+                "reason, fix, then redrive.",
+            )
+            self._alarm(
+                f"{name}OldestMessage",
+                pair.queue.metric_approximate_age_of_oldest_message(
+                    period=Duration.minutes(1), statistic="Maximum"
+                ),
+                threshold=age_threshold_seconds(spec),
+                evaluation_periods=5,
+                description=f"The {spec.queue} queue is not keeping up, or a message keeps "
+                "failing (FIFO: it holds up its message group).",
+            )
+            self._alarm(
+                f"{name}Errors",
+                functions[spec.name].metric_errors(period=PERIOD, statistic="Sum"),
+                threshold=1,
+                evaluation_periods=3,
+                datapoints_to_alarm=2,
+                description=f"The {spec.name} function failed whole batches.",
+            )
+        if alarm_topic is not None:
+            for alarm in self.alarms:
+                alarm.add_alarm_action(actions.SnsAction(alarm_topic))
+                alarm.add_ok_action(actions.SnsAction(alarm_topic))
+        self.dashboard = self._dashboard(functions, queues)
+
+    def _alarm(
+        self,
+        construct_id: str,
+        metric: cloudwatch.IMetric,
+        *,
+        threshold: float,
+        description: str,
+        evaluation_periods: int = 1,
+        datapoints_to_alarm: int | None = None,
+    ) -> None:
+        self.alarms.append(
+            cloudwatch.Alarm(
+                self,
+                construct_id,
+                metric=metric,
+                threshold=threshold,
+                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+                evaluation_periods=evaluation_periods,
+                datapoints_to_alarm=datapoints_to_alarm,
+                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+                alarm_description=description,
+            )
+        )
+
+    def _dashboard(
+        self, functions: Mapping[str, lambda_.Function], queues: Queues
+    ) -> cloudwatch.Dashboard:
+        dashboard = cloudwatch.Dashboard(
+            self, "Dashboard", default_interval=Duration.hours(6), period_override=None
+        )
+        pairs = [queues[spec.name] for spec in FUNCTIONS]
+        fns = [functions[spec.name] for spec in FUNCTIONS]
+
+        def graph(title: str, metrics: list[cloudwatch.IMetric]) -> cloudwatch.GraphWidget:
+            return cloudwatch.GraphWidget(title=title, left=metrics, width=8, height=6)
+
+        def pipeline(*names: str) -> list[cloudwatch.IMetric]:
+            return [
+                cloudwatch.Metric(
+                    namespace=METRICS_NAMESPACE,
+                    metric_name=name,
+                    dimensions_map={"service": SERVICE_NAME},
+                    statistic="Sum",
+                    period=PERIOD,
+                )
+                for name in names
+            ]
+
+        dashboard.add_widgets(
+            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24, height=3)
+        )
+        dashboard.add_widgets(
+            graph(
+                "Messages waiting",
+                [p.queue.metric_approximate_number_of_messages_visible() for p in pairs],
+            ),
+            graph(
+                "Age of the oldest message (s)",
+                [p.queue.metric_approximate_age_of_oldest_message() for p in pairs],
+            ),
+            graph(
+                "Dead letters",
+                [p.dead_letter.metric_approximate_number_of_messages_visible() for p in pairs],
+            ),
+        )
+        dashboard.add_widgets(
+            graph("Invocations", [f.metric_invocations() for f in fns]),
+            graph("Errors and throttles", [*map(_errors, fns), *map(_throttles, fns)]),
+            graph("Duration p99 (ms)", [f.metric_duration(statistic="p99") for f in fns]),
+        )
+        dashboard.add_widgets(
+            graph(
+                "Events",
+                pipeline(
+                    Metric.EVENTS_APPLIED,
+                    Metric.EVENTS_DUPLICATE,
+                    Metric.EVENTS_STALE,
+                    Metric.EVENTS_REJECTED,
+                ),
+            ),
+            graph(
+                "Objects",
+                pipeline(
+                    Metric.SHARDS_WRITTEN,
+                    Metric.SHARDS_UNCHANGED,
+                    Metric.SHARDS_DELETED,
+                    Metric.INDEX_FILES_WRITTEN,
+                    Metric.ROBOTS_WRITTEN,
+                ),
+            ),
+            graph(
+                "Conflicts and faults",
+                pipeline(
+                    Metric.WRITE_CONFLICTS,
+                    Metric.SHARD_MOVES,
+                    Metric.ROBOTS_TOO_LARGE,
+                    Metric.INVALIDATIONS_FAILED,
+                ),
+            ),
+        )
+        return dashboard
+
+
+def _errors(function: lambda_.Function) -> cloudwatch.IMetric:
+    return function.metric_errors(statistic="Sum")
+
+
+def _throttles(function: lambda_.Function) -> cloudwatch.IMetric:
+    return function.metric_throttles(statistic="Sum")

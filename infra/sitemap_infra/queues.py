@@ -1,0 +1,59 @@
+"""One queue per function, each with its dead-letter queue, shaped by ``resources.FUNCTIONS``
+(FIFO or not, visibility timeout six times the consumer's timeout, receive count), the same
+values ``sitemap-updater local`` creates on moto."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Duration
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from sitemap_updater.resources import (
+    DLQ_RETENTION_DAYS,
+    FUNCTIONS,
+    QUEUE_RETENTION_DAYS,
+    FunctionSpec,
+)
+
+
+@dataclass(frozen=True)
+class QueuePair:
+    spec: FunctionSpec
+    queue: sqs.Queue
+    dead_letter: sqs.Queue
+
+
+class Queues(Construct):
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        self.pairs = {spec.name: self._pair(spec) for spec in FUNCTIONS}
+
+    def _pair(self, spec: FunctionSpec) -> QueuePair:
+        name = spec.queue.capitalize()
+        fifo = True if spec.fifo else None
+        dead_letter = sqs.Queue(
+            self,
+            f"{name}DeadLetter",
+            fifo=fifo,
+            retention_period=Duration.days(DLQ_RETENTION_DAYS),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+        queue = sqs.Queue(
+            self,
+            name,
+            fifo=fifo,
+            visibility_timeout=Duration.seconds(spec.visibility_timeout_seconds),
+            retention_period=Duration.days(QUEUE_RETENTION_DAYS),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            dead_letter_queue=sqs.DeadLetterQueue(
+                queue=dead_letter, max_receive_count=spec.max_receive_count
+            ),
+        )
+        return QueuePair(spec=spec, queue=queue, dead_letter=dead_letter)
+
+    def __getitem__(self, name: str) -> QueuePair:
+        return self.pairs[name]

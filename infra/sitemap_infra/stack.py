@@ -1,0 +1,72 @@
+"""The stack ``cdk deploy`` creates: the SitemapUpdater construct with a distribution of its own,
+and the outputs the operations CLI resolves a deployment from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from aws_cdk import aws_certificatemanager as acm
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from sitemap_infra.config import DeployConfig
+from sitemap_infra.updater import SitemapUpdater
+from sitemap_updater.resources import EXTRA_OUTPUTS, INDEX, INGEST, REBUILD, output_key
+from sitemap_updater.settings import Settings
+
+
+class SitemapUpdaterStack(Stack):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: DeployConfig, **kwargs: Any
+    ) -> None:
+        kwargs.setdefault(
+            "description", f"sitemap-updater: XML sitemaps of {config.resolved.site_url}"
+        )
+        super().__init__(scope, construct_id, **kwargs)
+        certificate = (
+            acm.Certificate.from_certificate_arn(self, "Certificate", config.certificate_arn)
+            if config.certificate_arn
+            else None
+        )
+        topic = (
+            sns.Topic.from_topic_arn(self, "AlarmTopic", config.alarm_topic_arn)
+            if config.alarm_topic_arn
+            else None
+        )
+        settings = {k: v for k, v in config.settings.items() if k != "site_url"}
+        self.updater = SitemapUpdater(
+            self,
+            "SitemapUpdater",
+            site_url=config.resolved.site_url,
+            settings=settings,
+            domain_name=config.domain_name,
+            certificate=certificate,
+            alarm_topic=topic,
+        )
+        self._outputs()
+
+    def _outputs(self) -> None:
+        updater = self.updater
+        values = dict(updater.settings.to_env())
+        descriptions = {
+            alias: field.description or ""
+            for field in Settings.model_fields.values()
+            if (alias := field.alias)
+        }
+        extra = {
+            "IngestQueueUrl": updater.queues[INGEST.name].queue.queue_url,
+            "RebuildDeadLetterQueueUrl": updater.queues[REBUILD.name].dead_letter.queue_url,
+            "IndexDeadLetterQueueUrl": updater.queues[INDEX.name].dead_letter.queue_url,
+            "DistributionId": updater.distribution.distribution_id,
+            "DistributionDomainName": updater.distribution.distribution_domain_name,
+        }
+        assert set(extra) == set(EXTRA_OUTPUTS), "resources.EXTRA_OUTPUTS changed"  # noqa: S101
+        outputs = {
+            output_key(name): (value, descriptions.get(name, name))
+            for name, value in values.items()
+        }
+        for key, value in extra.items():
+            outputs.setdefault(key, (value, key))
+        for key, (value, description) in sorted(outputs.items()):
+            CfnOutput(self, key, value=value, description=description or key)

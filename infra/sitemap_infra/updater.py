@@ -1,0 +1,109 @@
+"""The whole system as one construct, for this project's stack or another team's CDK app.
+
+    from sitemap_infra.updater import SitemapUpdater
+
+    SitemapUpdater(
+        self, "Sitemaps",
+        site_url="https://www.example.com",
+        settings={"max_urls_per_shard": 20_000},
+        distribution=site_distribution,  # the site's own; omit to get one of our own
+    )
+
+Given ``distribution`` (a ``cloudfront.Distribution`` in the same stack), it adds
+``/robots.txt``, ``/sitemap.xml``, ``/sitemap-*.xml`` and ``/sitemap-*.xml.gz`` as behaviours to
+it, so the sitemaps are served from the site's own host. ``settings`` takes the function
+settings by field name (see ``sitemap_updater.settings``), validated by the code's own model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from aws_cdk import Stack
+from aws_cdk import aws_certificatemanager as acm
+from aws_cdk import aws_cloudfront as cloudfront
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sns as sns
+from constructs import Construct
+
+from sitemap_infra.bundling import function_code
+from sitemap_infra.cdn import SitemapCdn
+from sitemap_infra.config import ConfigError, validated_settings
+from sitemap_infra.functions import Functions
+from sitemap_infra.monitoring import Monitoring
+from sitemap_infra.queues import Queues
+from sitemap_infra.storage import Storage
+from sitemap_updater.resources import INDEX, INGEST, REBUILD
+from sitemap_updater.settings import Settings
+
+
+class SitemapUpdater(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        site_url: str,
+        settings: Mapping[str, Any] | None = None,
+        distribution: cloudfront.Distribution | None = None,
+        domain_name: str | None = None,
+        certificate: acm.ICertificate | None = None,
+        alarm_topic: sns.ITopic | None = None,
+        code: lambda_.Code | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        if distribution is not None and Stack.of(distribution) is not Stack.of(self):
+            # The bucket policy would name the distribution and the distribution the bucket:
+            # across two stacks that is a dependency cycle CloudFormation cannot deploy.
+            raise ConfigError(
+                "SitemapUpdater must be in the same stack as the distribution it attaches to "
+                f"({Stack.of(distribution).node.path})"
+            )
+        tuned = validated_settings({**(settings or {}), "site_url": site_url})
+        self.storage = Storage(self, "Storage")
+        self.queues = Queues(self, "Queues")
+        self.cdn = SitemapCdn(
+            self,
+            "Cdn",
+            bucket=self.storage.bucket,
+            cache_max_age_seconds=tuned.cache_max_age_seconds,
+            site_url=tuned.site_url,
+            distribution=distribution,
+            domain_name=domain_name,
+            certificate=certificate,
+            log_bucket=self.storage.logs,
+        )
+        self.distribution = self.cdn.distribution
+        #: The functions' settings, with the deployed resources' names (tokens) filled in.
+        self.settings: Settings = tuned.model_copy(
+            update={
+                "table_name": self.storage.table.table_name,
+                "bucket_name": self.storage.bucket.bucket_name,
+                "rebuild_queue_url": self.queues[REBUILD.name].queue.queue_url,
+                "index_queue_url": self.queues[INDEX.name].queue.queue_url,
+                "ingest_dlq_url": self.queues[INGEST.name].dead_letter.queue_url,
+                "distribution_id": self.distribution.distribution_id,
+            }
+        )
+        self.functions = Functions(
+            self,
+            "Functions",
+            code=code or function_code(),
+            environment=self.settings.to_env(),
+            storage=self.storage,
+            queues=self.queues,
+            distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
+        )
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            functions=self.functions.functions,
+            queues=self.queues,
+            alarm_topic=alarm_topic,
+        )
+
+    @property
+    def ingest_queue(self) -> Any:
+        """Where the CMS sends its events (grant it ``grant_send_messages``)."""
+        return self.queues[INGEST.name].queue

@@ -1,0 +1,107 @@
+"""The function asset without Docker: pip for the Lambda platform, then the package. One test
+bundles for real (it downloads the pinned wheels); the others check the asset hash."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk.assertions import Template
+
+from sitemap_infra.bundling import (
+    FUNCTIONS_DIR,
+    LEFT_OUT,
+    PACKAGE,
+    PYTHON_VERSION,
+    PipBundling,
+    asset_hash,
+    function_code,
+)
+from sitemap_updater.resources import FUNCTIONS
+from tests.infra.conftest import NO_BUNDLING
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    """A copy of functions/ to edit."""
+    copy = tmp_path / "functions"
+    shutil.copytree(FUNCTIONS_DIR, copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return copy
+
+
+def _s3_key(source: Path) -> str:
+    app = App(context=NO_BUNDLING)
+    stack = Stack(app, "S")
+    lambda_.Function(
+        stack,
+        "F",
+        runtime=lambda_.Runtime.PYTHON_3_14,
+        handler="sitemap_updater.handlers.ingest.handler",
+        code=function_code(source),
+    )
+    (function,) = Template.from_stack(stack).find_resources("AWS::Lambda::Function").values()
+    return str(function["Properties"]["Code"]["S3Key"])
+
+
+def test_the_asset_hash_follows_the_dependency_list(source: Path) -> None:
+    before = asset_hash(source)
+    key = _s3_key(source)
+    assert before == asset_hash(source)  # stable
+    requirements = source / "requirements.txt"
+    requirements.write_text(requirements.read_text().replace("pydantic==", "pydantic==2.99.0\n#"))
+    assert asset_hash(source) != before
+    assert _s3_key(source) != key
+
+
+def test_the_asset_hash_follows_the_code_but_not_caches(source: Path) -> None:
+    before = asset_hash(source)
+    (source / PACKAGE / "__pycache__").mkdir(exist_ok=True)
+    (source / PACKAGE / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (source / PACKAGE / "local" / "scratch.py").write_text("# not in the asset\n")
+    assert asset_hash(source) == before
+    (source / PACKAGE / "settings.py").write_text("# changed\n", encoding="utf-8")
+    assert asset_hash(source) != before
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def test_bundles_for_the_lambda_platform_without_docker(tmp_path: Path) -> None:
+    out = tmp_path / "asset"
+    out.mkdir()
+    assert PipBundling(FUNCTIONS_DIR).try_bundle(str(out)) is True
+    tag = f"cpython-{PYTHON_VERSION.replace('.', '')}-aarch64-linux-gnu"
+    assert list((out / "pydantic_core").glob(f"_pydantic_core.{tag}.so"))
+    for name in ("aws_lambda_powertools", "aws_xray_sdk", "pydantic", "boto3", "botocore"):
+        assert (out / name / "__init__.py").is_file(), name
+    assert not list(out.rglob("*.pyc"))  # --no-compile
+    package = out / PACKAGE
+    for left_out in LEFT_OUT:
+        assert not (package / left_out).exists()
+    # Every sitemap_updater module the handlers import (transitively) is in the asset.
+    seen: set[str] = set()
+    todo = [spec.handler.rsplit(".", 1)[0] for spec in FUNCTIONS]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        relative = Path(*module.split("."))
+        path = out / relative.with_suffix(".py")
+        if not path.is_file():
+            path = out / relative / "__init__.py"
+        assert path.is_file(), f"{module} is imported but not in the asset"
+        todo += [m for m in _imports(path) if m.split(".")[0] == PACKAGE]
+    assert f"{PACKAGE}.handlers.ingest" in seen

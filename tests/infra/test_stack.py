@@ -1,0 +1,347 @@
+"""Template assertions: what `cdk deploy` creates, and how each piece is configured."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sitemap_infra.cdn import MAX_TTL_SECONDS
+from sitemap_infra.monitoring import age_threshold_seconds
+from sitemap_updater.resources import (
+    DLQ_RETENTION_DAYS,
+    EXTRA_OUTPUTS,
+    FUNCTIONS,
+    QUEUE_RETENTION_DAYS,
+    TABLE,
+    VISIBILITY_TIMEOUT_FACTOR,
+    output_key,
+)
+from sitemap_updater.settings import Settings
+from tests.infra.conftest import CERTIFICATE_ARN, SITE, TOPIC_ARN, Synthesized
+
+DAY = 86_400
+
+
+def ref(value: Any) -> str:
+    """The logical ID a Ref / Fn::GetAtt points at."""
+    if "Ref" in value:
+        return str(value["Ref"])
+    return str(value["Fn::GetAtt"][0])
+
+
+def function_of(synth: Synthesized, name: str) -> tuple[str, dict[str, Any]]:
+    return synth.logical_id(synth.stack.updater.functions[name]), synth.resources(
+        "AWS::Lambda::Function"
+    )[synth.logical_id(synth.stack.updater.functions[name])]
+
+
+# -- the registry -------------------------------------------------------------------------
+
+
+def test_registry_table(synthesized: Synthesized) -> None:
+    (table,) = synthesized.resources("AWS::DynamoDB::Table").values()
+    props = table["Properties"]
+    assert props["BillingMode"] == "PAY_PER_REQUEST"
+    assert props["KeySchema"] == [
+        {"AttributeName": TABLE.partition_key, "KeyType": "HASH"},
+        {"AttributeName": TABLE.sort_key, "KeyType": "RANGE"},
+    ]
+    assert props["AttributeDefinitions"] == [
+        {"AttributeName": TABLE.partition_key, "AttributeType": "S"},
+        {"AttributeName": TABLE.sort_key, "AttributeType": "S"},
+    ]
+    assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert props["TimeToLiveSpecification"] == {
+        "AttributeName": TABLE.ttl_attribute,
+        "Enabled": True,
+    }
+    assert "GlobalSecondaryIndexes" not in props  # the code queries by key only
+    assert "TableName" not in props  # no hard-coded physical names
+    assert props["DeletionProtectionEnabled"] is True
+    assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
+
+
+# -- the bucket ---------------------------------------------------------------------------
+
+
+def test_site_bucket_is_private_encrypted_versioned_and_retained(default: Synthesized) -> None:
+    bucket_id = default.logical_id(default.stack.updater.storage.bucket)
+    bucket = default.resources("AWS::S3::Bucket")[bucket_id]
+    props = bucket["Properties"]
+    assert props["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert props["BucketEncryption"]["ServerSideEncryptionConfiguration"] == [
+        {"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}
+    ]
+    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+    (rule,) = props["LifecycleConfiguration"]["Rules"]
+    assert rule["Status"] == "Enabled"
+    assert rule["NoncurrentVersionExpiration"]["NoncurrentDays"] > 0
+    assert rule["ExpiredObjectDeleteMarker"] is True
+    assert rule["AbortIncompleteMultipartUpload"] == {"DaysAfterInitiation": 1}
+    assert props["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    assert "LoggingConfiguration" in props
+    assert "BucketName" not in props
+    assert bucket["DeletionPolicy"] == "Retain"
+
+
+def _policy_statements(synth: Synthesized, bucket: Any) -> list[dict[str, Any]]:
+    bucket_id = synth.logical_id(bucket)
+    (policy,) = [
+        p
+        for p in synth.resources("AWS::S3::BucketPolicy").values()
+        if ref(p["Properties"]["Bucket"]) == bucket_id
+    ]
+    return list(policy["Properties"]["PolicyDocument"]["Statement"])
+
+
+@pytest.mark.parametrize("which", ["bucket", "logs"])
+def test_buckets_refuse_plain_http_and_old_tls(default: Synthesized, which: str) -> None:
+    statements = _policy_statements(default, getattr(default.stack.updater.storage, which))
+    conditions = [s["Condition"] for s in statements if s["Effect"] == "Deny"]
+    assert {"Bool": {"aws:SecureTransport": "false"}} in conditions
+    assert {"NumericLessThan": {"s3:TlsVersion": 1.2}} in conditions
+
+
+def test_only_the_distribution_reads_the_bucket(default: Synthesized) -> None:
+    statements = _policy_statements(default, default.stack.updater.storage.bucket)
+    allows = [s for s in statements if s["Effect"] == "Allow"]
+    (read,) = allows
+    assert read["Principal"] == {"Service": "cloudfront.amazonaws.com"}
+    assert read["Action"] == "s3:GetObject"
+    distribution = default.logical_id(default.stack.updater.distribution)
+    source = read["Condition"]["StringEquals"]["AWS:SourceArn"]
+    assert {"Ref": distribution} in source["Fn::Join"][1]
+
+
+# -- the queues ---------------------------------------------------------------------------
+
+
+def queues(synth: Synthesized) -> dict[str, dict[str, Any]]:
+    return synth.resources("AWS::SQS::Queue")
+
+
+@pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda spec: spec.name)
+def test_each_queue_and_its_dead_letter_queue(default: Synthesized, spec: Any) -> None:
+    pair = default.stack.updater.queues[spec.name]
+    queue = queues(default)[default.logical_id(pair.queue)]["Properties"]
+    dlq = queues(default)[default.logical_id(pair.dead_letter)]["Properties"]
+    assert queue.get("FifoQueue", False) is spec.fifo
+    assert dlq.get("FifoQueue", False) is spec.fifo  # a FIFO queue needs a FIFO DLQ
+    assert queue["VisibilityTimeout"] == spec.visibility_timeout_seconds
+    assert queue["MessageRetentionPeriod"] == QUEUE_RETENTION_DAYS * DAY
+    assert dlq["MessageRetentionPeriod"] == DLQ_RETENTION_DAYS * DAY
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": [default.logical_id(pair.dead_letter), "Arn"]},
+        "maxReceiveCount": spec.max_receive_count,
+    }
+    for props in (queue, dlq):
+        assert props["SqsManagedSseEnabled"] is True
+        assert "QueueName" not in props
+
+
+def test_every_queue_refuses_plain_http(default: Synthesized) -> None:
+    policies = default.resources("AWS::SQS::QueuePolicy").values()
+    protected = {
+        ref(queue)
+        for policy in policies
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if statement["Effect"] == "Deny"
+        and statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        for queue in policy["Properties"]["Queues"]
+    }
+    assert protected == set(queues(default))
+
+
+# -- the functions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda spec: spec.name)
+def test_functions(default: Synthesized, spec: Any) -> None:
+    _, function = function_of(default, spec.name)
+    props = function["Properties"]
+    assert props["Runtime"] == "python3.14"
+    assert props["Architectures"] == ["arm64"]
+    assert props["Handler"] == spec.handler
+    assert props["Timeout"] == spec.timeout_seconds
+    assert props["MemorySize"] == spec.memory_mb
+    assert props["TracingConfig"] == {"Mode": "Active"}
+    assert "FunctionName" not in props
+    log_group = default.resources("AWS::Logs::LogGroup")[ref(props["LoggingConfig"]["LogGroup"])]
+    assert log_group["Properties"]["RetentionInDays"] == 30
+
+
+@pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda spec: spec.name)
+def test_event_sources_report_batch_item_failures(default: Synthesized, spec: Any) -> None:
+    function_id, function = function_of(default, spec.name)
+    (mapping,) = [
+        m["Properties"]
+        for m in default.resources("AWS::Lambda::EventSourceMapping").values()
+        if ref(m["Properties"]["FunctionName"]) == function_id
+    ]
+    queue_id = default.logical_id(default.stack.updater.queues[spec.name].queue)
+    assert ref(mapping["EventSourceArn"]) == queue_id
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["BatchSize"] == spec.batch_size
+    if spec.fifo:  # Lambda rejects a batching window on a FIFO queue
+        assert "MaximumBatchingWindowInSeconds" not in mapping
+    else:
+        assert mapping["MaximumBatchingWindowInSeconds"] == spec.batching_window_seconds > 0
+    queue = queues(default)[queue_id]["Properties"]
+    timeout = function["Properties"]["Timeout"]
+    assert queue["VisibilityTimeout"] >= VISIBILITY_TIMEOUT_FACTOR * timeout
+
+
+# -- CloudFront ---------------------------------------------------------------------------
+
+
+def distribution_config(synth: Synthesized) -> dict[str, Any]:
+    (distribution,) = synth.resources("AWS::CloudFront::Distribution").values()
+    return dict(distribution["Properties"]["DistributionConfig"])
+
+
+def test_distribution_reads_the_bucket_through_origin_access_control(
+    default: Synthesized,
+) -> None:
+    config = distribution_config(default)
+    (origin,) = config["Origins"]
+    (oac_id,) = default.resources("AWS::CloudFront::OriginAccessControl")
+    assert origin["OriginAccessControlId"] == {"Fn::GetAtt": [oac_id, "Id"]}
+    assert origin["S3OriginConfig"] == {"OriginAccessIdentity": ""}
+    (oac,) = default.resources("AWS::CloudFront::OriginAccessControl").values()
+    assert oac["Properties"]["OriginAccessControlConfig"]["SigningBehavior"] == "always"
+    behavior = config["DefaultCacheBehavior"]
+    assert behavior["ViewerProtocolPolicy"] == "redirect-to-https"
+    assert behavior["AllowedMethods"] == ["GET", "HEAD"]
+    assert behavior["Compress"] is True
+    assert config["HttpVersion"] == "http2and3"
+    assert config["Logging"]["Bucket"]["Fn::GetAtt"][0] == default.logical_id(
+        default.stack.updater.storage.logs
+    )
+
+
+def test_custom_domain_requires_a_modern_tls_policy(configured: Synthesized) -> None:
+    config = distribution_config(configured)
+    assert config["Aliases"] == ["www.example.com"]
+    assert config["ViewerCertificate"] == {
+        "AcmCertificateArn": CERTIFICATE_ARN,
+        "MinimumProtocolVersion": "TLSv1.2_2025",
+        "SslSupportMethod": "sni-only",
+    }
+
+
+@pytest.mark.parametrize(("fixture", "default_ttl"), [("default", 60), ("configured", 120)])
+def test_cache_policy_fits_sitemaps(
+    request: pytest.FixtureRequest, fixture: str, default_ttl: int
+) -> None:
+    synth: Synthesized = request.getfixturevalue(fixture)
+    (policy,) = synth.resources("AWS::CloudFront::CachePolicy").values()
+    config = policy["Properties"]["CachePolicyConfig"]
+    assert config["DefaultTTL"] == default_ttl  # the objects' own max-age
+    assert config["MinTTL"] == 0
+    assert config["MaxTTL"] == MAX_TTL_SECONDS
+    keys = config["ParametersInCacheKeyAndForwardedToOrigin"]
+    assert keys["QueryStringsConfig"] == {"QueryStringBehavior": "none"}
+    assert keys["CookiesConfig"] == {"CookieBehavior": "none"}
+    assert keys["EnableAcceptEncodingGzip"] is True
+    assert distribution_config(synth)["DefaultCacheBehavior"]["CachePolicyId"] == {
+        "Ref": next(iter(synth.resources("AWS::CloudFront::CachePolicy")))
+    }
+
+
+def test_response_headers_policy(default: Synthesized) -> None:
+    (policy,) = default.resources("AWS::CloudFront::ResponseHeadersPolicy").values()
+    headers = policy["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"]
+    assert headers["StrictTransportSecurity"]["AccessControlMaxAgeSec"] >= 31_536_000
+    assert headers["ContentTypeOptions"] == {"Override": True}
+    assert headers["FrameOptions"]["FrameOption"] == "DENY"
+    (policy_id,) = default.resources("AWS::CloudFront::ResponseHeadersPolicy")
+    behavior = distribution_config(default)["DefaultCacheBehavior"]
+    assert behavior["ResponseHeadersPolicyId"] == {"Ref": policy_id}
+
+
+# -- monitoring ---------------------------------------------------------------------------
+
+
+def alarms(synth: Synthesized) -> list[dict[str, Any]]:
+    return [a["Properties"] for a in synth.resources("AWS::CloudWatch::Alarm").values()]
+
+
+def _dimension(alarm: dict[str, Any]) -> str:
+    (dimension,) = alarm["Dimensions"]
+    return ref(dimension["Value"]) if isinstance(dimension["Value"], dict) else dimension["Value"]
+
+
+@pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda spec: spec.name)
+def test_alarms_per_queue_and_function(default: Synthesized, spec: Any) -> None:
+    pair = default.stack.updater.queues[spec.name]
+    by_metric = {(a["MetricName"], _dimension(a)): a for a in alarms(default)}
+    dlq = by_metric["ApproximateNumberOfMessagesVisible", default.logical_id(pair.dead_letter)]
+    assert dlq["Threshold"] == 1
+    assert dlq["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+    age = by_metric["ApproximateAgeOfOldestMessage", default.logical_id(pair.queue)]
+    assert age["Threshold"] == age_threshold_seconds(spec) >= spec.visibility_timeout_seconds
+    function_id, _ = function_of(default, spec.name)
+    errors = by_metric["Errors", function_id]
+    assert errors["Threshold"] == 1
+    for alarm in (dlq, age, errors):
+        assert alarm["TreatMissingData"] == "notBreaching"
+        assert "AlarmActions" not in alarm  # no topic given
+
+
+def test_alarms_notify_the_topic_when_one_is_given(configured: Synthesized) -> None:
+    found = alarms(configured)
+    assert len(found) == 3 * len(FUNCTIONS)
+    for alarm in found:
+        assert alarm["AlarmActions"] == [TOPIC_ARN]
+        assert alarm["OKActions"] == [TOPIC_ARN]
+
+
+def test_a_dashboard(default: Synthesized) -> None:
+    (dashboard,) = default.resources("AWS::CloudWatch::Dashboard").values()
+    assert "DashboardName" not in dashboard["Properties"]
+    body = str(dashboard["Properties"]["DashboardBody"])
+    for title in ("Messages waiting", "Dead letters", "Errors and throttles", "Events"):
+        assert title in body
+
+
+# -- outputs ------------------------------------------------------------------------------
+
+
+def test_outputs_are_what_the_cli_reads(synthesized: Synthesized) -> None:
+    outputs = synthesized.template.find_outputs("*")
+    expected = {output_key(name) for name in Settings.env_names()} | set(EXTRA_OUTPUTS)
+    assert set(outputs) == expected
+
+
+def test_output_values(default: Synthesized) -> None:
+    outputs = default.template.find_outputs("*")
+    updater = default.stack.updater
+    assert outputs["SiteUrl"]["Value"] == SITE
+    assert outputs["MaxUrlsPerShard"]["Value"] == "10000"
+    assert outputs["InvalidatePaths"]["Value"] == "false"
+    assert outputs["TableName"]["Value"] == {"Ref": default.logical_id(updater.storage.table)}
+    assert outputs["BucketName"]["Value"] == {"Ref": default.logical_id(updater.storage.bucket)}
+    queue = updater.queues["ingest"]
+    assert outputs["IngestQueueUrl"]["Value"] == {"Ref": default.logical_id(queue.queue)}
+    assert outputs["IngestDlqUrl"]["Value"] == {"Ref": default.logical_id(queue.dead_letter)}
+    for name in ("rebuild", "index"):
+        pair = updater.queues[name]
+        key = f"{name.capitalize()}DeadLetterQueueUrl"
+        assert outputs[key]["Value"] == {"Ref": default.logical_id(pair.dead_letter)}
+        key = f"{name.capitalize()}QueueUrl"
+        assert outputs[key]["Value"] == {"Ref": default.logical_id(pair.queue)}
+    distribution = default.logical_id(updater.distribution)
+    assert outputs["DistributionId"]["Value"] == {"Ref": distribution}
+    assert outputs["DistributionDomainName"]["Value"] == {
+        "Fn::GetAtt": [distribution, "DomainName"]
+    }
+
+
+def test_stack_name_comes_from_context(configured: Synthesized) -> None:
+    assert configured.stack.stack_name == "Sitemaps-Prod"

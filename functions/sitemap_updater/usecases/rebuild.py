@@ -9,7 +9,6 @@ FIFO message group, so a concurrent republish into it is serialised with the del
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -17,10 +16,9 @@ from enum import StrEnum
 from typing import Protocol
 
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.errors import LimitExceeded, WriteConflict
+from sitemap_updater.domain.errors import WriteConflict
 from sitemap_updater.domain.records import ObjectState, ShardOutput
-from sitemap_updater.domain.render import render_urlset
-from sitemap_updater.domain.sharding import Limits, shard_key
+from sitemap_updater.domain.sharding import Limits, render_shard, shard_body, shard_key
 from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
@@ -51,16 +49,6 @@ class Rebuilt(StrEnum):
     RETIRING = "retiring"  # empty; waiting for the index to stop naming it
     DELETED = "deleted"
     ABSENT = "absent"
-
-
-def render_shard(entries: list[SitemapEntry], limits: Limits) -> bytes:
-    """The shard's document, checked against the limits (placement guarantees them)."""
-    if len(entries) > limits.max_urls_per_shard:
-        raise LimitExceeded(f"{len(entries)} entries, over {limits.max_urls_per_shard}")
-    document = render_urlset(entries)
-    if len(document) > limits.max_shard_bytes:
-        raise LimitExceeded(f"{len(document)} bytes, over {limits.max_shard_bytes}")
-    return document
 
 
 class RebuildShard:
@@ -118,7 +106,7 @@ class RebuildShard:
             self.index.request_index(f"{shard}@{revived.generation}")
             return Rebuilt.WRITTEN
         now = w3c_now(self.clock())
-        body = gzip.compress(document, compresslevel=6, mtime=0) if self.compress else document
+        body = shard_body(document, self.compress)
         state = ObjectState(key, "", digest, len(entries), len(document), now)
         try:
             written = write_object(

@@ -14,15 +14,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sitemap_updater.ops.errors import UserError, aws_error_message
+
 EXAMPLES = {
     "local": "example: sitemap-updater local events/ "
     "--site-url https://www.example.com --out site/",
     "schema": "example: sitemap-updater schema --out events/schema.json",
+    "build": "example: sitemap-updater build pages.jsonl --site-url https://www.example.com "
+    "--out site/",
 }
 
-
-class UserError(Exception):
-    """A mistake in the command line or its inputs: reported in one line."""
+__all__ = ["UserError", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,7 +93,68 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=None, help="write to this file instead of stdout"
     )
     schema.set_defaults(run=_schema)
+
+    build = commands.add_parser(
+        "build",
+        help="turn page records into a complete site offline (shards, index, robots.txt)",
+        description="Validate each page record as its publish event, place the pages into "
+        "shards, render and gzip them, write the index and robots.txt into --out: the same "
+        "code and limits as the functions, so the files are what the pipeline would serve. "
+        "The same input gives byte-identical files. A URL given twice: the greater version "
+        "wins, else the later record. A shard's lastmod in the index is its newest entry's "
+        "lastmod (or --lastmod). Exits 0 even if records were rejected (1 with --strict).",
+        epilog=EXAMPLES["build"],
+    )
+    build.add_argument(
+        "pages",
+        nargs="+",
+        type=Path,
+        metavar="PAGES",
+        help="page records: JSON Lines (.jsonl), a JSON array (.json) or CSV with a header",
+    )
+    build.add_argument("--site-url", required=True, help="the site's origin")
+    build.add_argument("--out", type=Path, required=True, help="folder to write the site into")
+    _limit_arguments(build)
+    build.add_argument(
+        "--no-compress", action="store_true", help="write shards as .xml, not .xml.gz"
+    )
+    build.add_argument(
+        "--lastmod", default=None, help="W3C datetime to give every shard in the index"
+    )
+    build.add_argument(
+        "--robots",
+        type=Path,
+        default=None,
+        help="the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set",
+    )
+    build.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
+    build.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    build.set_defaults(run=_build)
     return parser
+
+
+def _limit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-urls-per-shard", type=int, default=10_000, help="default 10000, at most 50000"
+    )
+    parser.add_argument(
+        "--max-shard-bytes",
+        type=int,
+        default=52_428_800,
+        help="uncompressed bytes per shard (default and maximum 52428800)",
+    )
+    parser.add_argument(
+        "--max-sitemaps-per-index",
+        type=int,
+        default=50_000,
+        help="shards per index file (default and maximum 50000)",
+    )
+
+
+def _build(args: argparse.Namespace) -> int:
+    from sitemap_updater.ops import build  # noqa: PLC0415
+
+    return build.run(args)
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -188,7 +251,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sitemap-updater: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print("sitemap-updater: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. piped into head: stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as exc:
+        message = aws_error_message(exc)
+        if message is None:
+            raise
+        print(f"sitemap-updater: error: {message}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -11,10 +11,12 @@ from lxml import etree
 from moto import mock_aws
 
 from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.local.stack import LOCAL_STACK_NAME, register_stack
 from sitemap_updater.schemas import sitemap_schema
 from tests.conftest import SITE, FakeClock
 
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+STACK = ["--stack", LOCAL_STACK_NAME]  # how the operator commands name the deployment
 
 
 def document(body: bytes) -> bytes:
@@ -227,3 +229,10 @@ class FaultInjector:
 def faults(pipeline: Pipeline, recorder: Recorder) -> FaultInjector:
     """Needs the recorder: it stashes each call's API parameters for the rules to match."""
     return FaultInjector(pipeline)
+
+
+@pytest.fixture
+def deployed(pipeline: Pipeline) -> Pipeline:
+    """The pipeline, described by a CloudFormation stack whose outputs are a deployment's."""
+    register_stack(pipeline.stack)
+    return pipeline

@@ -206,7 +206,11 @@ def _operator_commands(commands: Any) -> None:
         help="version for records without one (default 0: any CMS version wins)",
     )
     backfill.add_argument(
-        "--workers", type=int, default=4, help="registry writers in parallel (default 4)"
+        "--workers",
+        type=int,
+        default=None,
+        help="registry writers in parallel (default 4; 1 on a local endpoint: moto's "
+        "DynamoDB is not thread-safe)",
     )
     backfill.add_argument(
         "--dry-run", action="store_true", help="read and validate only; write nothing"

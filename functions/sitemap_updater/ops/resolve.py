@@ -13,6 +13,8 @@ every client, as with the AWS CLI, so the commands work the same against
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -22,7 +24,9 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 
-from sitemap_updater.bootstrap import CLIENT_CONFIG, App, build_app
+from sitemap_updater.domain.sharding import Limits
+from sitemap_updater.domain.urls import Site
+from sitemap_updater.local.stack import local_environment
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.flags import RESOURCE_FLAGS
 from sitemap_updater.resources import output_key
@@ -30,6 +34,8 @@ from sitemap_updater.settings import Settings
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+
+    from sitemap_updater.bootstrap import App
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 LOCAL_REGION = "us-east-1"
@@ -56,6 +62,8 @@ class Deployment:
     _clients: dict[str, Any] = field(default_factory=dict)
 
     def client(self, service: str) -> Any:
+        from sitemap_updater.bootstrap import CLIENT_CONFIG  # noqa: PLC0415 - see quiet_observability
+
         if service not in self._clients:
             self._clients[service] = self.session.client(
                 service,  # type: ignore[call-overload]
@@ -99,9 +107,32 @@ class Deployment:
                 problems.append(f"{output} ({flag}): {problem}")
             raise UserError("cannot describe the deployment: " + "; ".join(problems)) from exc
 
+    @property
+    def site(self) -> Site:
+        """The site alone (a dry run needs no table, bucket or queues)."""
+        try:
+            return Site.parse(self.value("SiteUrl"))
+        except ValueError as exc:
+            raise UserError(f"SiteUrl: {exc}") from exc
+
+    @property
+    def limits(self) -> Limits:
+        """The limits alone: the outputs' values, else the settings' defaults."""
+        values = {}
+        for name in ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index"):
+            alias = Settings.model_fields[name].alias or name
+            given = self.outputs.get(output_key(alias))
+            values[name] = int(given) if given else Settings.model_fields[name].default
+        try:
+            return Limits(**values)
+        except ValueError as exc:
+            raise UserError(str(exc)) from exc
+
     @cached_property
     def app(self) -> App:
         """The functions' composition root, on this deployment's clients."""
+        from sitemap_updater.bootstrap import build_app  # noqa: PLC0415 - see quiet_observability
+
         return build_app(self.settings, self.session, endpoint_url=self.endpoint_url)
 
     def queues(self) -> list[QueuePair]:
@@ -152,6 +183,8 @@ def session_for(
 def stack_outputs(
     session: boto3.session.Session, endpoint_url: str | None, stack: str
 ) -> dict[str, str]:
+    from sitemap_updater.bootstrap import CLIENT_CONFIG  # noqa: PLC0415 - see quiet_observability
+
     cloudformation = session.client(
         "cloudformation", endpoint_url=endpoint_url, config=CLIENT_CONFIG
     )
@@ -171,8 +204,37 @@ def stack_outputs(
     }
 
 
+def quiet_observability() -> None:
+    """The use cases log and count for Lambda. Run from a command, their logs go to stderr
+    from WARNING up and their metrics are not published (drop them with
+    ``metrics.clear_metrics()`` now and then: Powertools prints every 100 values).
+
+    Powertools reads its environment when ``sitemap_updater.observability`` is first
+    imported, so this module imports the use cases (through bootstrap) only after it ran.
+    """
+    for name, value in local_environment().items():
+        os.environ.setdefault(name, value)
+    from sitemap_updater.observability import logger  # noqa: PLC0415 - after the environment
+
+    logger.setLevel("WARNING")
+    handler = logger.registered_handler
+    if hasattr(handler, "setStream"):
+        handler.setStream(_Stderr())
+
+
+class _Stderr:
+    """Whatever sys.stderr is at the time of writing (it is replaced in tests)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def resolve(args: argparse.Namespace) -> Deployment:
     """The deployment the command line names."""
+    quiet_observability()
     session = session_for(args.profile, args.region, args.endpoint_url)
     outputs = stack_outputs(session, args.endpoint_url, args.stack) if args.stack else {}
     for dest, (_flag, output, _what) in RESOURCE_FLAGS.items():

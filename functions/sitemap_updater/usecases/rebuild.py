@@ -5,6 +5,11 @@ conditional on) is read *before* the entries. A shard whose last entry is gone i
 deleted at once: it is marked retiring, the index drops it, and only when no index can name
 it any more (``listed`` is cleared) is the object deleted, by a rebuild in the shard's own
 FIFO message group, so a concurrent republish into it is serialised with the delete.
+
+``restore=True`` (the operators' ``sitemap-updater rebuild``) also checks, when the bytes
+did not change, that the object is really there: a missing or altered object is written
+again, byte for byte, with its recorded lastmod, so the index stays as it was. The hot path
+never pays for that HEAD.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ class Rebuilt(StrEnum):
     RETIRING = "retiring"  # empty; waiting for the index to stop naming it
     DELETED = "deleted"
     ABSENT = "absent"
+    RESTORED = "restored"  # same bytes, rewritten because the object was missing or altered
 
 
 class RebuildShard:
@@ -71,10 +77,10 @@ class RebuildShard:
         self.index = index
         self.clock = clock
 
-    def __call__(self, shard: str) -> Rebuilt:
+    def __call__(self, shard: str, *, restore: bool = False) -> Rebuilt:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                outcome = self._rebuild(shard)
+                outcome = self._rebuild(shard, restore)
             except WriteConflict:
                 metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
                 logger.warning("shard write conflict", shard=shard, attempt=attempt)
@@ -88,7 +94,7 @@ class RebuildShard:
             return outcome
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _rebuild(self, shard: str) -> Rebuilt:
+    def _rebuild(self, shard: str, restore: bool) -> Rebuilt:
         output = self.registry.shard_output(shard)  # before the entries: see the module doc
         entries = self.registry.shard_entries(shard)
         if not entries:
@@ -98,10 +104,14 @@ class RebuildShard:
         key = shard_key(shard, self.compress)
         current = output.obj
         if current is not None and current.sha256 == digest and current.key == key:
+            restored = self._restore(current, document) if restore else None
             if not output.retiring:
-                return Rebuilt.UNCHANGED
+                if restored is None:
+                    return Rebuilt.UNCHANGED
+                self.registry.save_shard_output(output.with_object(restored), output.generation)
+                return Rebuilt.RESTORED
             # Republished to exactly the bytes it had: keep the object and its lastmod.
-            revived = output.with_object(current, retiring=False)
+            revived = output.with_object(restored or current, retiring=False)
             self.registry.save_shard_output(revived, output.generation)
             self.index.request_index(f"{shard}@{revived.generation}")
             return Rebuilt.WRITTEN
@@ -128,6 +138,21 @@ class RebuildShard:
         self.index.request_index(f"{shard}@{updated.generation}")
         return Rebuilt.WRITTEN
 
+    def _restore(self, recorded: ObjectState, document: bytes) -> ObjectState | None:
+        """Write the recorded object again if it is missing or altered (None: it is intact)."""
+        found = self.store.head(recorded.key)
+        if found is not None and found.metadata.get("sha256") == recorded.sha256:
+            return None
+        there = None if found is None else replace(recorded, etag=found.etag)
+        return write_object(
+            self.store,
+            recorded,  # same key, hash, counts and lastmod: the index need not change
+            shard_body(document, self.compress),
+            content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
+            cache_control=self.cache_control,
+            previous=there,
+        )
+
     def _retire(self, output: ShardOutput) -> Rebuilt:
         obj = output.obj
         if obj is None:
@@ -144,4 +169,8 @@ class RebuildShard:
         return Rebuilt.DELETED
 
 
-_METRICS = {Rebuilt.WRITTEN: Metric.SHARDS_WRITTEN, Rebuilt.DELETED: Metric.SHARDS_DELETED}
+_METRICS = {
+    Rebuilt.WRITTEN: Metric.SHARDS_WRITTEN,
+    Rebuilt.RESTORED: Metric.SHARDS_WRITTEN,
+    Rebuilt.DELETED: Metric.SHARDS_DELETED,
+}

@@ -108,7 +108,7 @@ def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
             name = _local(part.tag)
             if name in ("loc", "lastmod", "changefreq", "priority") and name not in values:
                 values[name] = _text(part)
-        found.append(Entry(line=element.sourceline, **values))
+        found.append(Entry(loc=values.pop("loc", None), line=element.sourceline, **values))
     return (kind, found, []) if kind == URLSET else (kind, [], found)
 
 
@@ -153,15 +153,21 @@ def load_document(
     return document
 
 
+def _everything(document: Document, entry: Entry) -> bool:
+    return True
+
+
 @dataclass
 class Walk:
     """A breadth-first walk. ``follow`` maps a named sitemap URL to the URL to fetch, or
-    None to leave it (the default follows http(s) URLs as they are)."""
+    None to leave it (the default follows http(s) URLs as they are); ``accept`` says which
+    index entries to follow at all."""
 
     fetch: Callable[[str], Fetched]
     workers: int = 4
     max_documents: int = 100_000
     follow: Callable[[str], str | None] = field(default=lambda url: url)
+    accept: Callable[[Document, Entry], bool] = _everything
     fetched: int = 0
     truncated: bool = False  # stopped at max_documents
     _seen: set[str] = field(default_factory=set)
@@ -207,7 +213,7 @@ class Walk:
                     pending.extend(
                         (entry.loc, f"{document.url}:{entry.line}", document.depth + 1)
                         for entry in document.sitemaps
-                        if entry.loc
+                        if entry.loc and self.accept(document, entry)
                     )
                 yield document
 

@@ -152,6 +152,7 @@ class Pipeline:
         messages: list[dict[str, Any]] = []
         for queue in self.stack.queues.values():
             seen: set[str] = set()
+            handles: list[str] = []
             while True:
                 batch = self.sqs.receive_message(
                     QueueUrl=queue.dlq_url,
@@ -165,8 +166,21 @@ class Pipeline:
                     break
                 for message in fresh:
                     seen.add(message["MessageId"])
+                    handles.append(message["ReceiptHandle"])
                     messages.append({"queue": queue.spec.name, **message})
+            self._release(queue.dlq_url, handles)
         return messages
+
+    def _release(self, queue_url: str, handles: list[str]) -> None:
+        """Make messages read for a report visible again (a redrive can move them at once)."""
+        for start in range(0, len(handles), 10):
+            self.sqs.change_message_visibility_batch(
+                QueueUrl=queue_url,
+                Entries=[
+                    {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+                    for n, handle in enumerate(handles[start : start + 10])
+                ],
+            )
 
     def objects(self) -> dict[str, bytes]:
         """Every object in the bucket, as stored (shards still gzipped)."""

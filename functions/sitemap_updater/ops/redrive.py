@@ -41,15 +41,21 @@ class Moved:
     dlq_url: str
     source_url: str
     waiting: int  # in the dead-letter queue when the move started
+    in_flight: int = 0  # received by someone else: back after their visibility timeout
     moved: int = 0
     failed: list[str] = field(default_factory=list)
 
 
-def approximate_count(sqs: SQSClient, queue_url: str) -> int:
+def approximate_counts(sqs: SQSClient, queue_url: str) -> tuple[int, int]:
+    """(visible, in flight) messages of a queue."""
     attributes = sqs.get_queue_attributes(
-        QueueUrl=queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+        QueueUrl=queue_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     )["Attributes"]
-    return int(attributes.get("ApproximateNumberOfMessages", "0"))
+    return (
+        int(attributes.get("ApproximateNumberOfMessages", "0")),
+        int(attributes.get("ApproximateNumberOfMessagesNotVisible", "0")),
+    )
 
 
 def _entry(number: int, message: Any, fifo: bool) -> dict[str, Any]:
@@ -124,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
     sqs = deployment.sqs
     reports = [
         Moved(
-            pair.name, str(pair.dlq_url), str(pair.url), approximate_count(sqs, str(pair.dlq_url))
+            pair.name, str(pair.dlq_url), str(pair.url), *approximate_counts(sqs, str(pair.dlq_url))
         )
         for pair in pairs
     ]
@@ -137,6 +143,11 @@ def run(args: argparse.Namespace) -> int:
     lines: list[str] = []
     for report in reports:
         lines.extend(f"failed {report.queue}: {failure}" for failure in report.failed)
+        if report.in_flight:
+            lines.append(
+                f"{report.queue}: {report.in_flight:,} more message(s) in flight (being read "
+                "elsewhere); run again once they are visible"
+            )
         if args.dry_run:
             lines.append(
                 f"{report.queue}: {report.waiting:,} message(s) in {report.dlq_url} "

@@ -107,7 +107,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         process.kill()
 
 
-def test_status_resolves_the_local_stack_and_sees_the_rejected_samples(served: Served) -> None:
+def test_status_resolves_the_local_stack_and_sees_the_dead_letter(served: Served) -> None:
     result = served.aws("status", "--json")
     report = json.loads(result.stdout)
     assert result.returncode == 1  # the malformed line is a dead letter

@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from tests.httpsite import StaticSite
+
 # Powertools objects read these when sitemap_updater.observability is first imported.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "sitemap-updater-test")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "SitemapUpdaterTest")
@@ -51,3 +53,11 @@ class FakeClock:
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
+
+
+@pytest.fixture
+def http_site() -> Iterator[StaticSite]:
+    """A hand-made site served on 127.0.0.1 (put bytes at paths)."""
+    site = StaticSite()
+    yield site
+    site.stop()

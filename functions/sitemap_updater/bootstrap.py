@@ -94,22 +94,29 @@ def build_app(
     settings: Settings,
     session: boto3.session.Session | None = None,
     clock: Callable[[], datetime] = utc_now,
+    endpoint_url: str | None = None,
 ) -> App:
-    """Wire the adapters to real (or moto) clients. boto3 honours AWS_ENDPOINT_URL."""
+    """Wire the adapters to real (or moto) clients.
+
+    boto3 honours AWS_ENDPOINT_URL; the operator commands pass ``endpoint_url`` instead.
+    """
     session = session or boto3.session.Session()
     return App(
         settings=settings,
         registry=Registry(
             settings.table_name,
             settings.limits,
-            client=session.client("dynamodb", config=CLIENT_CONFIG),
+            client=session.client("dynamodb", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
         ),
-        store=SitemapStore(settings.bucket_name, client=session.client("s3", config=CLIENT_CONFIG)),
+        store=SitemapStore(
+            settings.bucket_name,
+            client=session.client("s3", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
+        ),
         queues=Queues(
             rebuild_queue_url=settings.rebuild_queue_url,
             index_queue_url=settings.index_queue_url,
             dead_letter_url=settings.ingest_dlq_url,
-            client=session.client("sqs", config=CLIENT_CONFIG),
+            client=session.client("sqs", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
         ),
         clock=clock,
         cdn=(

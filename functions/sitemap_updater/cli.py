@@ -10,20 +10,28 @@ import json
 import os
 import signal
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from sitemap_updater.ops.errors import UserError, aws_error_message
 
 EXAMPLES = {
     "local": "example: sitemap-updater local events/ "
     "--site-url https://www.example.com --out site/",
     "schema": "example: sitemap-updater schema --out events/schema.json",
+    "build": "example: sitemap-updater build pages.jsonl --site-url https://www.example.com "
+    "--out site/",
+    "send": "example: sitemap-updater send events/ --stack sitemap-updater-prod",
+    "backfill": "example: sitemap-updater backfill https://www.example.com/robots.txt "
+    "--stack sitemap-updater-prod",
+    "rebuild": "example: sitemap-updater rebuild --all --stack sitemap-updater-prod",
+    "redrive": "example: sitemap-updater redrive --dry-run --stack sitemap-updater-prod",
+    "status": "example: sitemap-updater status --stack sitemap-updater-prod",
+    "validate": "example: sitemap-updater validate https://www.example.com/",
 }
 
-
-class UserError(Exception):
-    """A mistake in the command line or its inputs: reported in one line."""
+__all__ = ["UserError", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,10 +52,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     local.add_argument(
         "events",
-        nargs="+",
+        nargs="*",
         type=Path,
         metavar="EVENTS",
-        help="files (one event, a JSON array, JSON Lines, an SQS batch) or folders",
+        help="files (one event, a JSON array, JSON Lines, an SQS batch) or folders; "
+        "none with --serve starts an empty site",
     )
     local.add_argument(
         "--site-url", required=True, help="the site's origin, e.g. https://www.example.com"
@@ -71,6 +80,13 @@ def _parser() -> argparse.ArgumentParser:
         help="port for --serve (default: the --site-url port if it is local, else 8080)",
     )
     local.add_argument(
+        "--moto-port",
+        type=int,
+        default=0,
+        help="fixed port for the moto server, so the operator commands can reach it with "
+        "--endpoint-url (default: a free port, printed with --serve)",
+    )
+    local.add_argument(
         "--max-urls-per-shard",
         type=int,
         default=None,
@@ -92,7 +108,216 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=None, help="write to this file instead of stdout"
     )
     schema.set_defaults(run=_schema)
+
+    build = commands.add_parser(
+        "build",
+        help="turn page records into a complete site offline (shards, index, robots.txt)",
+        description="Validate each page record as its publish event, place the pages into "
+        "shards, render and gzip them, write the index and robots.txt into --out: the same "
+        "code and limits as the functions, so the files are what the pipeline would serve. "
+        "The same input gives byte-identical files. A URL given twice: the greater version "
+        "wins, else the later record. A shard's lastmod in the index is its newest entry's "
+        "lastmod (or --lastmod). Exits 0 even if records were rejected (1 with --strict).",
+        epilog=EXAMPLES["build"],
+    )
+    build.add_argument(
+        "pages",
+        nargs="+",
+        type=Path,
+        metavar="PAGES",
+        help="page records: JSON Lines (.jsonl), a JSON array (.json) or CSV with a header",
+    )
+    build.add_argument("--site-url", required=True, help="the site's origin")
+    build.add_argument("--out", type=Path, required=True, help="folder to write the site into")
+    _limit_arguments(build)
+    build.add_argument(
+        "--no-compress", action="store_true", help="write shards as .xml, not .xml.gz"
+    )
+    build.add_argument(
+        "--lastmod", default=None, help="W3C datetime to give every shard in the index"
+    )
+    build.add_argument(
+        "--robots",
+        type=Path,
+        default=None,
+        help="the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set",
+    )
+    build.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
+    build.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    build.set_defaults(run=_command("build"))
+
+    _operator_commands(commands)
     return parser
+
+
+def _command(name: str) -> Any:
+    """Run ``sitemap_updater.ops.<name>.run(args)``, imported only when it is the command."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib  # noqa: PLC0415
+
+        module = importlib.import_module(f"sitemap_updater.ops.{name}")
+        return int(module.run(args))
+
+    return run
+
+
+def _aws_command(
+    commands: Any, name: str, help_text: str, description: str
+) -> argparse.ArgumentParser:
+    from sitemap_updater.ops.flags import add_deployment_arguments  # noqa: PLC0415
+
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help_text, description=description, epilog=EXAMPLES[name]
+    )
+    parser.set_defaults(run=_command(name))
+    add_deployment_arguments(parser)
+    return parser
+
+
+def _operator_commands(commands: Any) -> None:
+    send = _aws_command(
+        commands,
+        "send",
+        "put events from files on the ingest queue",
+        "Read events as `local` does (one event, a JSON array, JSON Lines sent line by line "
+        "as written, an SQS batch, or folders) and send them to the ingest queue ten at a "
+        "time. Every entry SQS refuses is listed; exits 1 if any was.",
+    )
+    send.add_argument("events", nargs="+", type=Path, metavar="EVENTS", help="files or folders")
+    send.add_argument("--json", action="store_true", help="end with the summary as JSON")
+
+    backfill = _aws_command(
+        commands,
+        "backfill",
+        "import an existing site into the registry (live sitemaps, CSV, JSON Lines)",
+        "Read pages from a live sitemap tree (a robots.txt, index or sitemap URL; indexes "
+        "followed, .gz read), a sitemap file, CSV or JSON Lines, and apply each to the "
+        "registry exactly as a publish event (same validation and limits), then request one "
+        "rebuild per touched shard. Records without a version get --version (default 0), "
+        "which any CMS event beats; re-running is harmless (equal versions are duplicates), "
+        "so an interrupted backfill is resumed by running it again.",
+    )
+    backfill.add_argument(
+        "source", metavar="SOURCE", help="URL (robots.txt, sitemap index, sitemap) or file"
+    )
+    backfill.add_argument(
+        "--version",
+        default="0",
+        help="version for records without one (default 0: any CMS version wins)",
+    )
+    backfill.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="registry writers in parallel (default 4; 1 on a local endpoint: moto's "
+        "DynamoDB is not thread-safe)",
+    )
+    backfill.add_argument(
+        "--dry-run", action="store_true", help="read and validate only; write nothing"
+    )
+    backfill.add_argument("--timeout", type=float, default=30.0, help="HTTP timeout, seconds")
+    backfill.add_argument("--json", action="store_true", help="end with the summary as JSON")
+
+    rebuild = _aws_command(
+        commands,
+        "rebuild",
+        "re-render shards and the index from the registry; restore lost objects",
+        "Render shards from the registry. A shard whose bytes changed is written with a new "
+        "lastmod (and the index function is asked to refresh); one whose bytes did not "
+        "change is checked in the bucket and, if its object is missing or altered, "
+        "restored byte for byte with its recorded lastmod. Then the index files and "
+        "robots.txt are checked and restored the same way. Unchanged objects that are "
+        "present are never rewritten.",
+    )
+    which = rebuild.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all", action="store_true", help="every shard the registry knows")
+    which.add_argument(
+        "--shard", action="append", default=None, metavar="ID", help="one shard (repeatable)"
+    )
+    rebuild.add_argument("--json", action="store_true", help="end with the summary as JSON")
+
+    redrive = _aws_command(
+        commands,
+        "redrive",
+        "move dead-letter messages back to their source queues",
+        "After a fix, move the messages of the dead-letter queues back to the queues they "
+        "came from (receive, send, delete; FIFO messages keep their group). Moves at most "
+        "the messages there when it starts, so messages that fail again are not looped.",
+    )
+    redrive.add_argument(
+        "--queue",
+        action="append",
+        choices=["ingest", "rebuild", "index"],
+        default=None,
+        help="only this function's dead-letter queue (repeatable; default all)",
+    )
+    redrive.add_argument("--dry-run", action="store_true", help="count only; move nothing")
+    redrive.add_argument(
+        "--max-messages", type=int, default=None, help="move at most this many per queue"
+    )
+    redrive.add_argument("--json", action="store_true", help="end with the summary as JSON")
+
+    status = _aws_command(
+        commands,
+        "status",
+        "shard fill levels, queue depths and ages, dead letters, the index's lastmod",
+        "Show each shard's entries and bytes against the limits, each queue's depth and the "
+        "age of its oldest message (CloudWatch's ApproximateAgeOfOldestMessage), the "
+        "dead-letter counts, and the newest index lastmod. Exits 1 when a dead-letter "
+        "queue holds messages.",
+    )
+    status.add_argument("--json", action="store_true", help="print the status as JSON only")
+
+    validate = commands.add_parser(
+        "validate",
+        help="walk a live site as a crawler would and report every sitemap fault",
+        description="From robots.txt (or a sitemap or index URL), follow every Sitemap line, "
+        "index and sitemap (.gz too) and report each fault with its location: schema "
+        "validity (the official XSDs), the 50,000-entry and 50 MiB limits, loc length, "
+        "absolute same-site URLs, W3C datetimes, dead links, duplicate URLs. Exits 1 on "
+        "any fault, 0 when clean, 2 on a usage error. Works on any site.",
+        epilog=EXAMPLES["validate"],
+    )
+    validate.set_defaults(run=_command("validate"))
+    validate.add_argument(
+        "url", metavar="URL", help="site root, robots.txt, sitemap index or sitemap URL"
+    )
+    validate.add_argument(
+        "--site-url",
+        default=None,
+        help="the origin the sitemaps should name, when it is served from URL's origin "
+        "(e.g. a staging or local copy): its URLs are fetched from URL's origin",
+    )
+    validate.add_argument("--timeout", type=float, default=30.0, help="HTTP timeout, seconds")
+    validate.add_argument(
+        "--workers", type=int, default=4, help="sitemaps fetched in parallel (default 4)"
+    )
+    validate.add_argument(
+        "--max-sitemaps",
+        type=int,
+        default=100_000,
+        help="stop after this many sitemap files (default 100000)",
+    )
+    validate.add_argument("--json", action="store_true", help="end with the report as JSON")
+
+
+def _limit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-urls-per-shard", type=int, default=10_000, help="default 10000, at most 50000"
+    )
+    parser.add_argument(
+        "--max-shard-bytes",
+        type=int,
+        default=52_428_800,
+        help="uncompressed bytes per shard (default and maximum 52428800)",
+    )
+    parser.add_argument(
+        "--max-sitemaps-per-index",
+        type=int,
+        default=50_000,
+        help="shards per index file (default and maximum 50000)",
+    )
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -113,6 +338,8 @@ def _local(args: argparse.Namespace) -> int:
         site = Site.parse(args.site_url)
     except ValueError as exc:
         raise UserError(str(exc)) from exc
+    if not args.events and not args.serve:
+        raise UserError("give EVENTS (files or folders), or --serve to start an empty site")
     for path in args.events:
         if not path.exists():
             raise UserError(f"no such file or directory: {path}")
@@ -129,7 +356,6 @@ def _local(args: argparse.Namespace) -> int:
     for name, value in local_environment().items():  # before the handlers are imported
         os.environ.setdefault(name, value)
     from sitemap_updater.local.runtime import run_local  # noqa: PLC0415
-    from sitemap_updater.local.server import SiteServer  # noqa: PLC0415
     from sitemap_updater.observability import logger  # noqa: PLC0415
 
     logger.setLevel(args.log_level.upper())
@@ -137,31 +363,15 @@ def _local(args: argparse.Namespace) -> int:
     if hasattr(handler, "setStream"):
         handler.setStream(sys.stderr)
     try:
-        runtime, summary = run_local(args.events, site.origin, args.out, overrides)
+        runtime, summary = run_local(
+            args.events, site.origin, args.out, overrides, moto_port=args.moto_port
+        )
     except (ValueError, OSError) as exc:  # settings (pydantic), limits, unreadable files
         raise UserError(_one_line(exc)) from exc
     try:
         _print_summary(summary, as_json=args.json)
         if args.serve:
-            port = args.port if args.port is not None else _default_port(site)
-            pipeline = runtime.pipeline
-            assert pipeline is not None  # noqa: S101 - run_local started it
-            try:
-                server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port)
-            except (OSError, OverflowError) as exc:  # port in use, not allowed, out of range
-                raise UserError(f"cannot serve on port {port}: {exc}") from exc
-            server.start()
-            _stop_on_sigterm()
-            print(
-                f"serving {site.origin} from {server.url} (robots.txt, sitemap.xml); Ctrl-C stops",
-                file=sys.stderr,
-                flush=True,
-            )
-            try:
-                while True:
-                    time.sleep(3600)
-            except KeyboardInterrupt:
-                server.stop()
+            _serve(runtime, site, args.port)
     finally:
         runtime.stop()
     return 0
@@ -175,6 +385,41 @@ def _one_line(exc: Exception) -> str:
             for error in errors(include_url=False)
         )
     return str(exc).splitlines()[0]
+
+
+def _serve(runtime: Any, site: Any, port: int | None) -> None:
+    """Serve the bucket, keep the pipeline running, and say how to operate it."""
+    import threading  # noqa: PLC0415
+
+    from sitemap_updater.local.server import SiteServer  # noqa: PLC0415
+    from sitemap_updater.local.stack import LOCAL_STACK_NAME, REGION  # noqa: PLC0415
+
+    pipeline = runtime.pipeline
+    runtime.register_stack()
+    port = port if port is not None else _default_port(site)
+    try:
+        server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port).start()
+    except (OSError, OverflowError) as exc:  # port in use, not allowed, out of range
+        raise UserError(f"cannot serve on port {port}: {exc}") from exc
+    _stop_on_sigterm()
+    mapped = "" if server.url == site.origin else f" --site-url {site.origin}"
+    target = f"--stack {LOCAL_STACK_NAME} --endpoint-url {runtime.endpoint_url} --region {REGION}"
+    print(
+        f"serving {site.origin} from {server.url} (robots.txt, sitemap.xml); the pipeline keeps "
+        f"running on {runtime.endpoint_url}; Ctrl-C stops\n"
+        f"operate it: sitemap-updater status {target}\n"
+        f"            sitemap-updater send EVENTS... {target}\n"
+        f"check it:   sitemap-updater validate {server.url}/robots.txt{mapped}",
+        file=sys.stderr,
+        flush=True,
+    )
+    stop = threading.Event()
+    try:
+        pipeline.run_until(stop)
+    except KeyboardInterrupt:
+        stop.set()
+    finally:
+        server.stop()
 
 
 def _default_port(site: Any) -> int:
@@ -218,7 +463,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"sitemap-updater: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        print("sitemap-updater: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. piped into head: stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as exc:
+        message = aws_error_message(exc)
+        if message is None:
+            raise
+        print(f"sitemap-updater: error: {message}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -12,10 +12,12 @@ from lxml import etree
 from moto import mock_aws
 
 from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.local.stack import LOCAL_STACK_NAME, register_stack
 from sitemap_updater.schemas import sitemap_schema
 from tests.conftest import SITE, FakeClock
 
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+STACK = ["--stack", LOCAL_STACK_NAME]  # how the operator commands name the deployment
 
 
 def document(body: bytes) -> bytes:
@@ -243,3 +245,10 @@ class FaultInjector:
 @pytest.fixture
 def faults(pipeline: Pipeline) -> FaultInjector:
     return FaultInjector(pipeline)
+
+
+@pytest.fixture
+def deployed(pipeline: Pipeline) -> Pipeline:
+    """The pipeline, described by a CloudFormation stack whose outputs are a deployment's."""
+    register_stack(pipeline.stack)
+    return pipeline

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -242,6 +242,33 @@ class Registry:
             int(item.get("slots", {}).get("N", "0")),
             int(item.get("reserved_bytes", {}).get("N", "0")),
         )
+
+    def capacities(self, shards: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(slots, reserved bytes) of many shards, read 100 at a time (BatchGetItem)."""
+        found = dict.fromkeys(shards, (0, 0))
+        ordered = list(found)
+        for start in range(0, len(ordered), 100):
+            request: Any = {
+                self.table: {
+                    "Keys": [capacity_key(shard) for shard in ordered[start : start + 100]],
+                    "ConsistentRead": True,
+                }
+            }
+            for attempt in range(8):
+                response = self.client.batch_get_item(RequestItems=request)
+                for item in response.get("Responses", {}).get(self.table, []):
+                    shard = item[PARTITION_KEY]["S"].removeprefix("SHARD#")
+                    found[shard] = (
+                        int(item.get("slots", {}).get("N", "0")),
+                        int(item.get("reserved_bytes", {}).get("N", "0")),
+                    )
+                request = response.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+                time.sleep(min(1.0, 0.05 * 2**attempt))  # throttled: back off, then the rest
+            else:
+                raise RetryableError("registry kept throttling the capacity reads")
+        return found
 
     # -- published outputs -------------------------------------------------------------------
 

@@ -9,11 +9,14 @@ life. Shard ``pages-00001`` is served as ``/sitemap-pages-00001.xml.gz``; the in
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sitemap_updater.domain.render import URLSET_FRAME_BYTES
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import InvalidEvent, LimitExceeded
+from sitemap_updater.domain.render import URLSET_FRAME_BYTES, entry_size, render_urlset
 
 PROTOCOL_MAX_URLS = 50_000
 PROTOCOL_MAX_BYTES = 52_428_800  # 50 MiB, uncompressed
@@ -79,6 +82,38 @@ def split_index(shards: Sequence[str], limits: Limits) -> list[tuple[str, list[s
         (index_key(position), ordered[start : start + size])
         for position, start in enumerate(range(0, len(ordered), size))
     ]
+
+
+def checked_entry_size(entry: SitemapEntry, limits: Limits) -> int:
+    """The bytes ``entry`` adds to a shard; InvalidEvent when no shard could ever hold it."""
+    size = entry_size(entry)
+    if size > limits.max_entry_bytes:
+        raise InvalidEvent(
+            "entry_too_large", f"entry is {size} bytes; a shard holds {limits.max_entry_bytes}"
+        )
+    return size
+
+
+def render_shard(entries: Sequence[SitemapEntry], limits: Limits) -> bytes:
+    """A shard's document from its entries (in URL order), checked against the limits.
+
+    Placement guarantees the limits; LimitExceeded here is a bug, never a write.
+    """
+    if len(entries) > limits.max_urls_per_shard:
+        raise LimitExceeded(f"{len(entries)} entries, over {limits.max_urls_per_shard}")
+    document = render_urlset(entries)
+    if len(document) > limits.max_shard_bytes:
+        raise LimitExceeded(f"{len(document)} bytes, over {limits.max_shard_bytes}")
+    return document
+
+
+def shard_body(document: bytes, compressed: bool) -> bytes:
+    """The bytes stored for a shard: its document, gzipped when ``compressed``.
+
+    Deterministic (no file name, mtime 0, level 6): equal documents give equal objects, so
+    the rebuild and ``sitemap-updater build`` write the same bytes for the same entries.
+    """
+    return gzip.compress(document, compresslevel=6, mtime=0) if compressed else document
 
 
 def group_for(url: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,6 +29,7 @@ from sitemap_updater.local.stack import (
     MotoServer,
     create_resources,
     local_environment,
+    register_stack,
     use_endpoint,
 )
 
@@ -149,11 +151,18 @@ class Pipeline:
     def drain(self, timeout_seconds: float = 600) -> None:
         drain(self.sqs, list(self.mappings.values()), timeout_seconds=timeout_seconds)
 
+    def run_until(self, stop: threading.Event, idle_seconds: float = 0.2) -> None:
+        """Keep driving the handlers from their queues, as Lambda would, until ``stop``."""
+        while not stop.is_set():
+            if not sum(mapping.poll_once() for mapping in self.mappings.values()):
+                stop.wait(idle_seconds)
+
     def dead_letters(self) -> list[dict[str, Any]]:
         """Every message in every DLQ (read, not removed)."""
         messages: list[dict[str, Any]] = []
         for queue in self.stack.queues.values():
             seen: set[str] = set()
+            handles: list[str] = []
             while True:
                 batch = self.sqs.receive_message(
                     QueueUrl=queue.dlq_url,
@@ -167,8 +176,21 @@ class Pipeline:
                     break
                 for message in fresh:
                     seen.add(message["MessageId"])
+                    handles.append(message["ReceiptHandle"])
                     messages.append({"queue": queue.spec.name, **message})
+            self._release(queue.dlq_url, handles)
         return messages
+
+    def _release(self, queue_url: str, handles: list[str]) -> None:
+        """Make messages read for a report visible again (a redrive can move them at once)."""
+        for start in range(0, len(handles), 10):
+            self.sqs.change_message_visibility_batch(
+                QueueUrl=queue_url,
+                Entries=[
+                    {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+                    for n, handle in enumerate(handles[start : start + 10])
+                ],
+            )
 
     def objects(self) -> dict[str, bytes]:
         """Every object in the bucket, as stored (shards still gzipped)."""
@@ -227,18 +249,30 @@ def _invoke(handler: Any, app: App, event: dict[str, Any], context: Any) -> dict
 class LocalRuntime:
     """moto's server on 127.0.0.1 with the pipeline running against it."""
 
-    def __init__(self, site_url: str, settings_overrides: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        site_url: str,
+        settings_overrides: dict[str, Any] | None = None,
+        moto_port: int = 0,
+    ):
         for name, value in local_environment().items():
             os.environ.setdefault(name, value)
-        self._server = MotoServer()
+        self._server = MotoServer(moto_port)
+        self.endpoint_url: str | None = None
         self._site_url = site_url
         self._overrides = settings_overrides
         self.pipeline: Pipeline | None = None
 
     def start(self) -> Pipeline:
-        use_endpoint(self._server.start())
+        self.endpoint_url = self._server.start()
+        use_endpoint(self.endpoint_url)
         self.pipeline = Pipeline.create(self._site_url, self._overrides)
         return self.pipeline
+
+    def register_stack(self) -> None:
+        """Describe the resources as a CloudFormation stack, for the operator commands."""
+        assert self.pipeline is not None, "start() first"  # noqa: S101 - a programming error
+        register_stack(self.pipeline.stack)
 
     def stop(self) -> None:
         self._server.stop()
@@ -256,10 +290,11 @@ def run_local(
     site_url: str,
     out_dir: Path,
     settings_overrides: dict[str, Any] | None = None,
+    moto_port: int = 0,
 ) -> tuple[LocalRuntime, Summary]:
     """Run the pipeline over the event files; the runtime is left running (stop() it)."""
     bodies = [message.body for message in read_paths(paths)]
-    runtime = LocalRuntime(site_url, settings_overrides)
+    runtime = LocalRuntime(site_url, settings_overrides, moto_port)
     try:
         pipeline = runtime.start()
         sent = pipeline.send(bodies)

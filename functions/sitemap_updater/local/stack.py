@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from sitemap_updater.resources import (
     SERVICE_NAME,
     TABLE,
     FunctionSpec,
+    output_key,
 )
 from sitemap_updater.settings import Settings
 
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 
 REGION = "us-east-1"
 LOCAL_PREFIX = "sitemap-updater-local"
+LOCAL_STACK_NAME = LOCAL_PREFIX  # the CloudFormation stack the operator commands resolve
 
 
 @dataclass
@@ -181,3 +184,31 @@ def use_endpoint(endpoint_url: str) -> None:
     """Point every boto3 client this process creates at the local server."""
     os.environ.pop("AWS_PROFILE", None)
     os.environ.update(aws_environment(endpoint_url))
+
+
+def stack_outputs(stack: LocalStack) -> dict[str, str]:
+    """The outputs the deployed stack has: every settings variable, and the operator ones."""
+    outputs = {output_key(name): value for name, value in stack.settings.to_env().items()}
+    outputs["IngestQueueUrl"] = stack.queues["ingest"].url
+    outputs["RebuildDeadLetterQueueUrl"] = stack.queues["rebuild"].dlq_url
+    outputs["IndexDeadLetterQueueUrl"] = stack.queues["index"].dlq_url
+    return outputs
+
+
+def register_stack(
+    stack: LocalStack,
+    name: str = LOCAL_STACK_NAME,
+    session: boto3.session.Session | None = None,
+) -> None:
+    """Register a CloudFormation stack whose outputs describe the local resources, so that
+    ``sitemap-updater status --stack NAME --endpoint-url ...`` resolves them as it would a
+    deployment. The stack holds one placeholder resource (moto only records it)."""
+    template = {
+        "Description": "sitemap-updater local runtime: outputs only",
+        "Resources": {"Placeholder": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+        "Outputs": {key: {"Value": value} for key, value in stack_outputs(stack).items()},
+    }
+    cloudformation = (session or boto3.session.Session(region_name=REGION)).client("cloudformation")
+    with warnings.catch_warnings():  # moto: "WaitConditionHandle ... not supported"
+        warnings.simplefilter("ignore", UserWarning)
+        cloudformation.create_stack(StackName=name, TemplateBody=json.dumps(template))

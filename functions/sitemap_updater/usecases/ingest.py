@@ -22,8 +22,7 @@ from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, Retrya
 from sitemap_updater.domain.events import PageChange, parse_body
 from sitemap_updater.domain.placement import Commit, plan_commit
 from sitemap_updater.domain.records import UrlRecord
-from sitemap_updater.domain.render import entry_size
-from sitemap_updater.domain.sharding import Limits, group_for, parse_shard_id
+from sitemap_updater.domain.sharding import Limits, checked_entry_size, group_for, parse_shard_id
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
 
@@ -72,12 +71,7 @@ class ApplyChange:
         self._open: dict[str, str] = {}
 
     def __call__(self, change: PageChange) -> IngestResult:
-        size = entry_size(change.entry) if change.entry is not None else 0
-        if size > self.limits.max_entry_bytes:
-            raise InvalidEvent(
-                "entry_too_large",
-                f"entry is {size} bytes; a shard holds {self.limits.max_entry_bytes}",
-            )
+        size = checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
         move = False
         for _attempt in range(MAX_ATTEMPTS):
             record = self.registry.get_url(change.url)

@@ -8,12 +8,18 @@ One run, serialised by the index queue's single FIFO message group:
 4. delete index files that are no longer needed (robots.txt no longer names them);
 5. clear ``listed`` on retiring shards the index no longer names, and ask their rebuild
    (in the shard's own message group) to delete their objects.
+
+:meth:`PublishIndex.restore` (the operators' ``sitemap-updater rebuild``, which runs outside
+the index queue's message group) never publishes anything new: it only writes again an
+index file whose recorded bytes are still current but whose object is missing or altered,
+conditionally, with its recorded lastmod, and then robots.txt's Sitemap lines. When the
+registry has moved on, the index function has to publish: restore says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
@@ -66,6 +72,22 @@ class RobotsOutcome(StrEnum):
     UNCHANGED = "unchanged"
     WRITTEN = "written"
     TOO_LARGE = "too_large"
+
+
+class Restored(StrEnum):
+    UNCHANGED = "unchanged"  # the object is there, as recorded
+    RESTORED = "restored"  # written again, byte for byte
+    BEHIND = "behind"  # the registry has moved on: the index function must publish
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    index_files: dict[str, Restored]
+    robots: RobotsOutcome | None  # None when the index is behind (robots.txt is left alone)
+
+    @property
+    def behind(self) -> bool:
+        return self.robots is None
 
 
 @dataclass(frozen=True)
@@ -195,17 +217,57 @@ class PublishIndex:
         )
         return result
 
+    def restore(self) -> RestoreResult:
+        """Write again the index files (and robots.txt's lines) that went missing."""
+        named = {o.shard: o for o in self.registry.shard_outputs() if o.nameable}
+        files = split_index(sorted(named), self.limits)
+        previous = self.registry.index_outputs()
+        outcomes = {
+            key: self._restore_index(key, [named[s] for s in shards], previous.get(key))
+            for key, shards in files
+        }
+        stale = {key for key, output in previous.items() if output.obj} - set(outcomes)
+        if stale or Restored.BEHIND in outcomes.values():
+            outcomes.update(dict.fromkeys(stale, Restored.BEHIND))
+            return RestoreResult(outcomes, robots=None)
+        return RestoreResult(outcomes, self.robots([self.site.url_for(key) for key, _ in files]))
+
+    def _restore_index(
+        self, key: str, shards: list[ShardOutput], before: IndexOutput | None
+    ) -> Restored:
+        _count, document = self._render(shards)
+        recorded = before.obj if before is not None else None
+        if before is None or recorded is None or recorded.sha256 != sha256(document):
+            return Restored.BEHIND
+        found = self.store.head(key)
+        if found is not None and found.metadata.get("sha256") == recorded.sha256:
+            return Restored.UNCHANGED
+        written = write_object(
+            self.store,
+            recorded,
+            document,
+            content_type=XML_CONTENT_TYPE,
+            cache_control=self.cache_control,
+            previous=None if found is None else replace(recorded, etag=found.etag),
+        )
+        restored = IndexOutput(key=key, generation=before.generation + 1, obj=written)
+        self.registry.save_index_output(restored, before.generation)
+        return Restored.RESTORED
+
+    def _render(self, shards: list[ShardOutput]) -> tuple[int, bytes]:
+        entries = [IndexEntry(self.site.url_for(s.obj.key), s.obj.lastmod) for s in shards if s.obj]
+        return len(entries), render_index(entries)
+
     def _write_index(
         self, key: str, shards: list[ShardOutput], previous: dict[str, IndexOutput]
     ) -> bool:
-        entries = [IndexEntry(self.site.url_for(s.obj.key), s.obj.lastmod) for s in shards if s.obj]
-        document = render_index(entries)
+        count, document = self._render(shards)
         digest = sha256(document)
         before = previous.get(key) or IndexOutput(key=key, generation=0, obj=None)
         if before.obj is not None and before.obj.sha256 == digest:
             return False
         now = w3c_now(self.clock())
-        state = ObjectState(key, "", digest, len(entries), len(document), now)
+        state = ObjectState(key, "", digest, count, len(document), now)
         try:
             written = write_object(
                 self.store,

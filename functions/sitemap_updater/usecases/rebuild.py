@@ -5,11 +5,15 @@ conditional on) is read *before* the entries. A shard whose last entry is gone i
 deleted at once: it is marked retiring, the index drops it, and only when no index can name
 it any more (``listed`` is cleared) is the object deleted, by a rebuild in the shard's own
 FIFO message group, so a concurrent republish into it is serialised with the delete.
+
+``restore=True`` (the operators' ``sitemap-updater rebuild``) also checks, when the bytes
+did not change, that the object is really there: a missing or altered object is written
+again, byte for byte, with its recorded lastmod, so the index stays as it was. The hot path
+never pays for that HEAD.
 """
 
 from __future__ import annotations
 
-import gzip
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -17,10 +21,9 @@ from enum import StrEnum
 from typing import Protocol
 
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.errors import ConcurrentChange, LimitExceeded, WriteConflict
+from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.records import ObjectState, ShardOutput
-from sitemap_updater.domain.render import render_urlset
-from sitemap_updater.domain.sharding import Limits, shard_key
+from sitemap_updater.domain.sharding import Limits, render_shard, shard_body, shard_key
 from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
@@ -52,16 +55,7 @@ class Rebuilt(StrEnum):
     RETIRING = "retiring"  # empty; waiting for the index to stop naming it
     DELETED = "deleted"
     ABSENT = "absent"
-
-
-def render_shard(entries: list[SitemapEntry], limits: Limits) -> bytes:
-    """The shard's document, checked against the limits (placement guarantees them)."""
-    if len(entries) > limits.max_urls_per_shard:
-        raise LimitExceeded(f"{len(entries)} entries, over {limits.max_urls_per_shard}")
-    document = render_urlset(entries)
-    if len(document) > limits.max_shard_bytes:
-        raise LimitExceeded(f"{len(document)} bytes, over {limits.max_shard_bytes}")
-    return document
+    RESTORED = "restored"  # same bytes, rewritten because the object was missing or altered
 
 
 class RebuildShard:
@@ -86,10 +80,10 @@ class RebuildShard:
         self.clock = clock
         self.cdn = cdn
 
-    def __call__(self, shard: str) -> Rebuilt:
+    def __call__(self, shard: str, *, restore: bool = False) -> Rebuilt:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                outcome = self._rebuild(shard)
+                outcome = self._rebuild(shard, restore)
             except (WriteConflict, ConcurrentChange) as lost:
                 metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
                 logger.warning(
@@ -105,7 +99,7 @@ class RebuildShard:
             return outcome
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _rebuild(self, shard: str) -> Rebuilt:
+    def _rebuild(self, shard: str, restore: bool) -> Rebuilt:
         output = self.registry.shard_output(shard)  # before the entries: see the module doc
         entries = self.registry.shard_entries(shard)
         if not entries:
@@ -115,19 +109,24 @@ class RebuildShard:
         key = shard_key(shard, self.compress)
         current = output.obj
         if current is not None and current.sha256 == digest and current.key == key:
+            restored = self._restore(current, document) if restore else None
             if not output.retiring:
+                if restored is not None:
+                    self.registry.save_shard_output(output.with_object(restored), output.generation)
+                    self._invalidate(key)
+                    return Rebuilt.RESTORED
                 # Nothing to write, but the index may never have heard of this state: the
                 # run that wrote (or adopted) it may have died before asking. Asking again
                 # is cheap, and deduplicated by the FIFO queue for five minutes.
                 self.index.request_index(f"{shard}@{output.generation}")
                 return Rebuilt.UNCHANGED
             # Republished to exactly the bytes it had: keep the object and its lastmod.
-            revived = output.with_object(current, retiring=False)
+            revived = output.with_object(restored or current, retiring=False)
             self.registry.save_shard_output(revived, output.generation)
             self.index.request_index(f"{shard}@{revived.generation}")
             return Rebuilt.WRITTEN
         now = w3c_now(self.clock())
-        body = gzip.compress(document, compresslevel=6, mtime=0) if self.compress else document
+        body = shard_body(document, self.compress)
         state = ObjectState(key, "", digest, len(entries), len(document), now)
         try:
             written = write_object(
@@ -159,6 +158,21 @@ class RebuildShard:
             # which the next attempt reads. Nothing of ours to adopt.
             logger.info("shard record moved on; not adopting", shard=output.shard)
 
+    def _restore(self, recorded: ObjectState, document: bytes) -> ObjectState | None:
+        """Write the recorded object again if it is missing or altered (None: it is intact)."""
+        found = self.store.head(recorded.key)
+        if found is not None and found.metadata.get("sha256") == recorded.sha256:
+            return None
+        there = None if found is None else replace(recorded, etag=found.etag)
+        return write_object(
+            self.store,
+            recorded,  # same key, hash, counts and lastmod: the index need not change
+            shard_body(document, self.compress),
+            content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
+            cache_control=self.cache_control,
+            previous=there,
+        )
+
     def _retire(self, output: ShardOutput) -> Rebuilt:
         obj = output.obj
         if obj is None:
@@ -180,4 +194,8 @@ class RebuildShard:
             self.cdn.invalidate([key])
 
 
-_METRICS = {Rebuilt.WRITTEN: Metric.SHARDS_WRITTEN, Rebuilt.DELETED: Metric.SHARDS_DELETED}
+_METRICS = {
+    Rebuilt.WRITTEN: Metric.SHARDS_WRITTEN,
+    Rebuilt.RESTORED: Metric.SHARDS_WRITTEN,
+    Rebuilt.DELETED: Metric.SHARDS_DELETED,
+}

@@ -1,0 +1,300 @@
+"""``sitemap-updater build``: page records in, a complete site out, with no AWS at all.
+
+The same rules as the functions, from the same code: each record is validated as its
+publish event (:func:`sitemap_updater.ops.pages.page_change`), entries are placed the way
+ingest places new URLs (in input order, into their group's open shard, which closes when
+the next entry would break the entry or byte limit), shards are rendered and gzipped by
+the rebuild's own functions (``render_shard``, ``shard_body``), the index by
+``render_index`` and robots.txt by ``with_sitemaps``. The same input gives the same bytes.
+
+Choices a snapshot has to make:
+
+* A URL given more than once: the record with the greater version wins; on equal (or
+  absent) versions the later record wins. The page keeps the place of its first record.
+  A record with ``"type": "unpublish"`` removes the page by the same rule.
+* A shard's ``<lastmod>`` in the index is the newest ``lastmod`` of its entries (omitted
+  when none has one), or ``--lastmod`` for every shard: never the time of the build, so a
+  build is reproducible. (The pipeline's index says when each shard's bytes last changed.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.events import normalise_lastmod
+from sitemap_updater.domain.render import IndexEntry, render_index
+from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
+from sitemap_updater.domain.sharding import (
+    ROBOTS_KEY,
+    Limits,
+    checked_entry_size,
+    group_for,
+    render_shard,
+    shard_body,
+    shard_id,
+    shard_key,
+    split_index,
+)
+from sitemap_updater.domain.urls import Site
+from sitemap_updater.ops.errors import UserError
+from sitemap_updater.ops.pages import Record, page_change, read_paths
+from sitemap_updater.ops.progress import Progress
+
+_SHOW_SHARDS = 20
+# Files a build owns in its output folder: shards, index files. Others are never touched.
+_OWN_FILE = re.compile(
+    r"sitemap\.xml|sitemap-index-[0-9]+\.xml|sitemap-[a-z0-9-]+-[0-9]{5,}\.xml(?:\.gz)?"
+)
+
+
+@dataclass(frozen=True)
+class Rejected:
+    origin: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ShardFile:
+    shard: str
+    key: str
+    entries: int
+    bytes: int  # uncompressed
+    lastmod: str | None
+
+
+@dataclass
+class BuildResult:
+    records: int = 0
+    pages: int = 0
+    duplicates: int = 0
+    removed: int = 0
+    rejected: list[Rejected] = field(default_factory=list)
+    shards: list[ShardFile] = field(default_factory=list)
+    index_files: list[str] = field(default_factory=list)
+    stale_removed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+@dataclass
+class _Open:
+    """A group's open shard while placing."""
+
+    number: int = 1
+    count: int = 0
+    bytes: int = 0
+
+
+@dataclass
+class BuiltSite:
+    """Everything a build writes, in memory, before it touches the folder."""
+
+    files: dict[str, bytes]
+    result: BuildResult
+
+
+def collect(
+    records: Iterable[Record], site: Site, result: BuildResult, progress: Progress
+) -> dict[str, tuple[Decimal, SitemapEntry | None]]:
+    """URL -> (version, entry or None when unpublished), in order of first appearance."""
+    pages: dict[str, tuple[Decimal, SitemapEntry | None]] = {}
+    for record in records:
+        result.records += 1
+        progress.advance()
+        try:
+            if record.error is not None:
+                raise record.error
+            change = page_change(record.value, site)
+        except InvalidEvent as rejected:
+            result.rejected.append(Rejected(record.origin, rejected.reason))
+            continue
+        before = pages.get(change.url)
+        if before is not None:
+            result.duplicates += 1
+            if before[0] > change.version:
+                continue
+        pages[change.url] = (change.version, change.entry)
+    return pages
+
+
+def place(
+    entries: Iterable[tuple[SitemapEntry, int]], limits: Limits
+) -> dict[str, list[SitemapEntry]]:
+    """Fill each group's open shard in order; the next entry that does not fit closes it.
+
+    The condition is the registry's capacity check: at most ``max_urls_per_shard`` entries
+    and ``max_entry_bytes`` of entries per shard.
+    """
+    shards: dict[str, list[SitemapEntry]] = {}
+    groups: dict[str, _Open] = {}
+    for entry, size in entries:
+        group = group_for(entry.url)
+        state = groups.setdefault(group, _Open())
+        if (
+            state.count + 1 > limits.max_urls_per_shard
+            or state.bytes + size > limits.max_entry_bytes
+        ):
+            state.number, state.count, state.bytes = state.number + 1, 0, 0
+        state.count += 1
+        state.bytes += size
+        shards.setdefault(shard_id(group, state.number), []).append(entry)
+    return shards
+
+
+def render_site(
+    records: Iterable[Record],
+    site: Site,
+    limits: Limits,
+    *,
+    compress: bool = True,
+    lastmod: str | None = None,
+    robots: bytes | None = None,
+    progress: Progress | None = None,
+) -> BuiltSite:
+    """Validate, place and render: every file of the site, keyed by its path."""
+    started = time.perf_counter()
+    result = BuildResult()
+    with progress or Progress("build", enabled=False) as bar:
+        pages = collect(records, site, result, bar)
+    sized: list[tuple[SitemapEntry, int]] = []
+    for url, (_version, entry) in pages.items():
+        if entry is None:
+            result.removed += 1
+            continue
+        try:
+            sized.append((entry, checked_entry_size(entry, limits)))
+        except InvalidEvent as rejected:
+            result.rejected.append(Rejected(url, rejected.reason))
+    result.pages = len(sized)
+
+    files: dict[str, bytes] = {}
+    index_entries: dict[str, IndexEntry] = {}
+    for shard, entries in sorted(place(sized, limits).items()):
+        entries.sort(key=lambda entry: entry.url)  # the registry's order
+        document = render_shard(entries, limits)
+        key = shard_key(shard, compress)
+        files[key] = shard_body(document, compress)
+        newest = lastmod or max((e.lastmod for e in entries if e.lastmod), default=None)
+        index_entries[shard] = IndexEntry(site.url_for(key), newest)
+        result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
+    for key, shards in split_index(list(index_entries), limits):
+        files[key] = render_index(index_entries[shard] for shard in shards)
+        result.index_files.append(key)
+    robots_txt = with_sitemaps(robots, [site.url_for(key) for key in result.index_files], site)
+    if len(robots_txt) > MAX_ROBOTS_BYTES:
+        raise UserError(f"robots.txt would be {len(robots_txt)} bytes, over {MAX_ROBOTS_BYTES}")
+    if robots_txt:
+        files[ROBOTS_KEY] = robots_txt
+    result.seconds = time.perf_counter() - started
+    return BuiltSite(files, result)
+
+
+def write_site(files: dict[str, bytes], out_dir: Path) -> list[str]:
+    """Write every file whole (temporary file, then rename); remove the build's own files
+    that are no longer part of the site. Returns the names removed."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, body in files.items():
+        target = out_dir / name
+        if target.is_file() and target.read_bytes() == body:
+            continue
+        handle, temporary = tempfile.mkstemp(dir=out_dir, prefix=f".{name}.")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(body)
+            os.chmod(temporary, 0o644)  # a web root: readable by the server, as open() makes it
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    stale = sorted(
+        path.name
+        for path in out_dir.iterdir()
+        if path.is_file() and _OWN_FILE.fullmatch(path.name) and path.name not in files
+    )
+    for name in stale:
+        (out_dir / name).unlink()
+    return stale
+
+
+def run(args: argparse.Namespace) -> int:
+    """The ``build`` command: read, render, write, report."""
+    try:
+        site = Site.parse(args.site_url)
+        limits = Limits(
+            max_urls_per_shard=args.max_urls_per_shard,
+            max_shard_bytes=args.max_shard_bytes,
+            max_sitemaps_per_index=args.max_sitemaps_per_index,
+        )
+        lastmod = normalise_lastmod(args.lastmod) if args.lastmod is not None else None
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    robots = None
+    if args.robots is not None:
+        try:
+            robots = args.robots.read_bytes()
+        except OSError as exc:
+            raise UserError(f"cannot read {args.robots}: {exc.strerror}") from exc
+    for path in args.pages:
+        if not path.is_file():
+            raise UserError(f"no such file: {path}")
+    built = render_site(
+        read_paths(args.pages),
+        site,
+        limits,
+        compress=not args.no_compress,
+        lastmod=lastmod,
+        robots=robots,
+        progress=Progress("reading"),
+    )
+    result = built.result
+    result.stale_removed = write_site(built.files, args.out)
+    _report(result, args.out, as_json=args.json)
+    return 1 if args.strict and result.rejected else 0
+
+
+def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
+    lines = [
+        f"build: {result.records:,} records -> {result.pages:,} pages in "
+        f"{len(result.shards):,} shard(s) and {len(result.index_files)} index file(s) "
+        f"in {result.seconds:.2f} s",
+        f"  rejected: {len(result.rejected):,}; duplicate URLs: {result.duplicates:,}; "
+        f"unpublished: {result.removed:,}",
+    ]
+    lines.extend(f"  rejected {r.origin}: {r.reason}" for r in result.rejected)
+    lines.append(f"wrote {out_dir}/:")
+    lines.append(f"  {out_dir}/{ROBOTS_KEY}")
+    lines.extend(f"  {out_dir}/{key}" for key in result.index_files)
+    shown = result.shards if len(result.shards) <= _SHOW_SHARDS else result.shards[:_SHOW_SHARDS]
+    lines.extend(
+        f"  {out_dir}/{s.key}  {s.entries:,} entries, {s.bytes:,} bytes uncompressed" for s in shown
+    )
+    if len(shown) < len(result.shards):
+        lines.append(f"  ... and {len(result.shards) - len(shown):,} more shards")
+    lines.extend(f"  removed stale {out_dir}/{name}" for name in result.stale_removed)
+    print("\n".join(lines), flush=True)
+    if as_json:
+        summary = {
+            "records": result.records,
+            "pages": result.pages,
+            "duplicates": result.duplicates,
+            "unpublished": result.removed,
+            "rejected": [{"origin": r.origin, "reason": r.reason} for r in result.rejected],
+            "shards": [
+                {"key": s.key, "entries": s.entries, "bytes": s.bytes, "lastmod": s.lastmod}
+                for s in result.shards
+            ],
+            "index_files": result.index_files,
+            "stale_removed": result.stale_removed,
+            "seconds": round(result.seconds, 3),
+        }
+        print(json.dumps(summary, ensure_ascii=False), flush=True)

@@ -1,0 +1,107 @@
+"""Fetch one document over HTTP(S) as a crawler would, with limits (stdlib only).
+
+* Only ``http`` and ``https``, also after redirects (a sitemap naming ``file:///etc/passwd``
+  gets an error, never the file).
+* A timeout per request; at most ``max_bytes`` read from the wire and at most ``max_bytes``
+  after decompression (a gzip bomb stops there and is reported as too large).
+* ``Content-Encoding: gzip`` is undone, and so is a gzipped body (``.xml.gz``, recognised
+  by its magic bytes, whatever the name says).
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import urllib.error
+import urllib.request
+import zlib
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES
+
+USER_AGENT = "sitemap-updater (+https://github.com/sitemap-updater/sitemap-updater)"
+GZIP_MAGIC = b"\x1f\x8b"
+_SCHEMES = ("http", "https")
+
+
+@dataclass(frozen=True)
+class Fetched:
+    url: str  # as asked for
+    final_url: str  # after redirects
+    status: int | None  # None when there was no HTTP answer
+    body: bytes = b""  # decompressed; cut at the limit when too_large
+    gzipped: bool = False  # the document itself was gzip (not only the transfer)
+    too_large: bool = False
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200 and self.error is None
+
+    def problem(self) -> str | None:
+        """Why this fetch gave no usable document, for people (None when it did)."""
+        if self.error is not None:
+            return self.error
+        if self.status != 200:
+            return f"HTTP {self.status}"
+        return None
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(  # noqa: PLR0917 - urllib's signature
+        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> Any:
+        if urlsplit(newurl).scheme.lower() not in _SCHEMES:
+            raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl!r}", headers, fp)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_Redirects())
+
+
+def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, bool]:
+    """Decompress gzip ``data`` up to ``max_bytes``; (bytes, True) when there was more.
+
+    ``complete=False``: ``data`` was itself cut short, so a missing end is no error.
+    """
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    out = inflater.decompress(data, max_bytes + 1)
+    if len(out) > max_bytes:
+        return out[:max_bytes], True
+    if not inflater.eof and complete:
+        raise zlib.error("truncated gzip data")
+    return out, not complete
+
+
+def fetch(url: str, *, timeout: float = 30.0, max_bytes: int = PROTOCOL_MAX_BYTES) -> Fetched:
+    """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``)."""
+    if urlsplit(url).scheme.lower() not in _SCHEMES:
+        return Fetched(url, url, None, error=f"not an http(s) URL: {url!r}")
+    request = urllib.request.Request(  # noqa: S310 - the scheme is checked above
+        url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"}
+    )
+    try:
+        with _OPENER.open(request, timeout=timeout) as response:
+            status, final_url = response.status, response.geturl()
+            encoding = (response.headers.get("Content-Encoding") or "").lower()
+            raw = response.read(max_bytes + 1)
+    except urllib.error.HTTPError as exc:
+        return Fetched(url, exc.geturl() or url, exc.code)
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        if isinstance(reason, socket.timeout | TimeoutError):
+            reason = f"timed out after {timeout:g} s"
+        return Fetched(url, url, None, error=f"cannot fetch: {reason}")
+    too_large = len(raw) > max_bytes
+    raw = raw[:max_bytes]
+    try:
+        if encoding in ("gzip", "x-gzip"):
+            raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
+        gzipped = raw.startswith(GZIP_MAGIC)
+        if gzipped:
+            raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
+    except zlib.error as exc:
+        return Fetched(url, final_url, status, error=f"bad gzip data: {exc}")
+    return Fetched(url, final_url, status, raw, gzipped=gzipped, too_large=too_large)

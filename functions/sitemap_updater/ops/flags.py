@@ -1,0 +1,45 @@
+"""The deployment flags every AWS command takes (argparse only: cheap to import)."""
+
+from __future__ import annotations
+
+import argparse
+
+# Flag -> the stack output it stands for.
+RESOURCE_FLAGS = {
+    "site_url": ("--site-url", "SiteUrl", "the site's origin"),
+    "table": ("--table", "TableName", "the registry table"),
+    "bucket": ("--bucket", "BucketName", "the site bucket"),
+    "ingest_queue_url": ("--ingest-queue-url", "IngestQueueUrl", "the ingest queue"),
+    "rebuild_queue_url": ("--rebuild-queue-url", "RebuildQueueUrl", "the rebuild queue"),
+    "index_queue_url": ("--index-queue-url", "IndexQueueUrl", "the index queue"),
+    "ingest_dlq_url": ("--ingest-dlq-url", "IngestDlqUrl", "the ingest dead-letter queue"),
+    "rebuild_dlq_url": (
+        "--rebuild-dlq-url",
+        "RebuildDeadLetterQueueUrl",
+        "the rebuild dead-letter queue",
+    ),
+    "index_dlq_url": ("--index-dlq-url", "IndexDeadLetterQueueUrl", "the index dead-letter queue"),
+}
+
+
+def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--stack``, the connection flags and the resource flags, in their own help group."""
+    where = parser.add_argument_group(
+        "deployment",
+        "Resolved from the stack's outputs (--stack) and/or these flags; flags win. Against "
+        "`sitemap-updater local --serve`: --stack sitemap-updater-local --endpoint-url "
+        "http://127.0.0.1:PORT (the port it prints).",
+    )
+    where.add_argument("--stack", default=None, help="CloudFormation stack name to read outputs")
+    where.add_argument("--endpoint-url", default=None, help="send every AWS call here")
+    where.add_argument("--region", default=None, help="AWS region (default: your AWS config)")
+    where.add_argument("--profile", default=None, help="AWS profile (default: your AWS config)")
+    for dest, (flag, output, what) in RESOURCE_FLAGS.items():
+        where.add_argument(flag, dest=dest, default=None, help=f"{what} (stack output {output})")
+    where.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="any other settings variable, e.g. MAX_URLS_PER_SHARD=5000 (repeatable)",
+    )

@@ -1,0 +1,82 @@
+"""A tiny progress bar on stderr, drawn only when stderr is a terminal (never in logs or CI).
+
+The commands always end with a summary of their own; the bar is only for the wait.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from types import TracebackType
+from typing import TextIO
+
+_WIDTH = 24
+_INTERVAL = 0.1  # seconds between redraws
+
+
+class Progress:
+    """``with Progress("backfill", total=n) as bar: bar.advance()``; ``total`` may be unknown."""
+
+    def __init__(
+        self,
+        label: str,
+        total: int | None = None,
+        stream: TextIO | None = None,
+        enabled: bool | None = None,
+    ):
+        self.label = label
+        self.total = total
+        self.done = 0
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = _is_tty(self.stream) if enabled is None else enabled
+        self._started = time.monotonic()
+        self._drawn = 0.0
+        self._shown = False
+
+    def advance(self, count: int = 1) -> None:
+        self.done += count
+        if self.enabled:
+            now = time.monotonic()
+            if now - self._drawn >= _INTERVAL:
+                self._drawn = now
+                self._draw(now)
+
+    def line(self, now: float | None = None) -> str:
+        """The text of the bar as it would be drawn now."""
+        elapsed = max((now if now is not None else time.monotonic()) - self._started, 1e-9)
+        rate = f"{self.done / elapsed:,.0f}/s"
+        if self.total:
+            filled = min(_WIDTH, _WIDTH * self.done // self.total)
+            bar = "#" * filled + "." * (_WIDTH - filled)
+            percent = min(100, 100 * self.done // self.total)
+            return f"{self.label} [{bar}] {self.done:,}/{self.total:,} {percent}% {rate}"
+        return f"{self.label} {self.done:,} {rate}"
+
+    def _draw(self, now: float) -> None:
+        self.stream.write(f"\r\x1b[K{self.line(now)}")
+        self.stream.flush()
+        self._shown = True
+
+    def close(self) -> None:
+        if self.enabled and self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._shown = False
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _is_tty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,167 @@
+"""``sitemap-updater redrive``: move dead letters back to the queues they came from.
+
+SQS's own StartMessageMoveTask would do this server-side, but it is not available
+everywhere this command runs (moto, hence ``local``, lacks it), so the move is done here:
+receive up to ten, send them to the source queue, delete the ones sent. It is at least
+once: a crash between send and delete leaves a copy in the dead-letter queue, and every
+function here is idempotent, so a repeat does no harm.
+
+* FIFO messages keep their MessageGroupId (the shard, or ``index``) and get a new
+  deduplication id derived from the dead letter's id, so a retried move within SQS's
+  five-minute window is not sent twice.
+* The diagnostic attributes the ingest function adds (``reason``, ``reason_code``,
+  ``source_message_id``) are dropped: they describe the failure that is being retried.
+* Only the messages present when the move starts are moved (at most ``--max-messages``):
+  an event that fails again comes back to the dead-letter queue and is not looped over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
+from sitemap_updater.ops.errors import UserError
+from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.resolve import QueuePair, resolve
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+DIAGNOSTIC_ATTRIBUTES = {REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE, "source_message_id"}
+VISIBILITY_SECONDS = 120  # how long a received dead letter stays hidden while it is moved
+
+
+@dataclass
+class Moved:
+    queue: str
+    dlq_url: str
+    source_url: str
+    waiting: int  # in the dead-letter queue when the move started
+    in_flight: int = 0  # received by someone else: back after their visibility timeout
+    moved: int = 0
+    failed: list[str] = field(default_factory=list)
+
+
+def approximate_counts(sqs: SQSClient, queue_url: str) -> tuple[int, int]:
+    """(visible, in flight) messages of a queue."""
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=queue_url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return (
+        int(attributes.get("ApproximateNumberOfMessages", "0")),
+        int(attributes.get("ApproximateNumberOfMessagesNotVisible", "0")),
+    )
+
+
+def _entry(number: int, message: Any, fifo: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"Id": str(number), "MessageBody": message["Body"]}
+    attributes = {
+        name: {
+            key: value[key] for key in ("DataType", "StringValue", "BinaryValue") if key in value
+        }
+        for name, value in message.get("MessageAttributes", {}).items()
+        if name not in DIAGNOSTIC_ATTRIBUTES
+    }
+    if attributes:
+        entry["MessageAttributes"] = attributes
+    if fifo:
+        entry["MessageGroupId"] = message["Attributes"]["MessageGroupId"]
+        entry["MessageDeduplicationId"] = hashlib.sha256(
+            f"redrive\x1f{message['MessageId']}".encode()
+        ).hexdigest()
+    return entry
+
+
+def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None:
+    """Move up to ``budget`` messages from the dead-letter queue to the source queue."""
+    fifo = report.source_url.endswith(".fifo")
+    while report.moved + len(report.failed) < budget:
+        messages = sqs.receive_message(
+            QueueUrl=report.dlq_url,
+            MaxNumberOfMessages=min(10, budget - report.moved - len(report.failed)),
+            MessageAttributeNames=["All"],
+            MessageSystemAttributeNames=["All"],
+            VisibilityTimeout=VISIBILITY_SECONDS,
+            WaitTimeSeconds=1,
+        ).get("Messages", [])
+        if not messages:
+            return
+        response = sqs.send_message_batch(
+            QueueUrl=report.source_url,
+            Entries=[_entry(n, message, fifo) for n, message in enumerate(messages)],  # type: ignore[misc]
+        )
+        sent = {int(item["Id"]) for item in response.get("Successful", [])}
+        for failure in response.get("Failed", []):
+            message = messages[int(failure["Id"])]
+            report.failed.append(
+                f"{message['MessageId']}: {failure.get('Code')}: {failure.get('Message', '')}"
+            )
+        done = [messages[number] for number in sorted(sent)]
+        if done:
+            sqs.delete_message_batch(
+                QueueUrl=report.dlq_url,
+                Entries=[
+                    {"Id": str(n), "ReceiptHandle": message["ReceiptHandle"]}
+                    for n, message in enumerate(done)
+                ],
+            )
+        report.moved += len(done)
+        progress.advance(len(messages))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.max_messages is not None and args.max_messages < 1:
+        raise UserError("--max-messages must be at least 1")
+    deployment = resolve(args)
+    chosen = set(args.queue or ["ingest", "rebuild", "index"])
+    pairs: list[QueuePair] = [pair for pair in deployment.queues() if pair.name in chosen]
+    for pair in pairs:
+        if not pair.url or not pair.dlq_url:
+            missing = "the queue" if not pair.url else "its dead-letter queue"
+            raise UserError(
+                f"{pair.name}: {missing} is unknown (give --stack, or --{pair.name}-queue-url "
+                f"and --{pair.name}-dlq-url)"
+            )
+    sqs = deployment.sqs
+    reports = [
+        Moved(
+            pair.name, str(pair.dlq_url), str(pair.url), *approximate_counts(sqs, str(pair.dlq_url))
+        )
+        for pair in pairs
+    ]
+    if not args.dry_run:
+        total = sum(r.waiting for r in reports)
+        with Progress("redrive", total=total) as progress:
+            for report in reports:
+                budget = min(report.waiting, args.max_messages or report.waiting)
+                move(sqs, report, budget, progress)
+    lines: list[str] = []
+    for report in reports:
+        lines.extend(f"failed {report.queue}: {failure}" for failure in report.failed)
+        if report.in_flight:
+            lines.append(
+                f"{report.queue}: {report.in_flight:,} more message(s) in flight (being read "
+                "elsewhere); run again once they are visible"
+            )
+        if args.dry_run:
+            lines.append(
+                f"{report.queue}: {report.waiting:,} message(s) in {report.dlq_url} "
+                f"would move to {report.source_url}"
+            )
+        else:
+            lines.append(
+                f"{report.queue}: moved {report.moved:,} of {report.waiting:,} message(s) from "
+                f"{report.dlq_url} to {report.source_url}"
+                + (f"; {len(report.failed):,} failed" if report.failed else "")
+            )
+    if args.dry_run:
+        lines.append("redrive --dry-run: nothing moved")
+    print("\n".join(lines), flush=True)
+    if args.json:
+        print(json.dumps({"dry_run": args.dry_run, "queues": [vars(r) for r in reports]}))
+    return 1 if any(report.failed for report in reports) else 0

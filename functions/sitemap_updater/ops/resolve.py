@@ -1,0 +1,255 @@
+"""Find a deployment: its stack's outputs, or flags, or both (flags win).
+
+A stack has one output per settings variable (``SITE_URL`` -> ``SiteUrl``, see
+:func:`sitemap_updater.resources.output_key`) and the operator outputs in
+:data:`sitemap_updater.resources.EXTRA_OUTPUTS` (the ingest queue, the rebuild and index
+dead-letter queues...). ``--stack NAME`` reads them with CloudFormation DescribeStacks;
+explicit flags (``--table``, ``--bucket``, queue URLs, ``--setting NAME=VALUE``) override
+them or stand in for a stack. ``--endpoint-url``, ``--region`` and ``--profile`` go to
+every client, as with the AWS CLI, so the commands work the same against
+``sitemap-updater local --serve`` (whose stack is ``sitemap-updater-local``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import ValidationError
+
+from sitemap_updater.domain.sharding import Limits
+from sitemap_updater.domain.urls import Site
+from sitemap_updater.local.stack import local_environment
+from sitemap_updater.ops.errors import UserError
+from sitemap_updater.ops.flags import RESOURCE_FLAGS
+from sitemap_updater.resources import output_key
+from sitemap_updater.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+    from sitemap_updater.bootstrap import App
+
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
+LOCAL_REGION = "us-east-1"
+_FLAG_FOR_OUTPUT = {output: flag for flag, output, _ in RESOURCE_FLAGS.values()}
+
+
+@dataclass(frozen=True)
+class QueuePair:
+    """A function's source queue and its dead-letter queue."""
+
+    name: str
+    url: str | None
+    dlq_url: str | None
+
+
+@dataclass
+class Deployment:
+    """What the commands talk to: the outputs that describe it and a session to reach it."""
+
+    outputs: dict[str, str]
+    session: boto3.session.Session
+    endpoint_url: str | None = None
+    stack: str | None = None
+    _clients: dict[str, Any] = field(default_factory=dict)
+
+    def client(self, service: str) -> Any:
+        from sitemap_updater.bootstrap import CLIENT_CONFIG  # noqa: PLC0415 - see quiet_observability
+
+        if service not in self._clients:
+            self._clients[service] = self.session.client(
+                service,  # type: ignore[call-overload]
+                endpoint_url=self.endpoint_url,
+                config=CLIENT_CONFIG,
+            )
+        return self._clients[service]
+
+    @property
+    def sqs(self) -> SQSClient:
+        client: SQSClient = self.client("sqs")
+        return client
+
+    def value(self, output: str) -> str:
+        """An output's value, or a UserError naming the flag that gives it."""
+        found = self.outputs.get(output)
+        if not found:
+            flag = _FLAG_FOR_OUTPUT.get(output)
+            source = f"stack {self.stack!r} has no output {output}" if self.stack else "no --stack"
+            hint = f"give {flag} or --stack" if flag else "give --stack"
+            raise UserError(f"{output} is unknown ({source}): {hint}")
+        return found
+
+    @cached_property
+    def settings(self) -> Settings:
+        """The deployment's settings, as its functions see them."""
+        environment = {
+            name: self.outputs[output_key(name)]
+            for name in Settings.env_names()
+            if self.outputs.get(output_key(name))
+        }
+        try:
+            return Settings.model_validate(environment)
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors(include_url=False):
+                name = str(error["loc"][0]) if error["loc"] else "settings"
+                output = output_key(name)
+                flag = _FLAG_FOR_OUTPUT.get(output, f"--setting {name}=...")
+                problem = "missing" if error["type"] == "missing" else error["msg"]
+                problems.append(f"{output} ({flag}): {problem}")
+            raise UserError("cannot describe the deployment: " + "; ".join(problems)) from exc
+
+    @property
+    def site(self) -> Site:
+        """The site alone (a dry run needs no table, bucket or queues)."""
+        try:
+            return Site.parse(self.value("SiteUrl"))
+        except ValueError as exc:
+            raise UserError(f"SiteUrl: {exc}") from exc
+
+    @property
+    def limits(self) -> Limits:
+        """The limits alone: the outputs' values, else the settings' defaults."""
+        values = {}
+        for name in ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index"):
+            alias = Settings.model_fields[name].alias or name
+            given = self.outputs.get(output_key(alias))
+            values[name] = int(given) if given else Settings.model_fields[name].default
+        try:
+            return Limits(**values)
+        except ValueError as exc:
+            raise UserError(str(exc)) from exc
+
+    @cached_property
+    def app(self) -> App:
+        """The functions' composition root, on this deployment's clients."""
+        from sitemap_updater.bootstrap import build_app  # noqa: PLC0415 - see quiet_observability
+
+        return build_app(self.settings, self.session, endpoint_url=self.endpoint_url)
+
+    def queues(self) -> list[QueuePair]:
+        """The three function queues with their dead-letter queues (None when unknown)."""
+        return [
+            QueuePair(
+                "ingest", self.outputs.get("IngestQueueUrl"), self.outputs.get("IngestDlqUrl")
+            ),
+            QueuePair(
+                "rebuild",
+                self.outputs.get("RebuildQueueUrl"),
+                self.outputs.get("RebuildDeadLetterQueueUrl"),
+            ),
+            QueuePair(
+                "index",
+                self.outputs.get("IndexQueueUrl"),
+                self.outputs.get("IndexDeadLetterQueueUrl"),
+            ),
+        ]
+
+
+def is_local(endpoint_url: str | None) -> bool:
+    return bool(endpoint_url) and urlsplit(endpoint_url).hostname in LOCAL_HOSTS
+
+
+def session_for(
+    profile: str | None, region: str | None, endpoint_url: str | None
+) -> boto3.session.Session:
+    """A session; on a loopback endpoint (a local stack) no real credentials are needed."""
+    try:
+        session = boto3.session.Session(profile_name=profile, region_name=region)
+    except BotoCoreError as exc:  # ProfileNotFound and friends
+        raise UserError(str(exc)) from exc
+    if not is_local(endpoint_url):
+        return session
+    credentials = session.get_credentials()
+    if credentials is not None and session.region_name is not None:
+        return session
+    frozen = credentials.get_frozen_credentials() if credentials is not None else None
+    return boto3.session.Session(
+        aws_access_key_id=frozen.access_key if frozen else "local",
+        aws_secret_access_key=frozen.secret_key if frozen else "local",
+        aws_session_token=frozen.token if frozen else None,
+        region_name=session.region_name or LOCAL_REGION,
+    )
+
+
+def stack_outputs(
+    session: boto3.session.Session, endpoint_url: str | None, stack: str
+) -> dict[str, str]:
+    from sitemap_updater.bootstrap import CLIENT_CONFIG  # noqa: PLC0415 - see quiet_observability
+
+    cloudformation = session.client(
+        "cloudformation", endpoint_url=endpoint_url, config=CLIENT_CONFIG
+    )
+    try:
+        stacks = cloudformation.describe_stacks(StackName=stack)["Stacks"]
+    except ClientError as exc:
+        message = exc.response.get("Error", {}).get("Message", "")
+        if "does not exist" in message:
+            raise UserError(
+                f"stack {stack!r} not found in {session.region_name or 'the default region'}"
+            ) from exc
+        raise
+    return {
+        output["OutputKey"]: output["OutputValue"]
+        for output in stacks[0].get("Outputs", [])
+        if "OutputKey" in output and "OutputValue" in output
+    }
+
+
+def quiet_observability() -> None:
+    """The use cases log and count for Lambda. Run from a command, their logs go to stderr
+    from WARNING up and their metrics are not published (drop them with
+    ``metrics.clear_metrics()`` now and then: Powertools prints every 100 values).
+
+    Powertools reads its environment when ``sitemap_updater.observability`` is first
+    imported, so this module imports the use cases (through bootstrap) only after it ran.
+    """
+    for name, value in local_environment().items():
+        os.environ.setdefault(name, value)
+    from sitemap_updater.observability import logger  # noqa: PLC0415 - after the environment
+
+    logger.setLevel("WARNING")
+    handler = logger.registered_handler
+    if hasattr(handler, "setStream"):
+        handler.setStream(_Stderr())
+
+
+class _Stderr:
+    """Whatever sys.stderr is at the time of writing (it is replaced in tests)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+def resolve(args: argparse.Namespace) -> Deployment:
+    """The deployment the command line names."""
+    quiet_observability()
+    session = session_for(args.profile, args.region, args.endpoint_url)
+    outputs = stack_outputs(session, args.endpoint_url, args.stack) if args.stack else {}
+    for dest, (_flag, output, _what) in RESOURCE_FLAGS.items():
+        value = getattr(args, dest, None)
+        if value:
+            outputs[output] = value
+    known = Settings.env_names()
+    for setting in args.setting:
+        name, sep, value = setting.partition("=")
+        if not sep or name not in known:
+            raise UserError(
+                f"--setting {setting!r}: expected NAME=VALUE with NAME one of "
+                f"{', '.join(sorted(known))}"
+            )
+        outputs[output_key(name)] = value
+    if not outputs:
+        raise UserError("no deployment given: pass --stack NAME, or the resource flags")
+    return Deployment(outputs, session, endpoint_url=args.endpoint_url, stack=args.stack)

@@ -1,0 +1,167 @@
+"""The operator commands as a person runs them: console scripts against ``local --serve``.
+
+``sitemap-updater local --serve`` runs the pipeline on moto's server and describes itself
+as the stack ``sitemap-updater-local``; every AWS command then works on it with nothing but
+``--stack`` and ``--endpoint-url`` (the line it prints), exactly as against a deployment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SCRIPT = str(Path(sys.executable).parent / "sitemap-updater")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Served:
+    def __init__(self, process: subprocess.Popen[str], site: str, target: list[str]):
+        self.process = process
+        self.site = site
+        self.target = target  # --stack ... --endpoint-url ... --region ...
+
+    def run(self, *argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [SCRIPT, *argv], capture_output=True, text=True, timeout=120, check=False, env=_env()
+        )
+
+    def aws(self, command: str, *argv: str) -> subprocess.CompletedProcess[str]:
+        return self.run(command, *argv, *self.target)
+
+    def get(self, path: str) -> bytes:
+        with urllib.request.urlopen(f"{self.site}{path}", timeout=10) as response:
+            return bytes(response.read())
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env["AWS_CONFIG_FILE"] = env["AWS_SHARED_CREDENTIALS_FILE"] = "/nonexistent"
+    return env  # no credentials, no region: a local endpoint needs neither
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    port, moto_port = free_port(), free_port()
+    site = f"http://127.0.0.1:{port}"
+    out = tmp_path_factory.mktemp("site")
+    # The samples name www.example.com: these name this site. Not inside --out, which
+    # `local` replaces whole (and so refuses to hold its inputs).
+    events = tmp_path_factory.mktemp("events") / "events.jsonl"
+    events.write_text(
+        "".join(
+            json.dumps({"type": "publish", "url": f"{site}/{n}", "version": 1}) + "\n"
+            for n in range(3)
+        )
+        + "{not an event\n"
+    )
+    process = subprocess.Popen(
+        [
+            SCRIPT,
+            "local",
+            str(events),
+            "--site-url",
+            site,
+            "--out",
+            str(out),
+            "--serve",
+            "--moto-port",
+            str(moto_port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+    )
+    target: list[str] = []
+    assert process.stderr is not None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if not line:
+            break
+        if line.startswith("operate it: sitemap-updater status "):
+            target = shlex.split(line.removeprefix("operate it: sitemap-updater status "))
+            break
+    assert target, "local --serve did not say how to operate it"
+    assert target[:2] == ["--stack", "sitemap-updater-local"]
+    assert f"http://127.0.0.1:{moto_port}" in target
+    yield Served(process, site, target)
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def test_status_resolves_the_local_stack_and_sees_the_dead_letter(served: Served) -> None:
+    result = served.aws("status", "--json")
+    report = json.loads(result.stdout)
+    assert result.returncode == 1  # the malformed line is a dead letter
+    assert report["dead_letters"] == 1
+    assert report["site_url"] == served.site
+    assert report["shards"][0]["state"] == "listed"
+
+
+def test_send_reaches_the_running_pipeline(served: Served, tmp_path: Path) -> None:
+    events = tmp_path / "new.jsonl"
+    events.write_text(
+        json.dumps({"type": "publish", "url": f"{served.site}/sent", "version": 1}) + "\n"
+    )
+    result = served.aws("send", str(events))
+    assert result.returncode == 0, result.stderr
+    assert "1 of 1 event(s) sent" in result.stdout
+    deadline = time.monotonic() + 60
+    while f"{served.site}/sent".encode() not in _shard(served):
+        assert time.monotonic() < deadline, "the pipeline did not publish the event"
+        time.sleep(0.5)
+
+
+def test_backfill_rebuild_and_redrive_dry_run_work_on_it(served: Served, tmp_path: Path) -> None:
+    pages = tmp_path / "pages.csv"
+    pages.write_text(f"url,lastmod\n{served.site}/imported,2026-11-01\n")
+    backfill = served.aws("backfill", str(pages))
+    assert backfill.returncode == 0, backfill.stderr
+    assert "1 applied" in backfill.stdout
+    rebuild = served.aws("rebuild", "--all")
+    assert rebuild.returncode == 0, rebuild.stderr
+    assert rebuild.stdout.startswith("rebuild: ")
+    redrive = served.aws("redrive", "--dry-run", "--queue", "ingest")
+    assert redrive.returncode == 0, redrive.stderr
+    assert "ingest: 1 message(s)" in redrive.stdout
+
+
+def test_validate_finds_the_served_site_clean(served: Served) -> None:
+    result = served.run("validate", f"{served.site}/")
+    assert result.returncode == 0, result.stdout
+    assert " 0 fault(s), 0 warning(s)" in result.stdout
+
+
+def test_a_wrong_endpoint_is_one_line_and_exit_1(served: Served) -> None:
+    result = served.run(
+        "status", "--stack", "x", "--endpoint-url", f"http://127.0.0.1:{free_port()}"
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith("sitemap-updater: error: cannot reach http://127.0.0.1:")
+    assert result.stderr.count("\n") == 1
+
+
+def _shard(served: Served) -> bytes:
+    import gzip
+
+    return gzip.decompress(served.get("/sitemap-pages-00001.xml.gz"))

@@ -1,0 +1,110 @@
+"""``sitemap-updater redrive``: dead letters back to their source queues, once each."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sitemap_updater.cli import main
+from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.local.stack import LocalQueue
+from tests.integration.conftest import STACK, publish, site_entries
+
+
+def redrive(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:
+    status = main(["redrive", *argv, *STACK, "--json"])
+    out = capsys.readouterr().out.splitlines()
+    return status, {q["queue"]: q for q in json.loads(out[-1])["queues"]}
+
+
+def dead_letter_rebuilds(pipeline: Pipeline, queue: LocalQueue, shards: list[str]) -> None:
+    """What the rebuild queue's redrive policy would have moved there after five failures."""
+    for number, shard in enumerate(shards):
+        pipeline.sqs.send_message(
+            QueueUrl=queue.dlq_url,
+            MessageBody=json.dumps({"shard": shard}),
+            MessageGroupId=shard,
+            MessageDeduplicationId=f"failed-{number}",
+        )
+
+
+def depth(pipeline: Pipeline, url: str) -> int:
+    attributes = pipeline.sqs.get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"]
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"])
+
+
+def test_dry_run_counts_and_moves_nothing(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rebuild = deployed.stack.queues["rebuild"]
+    dead_letter_rebuilds(deployed, rebuild, ["pages-00001", "pages-00002"])
+    status = main(["redrive", "--dry-run", *STACK])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert f"rebuild: 2 message(s) in {rebuild.dlq_url} would move to {rebuild.url}" in out
+    assert "ingest: 0 message(s)" in out
+    assert out.rstrip().endswith("redrive --dry-run: nothing moved")
+    assert depth(deployed, rebuild.dlq_url) == 2
+
+
+def test_fifo_dead_letters_go_back_to_their_queue_in_their_message_group(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rebuild = deployed.stack.queues["rebuild"]
+    dead_letter_rebuilds(deployed, rebuild, ["pages-00001"])
+
+    status, queues = redrive(capsys, "--queue", "rebuild")
+
+    assert status == 0
+    assert set(queues) == {"rebuild"}
+    assert (queues["rebuild"]["waiting"], queues["rebuild"]["moved"]) == (1, 1)
+    assert depth(deployed, rebuild.dlq_url) == 0
+    (message,) = deployed.sqs.receive_message(
+        QueueUrl=rebuild.url, MessageSystemAttributeNames=["All"], VisibilityTimeout=0
+    )["Messages"]
+    assert message["Attributes"]["MessageGroupId"] == "pages-00001"
+    assert json.loads(message["Body"]) == {"shard": "pages-00001"}
+
+
+def test_a_fixed_event_is_applied_and_one_that_fails_again_is_not_looped(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ingest = deployed.stack.queues["ingest"]
+    deployed.send(["{broken", json.dumps(publish("/ok", 1))])
+    deployed.drain()
+    deployed.sqs.send_message(QueueUrl=ingest.dlq_url, MessageBody=json.dumps(publish("/b", 1)))
+    assert depth(deployed, ingest.dlq_url) == 2
+
+    status, queues = redrive(capsys, "--queue", "ingest")
+    assert status == 0
+    assert (queues["ingest"]["waiting"], queues["ingest"]["moved"]) == (2, 2)
+    moved = deployed.sqs.receive_message(
+        QueueUrl=ingest.url,
+        MaxNumberOfMessages=10,
+        MessageAttributeNames=["All"],
+        VisibilityTimeout=0,
+    )["Messages"]
+    assert sorted(m["Body"] for m in moved) == sorted(["{broken", json.dumps(publish("/b", 1))])
+    assert all("MessageAttributes" not in m for m in moved)  # the old reason is not carried
+    deployed.drain()
+    assert set(site_entries(deployed.objects())) == {
+        "https://www.example.com/ok",
+        "https://www.example.com/b",
+    }
+    (again,) = deployed.dead_letters()  # rejected again, with a fresh reason
+    assert again["Body"] == "{broken"
+    assert again["MessageAttributes"]["reason_code"]["StringValue"] == "malformed_json"
+
+
+def test_max_messages_moves_only_that_many(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rebuild = deployed.stack.queues["rebuild"]
+    dead_letter_rebuilds(deployed, rebuild, ["pages-00001", "pages-00002", "pages-00003"])
+    status, queues = redrive(capsys, "--queue", "rebuild", "--max-messages", "2")
+    assert (status, queues["rebuild"]["moved"]) == (0, 2)
+    assert depth(deployed, rebuild.dlq_url) == 1

@@ -1,0 +1,101 @@
+"""``sitemap-updater send``: events from files onto the ingest queue, failures reported."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitemap_updater.cli import main
+from sitemap_updater.local.feeder import MessageBody, read_paths
+from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.send import MAX_BATCH_BYTES, batches, send_bodies
+from tests.integration.conftest import STACK, publish, site_entries
+
+EVENTS = Path(__file__).parents[2] / "events"
+
+
+def test_send_puts_the_sample_events_on_the_ingest_queue_and_the_pipeline_serves_them(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["send", str(EVENTS), *STACK, "--json"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    summary = json.loads(out[-1])
+    assert summary["failed"] == []
+    assert summary["queue_url"] == deployed.stack.queues["ingest"].url
+    assert out[-2].startswith(f"send: {summary['sent']} of {summary['sent']} event(s) sent to ")
+    assert summary["sent"] == len(read_paths([EVENTS]))
+    deployed.drain()
+    entries = site_entries(deployed.objects())
+    assert entries
+    assert all(url.startswith("https://www.example.com/") for url in entries)
+    assert len(deployed.dead_letters()) == 3  # events/08-rejected-examples.jsonl
+
+
+def test_send_sends_json_lines_as_written(
+    deployed: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [json.dumps(publish(f"/{n}", 1)) for n in range(23)] + ["{not json"]
+    source = tmp_path / "events.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    assert (
+        main(["send", str(source), "--ingest-queue-url", deployed.stack.queues["ingest"].url]) == 0
+    )
+    assert "24 of 24 event(s) sent" in capsys.readouterr().out
+    deployed.drain()
+    assert len(site_entries(deployed.objects())) == 23
+    (letter,) = deployed.dead_letters()
+    assert letter["Body"] == "{not json"
+
+
+def test_a_file_with_no_events_is_a_usage_error(
+    deployed: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert main(["send", str(empty), *STACK]) == 2
+    assert "no events" in capsys.readouterr().err
+
+
+class RefusingSqs:
+    """SendMessageBatch that refuses every entry whose body contains "bad"."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[dict[str, Any]]] = []
+
+    def send_message_batch(self, QueueUrl: str, Entries: list[dict[str, Any]]) -> dict[str, Any]:
+        self.calls.append(Entries)
+        return {
+            "Successful": [{"Id": e["Id"]} for e in Entries if "bad" not in e["MessageBody"]],
+            "Failed": [
+                {
+                    "Id": e["Id"],
+                    "Code": "InvalidMessageContents",
+                    "Message": "no",
+                    "SenderFault": True,
+                }
+                for e in Entries
+                if "bad" in e["MessageBody"]
+            ],
+        }
+
+
+def test_each_refused_entry_is_reported_with_its_origin() -> None:
+    bodies = [MessageBody("ok" if n != 12 else "bad", f"f:{n}") for n in range(15)]
+    sqs = RefusingSqs()
+    result = send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
+    assert [len(call) for call in sqs.calls] == [10, 5]
+    assert result.sent == 14
+    assert [(f.origin, f.code) for f in result.failed] == [("f:12", "InvalidMessageContents")]
+
+
+def test_batches_hold_ten_bodies_and_at_most_the_batch_payload_limit() -> None:
+    big = "x" * (MAX_BATCH_BYTES // 2)
+    bodies = [MessageBody(big, "a"), MessageBody(big, "b"), MessageBody("y", "c")]
+    assert [[b.origin for b in batch] for batch in batches(bodies)] == [["a", "b"], ["c"]]
+    small = [MessageBody("z", str(n)) for n in range(21)]
+    assert [len(batch) for batch in batches(small)] == [10, 10, 1]

@@ -1,0 +1,100 @@
+"""``sitemap-updater status``: fill levels, queues, dead letters, the index's lastmod."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sitemap_updater.cli import main
+from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.local.stack import register_stack
+from tests.integration.conftest import STACK, PipelineFactory, publish, unpublish
+
+
+def status_json(capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main(["status", *STACK, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture
+def small(make_pipeline: PipelineFactory) -> Pipeline:
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=3)
+    register_stack(pipeline.stack)
+    pipeline.send_events([publish(f"/p{n}", 1, lastmod=f"2026-11-0{n + 1}") for n in range(5)])
+    pipeline.drain()
+    pipeline.send_events([unpublish("/p0", 2)])
+    pipeline.drain()
+    return pipeline
+
+
+def test_status_reports_each_shards_fill_and_the_index(
+    small: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report = status_json(capsys)
+    assert code == 0
+    shards = {s["shard"]: s for s in report["shards"]}
+    assert list(shards) == ["pages-00001", "pages-00002"]
+    first, second = shards["pages-00001"], shards["pages-00002"]
+    # /p0 was unpublished: two entries listed, but it keeps its slot (a republish lands here)
+    assert (first["entries"], first["slots"], first["fill"], first["open"]) == (2, 3, 1.0, False)
+    assert (second["entries"], second["slots"], second["open"]) == (2, 2, True)
+    assert first["state"] == second["state"] == "listed"
+    assert first["bytes"] > 0
+    assert report["limits"]["max_urls_per_shard"] == 3
+    assert report["index_files"] == {
+        "sitemap.xml": {"entries": 2, "lastmod": "2026-11-21T12:00:00Z"}
+    }
+    assert report["newest_index_lastmod"] == "2026-11-21T12:00:00Z"
+    assert report["newest_shard_lastmod"] == "2026-11-21T12:00:00Z"
+    assert report["dead_letters"] == 0
+    queues = {q["name"]: q for q in report["queues"]}
+    assert list(queues) == ["ingest", "ingest DLQ", "rebuild", "rebuild DLQ", "index", "index DLQ"]
+    assert all(q["visible"] == 0 and q["oldest_seconds"] is None for q in queues.values())
+
+
+def test_status_counts_queued_and_dead_lettered_messages_and_exits_1_on_dead_letters(
+    small: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small.send(["{not json", json.dumps(publish("/q", 1))])
+    code, report = status_json(capsys)
+    queues = {q["name"]: q for q in report["queues"]}
+    assert (code, queues["ingest"]["visible"]) == (0, 2)
+    small.drain()
+    code, report = status_json(capsys)
+    assert (code, report["dead_letters"]) == (1, 1)
+
+
+def test_status_as_a_table(small: Pipeline, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", *STACK]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("site https://www.example.com: 4 URLs listed in 2 shard(s)\n")
+    assert "limits: 3 URLs and 52,428,800 bytes per shard, 50,000 shards per index file" in out
+    row = next(line for line in out.splitlines() if line.strip().startswith("pages-00002"))
+    assert row.split()[1:2] == ["2"]
+    assert row.endswith("listed (open)")
+    assert "index: sitemap.xml (2 shards); written 2026-11-21T12:00:00Z" in out
+    assert "'-' = no data" in out
+
+
+def test_capacities_are_read_a_hundred_at_a_time(pipeline: Pipeline) -> None:
+    from sitemap_updater.adapters.registry import capacity_key
+
+    registry = pipeline.app.registry
+    shards = [f"pages-{n:05d}" for n in range(1, 251)]
+    for number, shard in enumerate(shards[:240]):
+        registry.client.put_item(
+            TableName=registry.table,
+            Item={**capacity_key(shard), "slots": {"N": str(number)}, "reserved_bytes": {"N": "7"}},
+        )
+    calls: list[int] = []
+    registry.client.meta.events.register(
+        "provide-client-params.dynamodb.BatchGetItem",
+        lambda params, **_: calls.append(len(params["RequestItems"][registry.table]["Keys"])),
+    )
+    found = registry.capacities(shards)
+    assert calls == [100, 100, 50]
+    assert found["pages-00001"] == (0, 7)
+    assert found["pages-00240"] == (239, 7)
+    assert found["pages-00250"] == (0, 0)  # no record: nothing reserved

@@ -1,0 +1,259 @@
+"""``sitemap-updater validate`` against hand-made sites on 127.0.0.1, good and broken, and
+against sites this project produced (``build``, and the pipeline served as ``local`` does)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitemap_updater.cli import main
+from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.local.server import SiteServer
+from tests.httpsite import StaticSite, gz, sitemapindex, urlset
+from tests.integration.conftest import publish
+
+IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+
+
+def validate(
+    capsys: pytest.CaptureFixture[str], url: str, *argv: str
+) -> tuple[int, dict[str, Any]]:
+    status = main(["validate", url, *argv, "--json"])
+    return status, json.loads(capsys.readouterr().out.splitlines()[-1])
+
+
+def messages(report: dict[str, Any], kind: str = "faults") -> list[tuple[str, str]]:
+    return [(finding["where"], finding["message"]) for finding in report[kind]]
+
+
+def good_site(site: StaticSite) -> None:
+    o = site.origin
+    site.put(
+        "/robots.txt",
+        f"\ufeffUser-agent: *\r\nDisallow: /admin\r\n\r\nSitemap: {o}/sitemap_index.xml # all\r\n",
+    )
+    site.put(
+        "/sitemap_index.xml",
+        sitemapindex(
+            f"<loc>{o}/posts.xml.gz</loc><lastmod>2026-11-20T10:00:00+01:00</lastmod>",
+            f"<loc>{o}/pages.xml</loc>",
+        ),
+    )
+    site.put(
+        "/posts.xml.gz",
+        gz(
+            urlset(
+                f"<loc>{o}/posts/caf%C3%A9?a=1&amp;b=2</loc><lastmod>2026-11-20</lastmod>",
+                f"<loc>{o}/posts/2</loc><changefreq>daily</changefreq><priority>0.8</priority>",
+            )
+        ),
+    )
+    site.put(
+        "/pages.xml",
+        urlset(
+            f'<loc>{o}/about</loc><image:image xmlns:image="{IMAGE_NS}">'
+            "<image:loc>https://cdn.example.org/team.jpg</image:loc></image:image>"
+        ),
+        Content_Type="application/xml",
+    )
+
+
+def test_a_good_site_is_clean(http_site: StaticSite, capsys: pytest.CaptureFixture[str]) -> None:
+    good_site(http_site)
+    status, report = validate(capsys, http_site.origin + "/")
+    assert (status, report["faults"], report["warnings"]) == (0, [], [])
+    assert report["counts"] == {"robots": 1, "indexes": 1, "sitemaps": 2, "urls": 3}
+
+
+def test_relative_sitemap_lines_and_nested_indexes_are_followed_with_warnings(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    http_site.put("/robots.txt", "Sitemap: /outer.xml\n")
+    http_site.put("/outer.xml", sitemapindex(f"<loc>{o}/inner.xml</loc>"))
+    http_site.put("/inner.xml", sitemapindex(f"<loc>{o}/leaf.xml</loc>"))
+    http_site.put("/leaf.xml", urlset(f"<loc>{o}/x</loc>"))
+    status, report = validate(capsys, f"{o}/robots.txt")
+    assert (status, report["faults"]) == (0, [])
+    assert report["counts"]["urls"] == 1
+    warnings = messages(report, "warnings")
+    assert warnings[0][0] == f"{o}/robots.txt:1"
+    assert warnings[0][1].startswith("relative Sitemap URL '/outer.xml'")
+    assert warnings[1][0] == f"{o}/inner.xml"
+    assert "does not allow nesting" in warnings[1][1]
+
+
+def test_a_broken_site_gets_every_fault_with_its_location(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    http_site.put("/robots.txt", f"Sitemap: {o}/index.xml\nSitemap: ftp://{o[7:]}/x.xml\n")
+    http_site.put(
+        "/index.xml",
+        sitemapindex(
+            f"<loc>{o}/a.xml</loc>",
+            f"<loc>{o}/gone.xml.gz</loc>",
+            "<loc>https://elsewhere.example.org/c.xml</loc>",
+            f"<loc>{o}/latin1.xml</loc>",
+            f"<loc>{o}/html.xml</loc>",
+            f"<loc>{o}/broken.xml</loc>",
+        ),
+    )
+    http_site.put(
+        "/a.xml",
+        urlset(
+            f"<loc>{o}/ok</loc>",  # line 3
+            "<loc>https://elsewhere.example.org/p</loc>",  # 4
+            "<loc>/relative</loc>",  # 5
+            f"<loc>{o}/when</loc><lastmod>2026-11-20T10:00</lastmod>",  # 6: no zone
+            f"<loc>{o}/ok</loc>",  # 7: duplicate
+            f"<loc>{o}/{'x' * 2100}</loc>",  # 8: too long
+            f"<loc>{o}/a b</loc>",  # 9: not escaped
+            f"<loc>{o}/freq</loc><changefreq>sometimes</changefreq>",  # 10
+        ),
+    )
+    http_site.put(
+        "/latin1.xml",
+        f'<?xml version="1.0" encoding="ISO-8859-1"?>\n<urlset xmlns="{SITEMAP}">'
+        f"<url><loc>{o}/l</loc></url></urlset>\n".encode("latin-1"),
+    )
+    http_site.put("/html.xml", "<html><body>not a sitemap</body></html>")
+    http_site.put("/broken.xml", "<urlset><url>")
+    status, report = validate(capsys, o)
+    assert status == 1
+    found = messages(report)
+
+    def has(where: str, text: str) -> bool:
+        return any(w == where and text in m for w, m in found)
+
+    assert has(f"{o}/robots.txt:2", "is not an http(s) URL")
+    assert has(f"{o}/gone.xml.gz", f"dead link: HTTP 404 (named at {o}/index.xml:4)")
+    assert has(f"{o}/index.xml:5", "is not on the site")
+    assert has(f"{o}/a.xml:4", "https://elsewhere.example.org/p is not on the site")
+    assert has(f"{o}/a.xml:5", "is not an absolute http(s) URL: '/relative'")
+    assert has(f"{o}/a.xml:6", "<lastmod> '2026-11-20T10:00': lastmod must be W3C Datetime")
+    assert has(f"{o}/a.xml:6", "schema: ")  # the schemas reject it too
+    assert has(f"{o}/a.xml:7", f"duplicate URL {o}/ok (first listed at {o}/a.xml:3)")
+    assert has(f"{o}/a.xml:8", "<loc> is 2,")
+    assert has(f"{o}/a.xml:9", "<loc> holds whitespace")
+    assert has(f"{o}/a.xml:10", "schema: ")
+    assert has(f"{o}/latin1.xml", "encoded as ISO-8859-1; sitemaps must be UTF-8")
+    assert has(f"{o}/html.xml", "not a sitemap: the root element is <html>")
+    assert has(f"{o}/broken.xml", "not well-formed XML")
+    assert "elsewhere.example.org/c.xml" not in " ".join(http_site.requests)  # not followed
+
+
+SITEMAP = "http://www.sitemaps.org/schemas/sitemap/0.9"
+
+
+def test_size_and_entry_limits(http_site: StaticSite, capsys: pytest.CaptureFixture[str]) -> None:
+    o = http_site.origin
+    entries = "".join(f"<url><loc>{o}/{n}</loc></url>" for n in range(50_001))
+    http_site.put("/many.xml.gz", gz(f'<urlset xmlns="{SITEMAP}">{entries}</urlset>'))
+    padding = " " * (52_428_800 - 40)
+    http_site.put(
+        "/huge.xml.gz", gzip.compress(f'<urlset xmlns="{SITEMAP}">{padding}</urlset>'.encode())
+    )
+    http_site.put(
+        "/index.xml", sitemapindex(f"<loc>{o}/many.xml.gz</loc>", f"<loc>{o}/huge.xml.gz</loc>")
+    )
+    status, report = validate(capsys, f"{o}/index.xml")
+    assert status == 1
+    assert (f"{o}/many.xml.gz", "50,001 <url> entries; at most 50,000 are allowed") in messages(
+        report
+    )
+    assert any(
+        w == f"{o}/huge.xml.gz" and m.startswith("over 52,428,800 bytes uncompressed")
+        for w, m in messages(report)
+    )
+
+
+def test_a_missing_robots_txt_is_a_fault_and_sitemap_xml_is_tried(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    http_site.put("/sitemap.xml", urlset(f"<loc>{o}/a</loc>"))
+    status, report = validate(capsys, o)
+    assert status == 1
+    assert messages(report)[0][0] == f"{o}/robots.txt"
+    assert "no robots.txt" in messages(report)[0][1]
+    assert report["counts"]["urls"] == 1
+
+
+def test_a_failing_robots_txt_is_a_fault(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    http_site.put("/robots.txt", "oops", status=503)
+    status, report = validate(capsys, http_site.origin)
+    assert status == 1
+    assert "treats the whole site as disallowed" in messages(report)[0][1]
+
+
+def test_a_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "www.example.com"]) == 2
+    assert "absolute http(s) URL" in capsys.readouterr().err
+
+
+def test_what_build_writes_is_clean(
+    http_site: StaticSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "url": f"{o}/p/{n}/caf\u00e9?q=a&b=<{n}>".replace("<", "").replace(">", ""),
+                    "lastmod": "2026-11-20T10:00:00+01:00",
+                    "priority": 0.5,
+                }
+            )
+            + "\n"
+            for n in range(25)
+        )
+    )
+    out = tmp_path / "site"
+    assert (
+        main(
+            [
+                "build",
+                str(pages),
+                "--site-url",
+                o,
+                "--out",
+                str(out),
+                "--max-urls-per-shard",
+                "10",
+                "--max-sitemaps-per-index",
+                "2",
+            ]
+        )
+        == 0
+    )
+    for path in out.iterdir():
+        http_site.put(f"/{path.name}", path.read_bytes())
+    capsys.readouterr()
+    status, report = validate(capsys, o)
+    assert (status, report["faults"], report["warnings"]) == (0, [], [])
+    assert report["counts"] == {"robots": 1, "indexes": 2, "sitemaps": 3, "urls": 25}
+
+
+def test_what_the_pipeline_serves_is_clean_checked_through_a_local_copy(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipeline.send_events([publish(f"/p{n}", 1, lastmod="2026-11-20") for n in range(5)])
+    pipeline.drain()
+    server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name).start()
+    try:
+        status, report = validate(
+            capsys, f"{server.url}/robots.txt", "--site-url", "https://www.example.com"
+        )
+    finally:
+        server.stop()
+    assert (status, report["faults"], report["warnings"]) == (0, [], [])
+    assert report["counts"]["urls"] == 5
+    assert report["site"] == "https://www.example.com"

@@ -1,0 +1,131 @@
+"""backfill's parallel writers, on an in-memory registry that keeps DynamoDB's conditions."""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections import defaultdict
+from datetime import UTC, datetime
+from decimal import Decimal
+from types import SimpleNamespace
+from typing import Any
+
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
+from sitemap_updater.domain.placement import Commit
+from sitemap_updater.domain.records import UrlRecord
+from sitemap_updater.domain.sharding import Limits, parse_shard_id, shard_id
+from sitemap_updater.domain.urls import Site
+from sitemap_updater.ops.backfill import BackfillResult, Importer, entry_record
+from sitemap_updater.ops.crawl import Entry
+from sitemap_updater.ops.pages import Record
+from sitemap_updater.ops.progress import Progress
+from sitemap_updater.usecases.ingest import ApplyChange
+
+SITE = Site.parse("https://www.example.com")
+
+
+class MemoryRegistry:
+    """The registry's contract (conditional commit, capacity, open shard), thread-safe."""
+
+    def __init__(self, limits: Limits, flaky: dict[str, int] | None = None):
+        self.limits = limits
+        self.lock = threading.Lock()
+        self.urls: dict[str, UrlRecord] = {}
+        self.entries: dict[str, dict[str, SitemapEntry]] = defaultdict(dict)
+        self.capacity: dict[str, tuple[int, int]] = defaultdict(lambda: (0, 0))
+        self.open: dict[str, int] = {}
+        self.flaky = flaky or {}  # url -> how many commits fail (throttled) first
+
+    def get_url(self, url: str) -> UrlRecord | None:
+        with self.lock:
+            return self.urls.get(url)
+
+    def commit(self, commit: Commit) -> None:
+        url = commit.change.url
+        with self.lock:
+            if self.flaky.get(url, 0) > 0:
+                self.flaky[url] -= 1
+                raise RetryableError("throttled")
+            current = self.urls.get(url)
+            if (current.version if current else None) != commit.expected_version:
+                raise ConcurrentChange(url)
+            if commit.reservation is not None:
+                shard = commit.reservation.shard
+                slots, used = self.capacity[shard]
+                slots += commit.reservation.slots
+                used += commit.reservation.bytes
+                if slots > self.limits.max_urls_per_shard or used > self.limits.max_entry_bytes:
+                    raise ShardFull(shard)
+                self.capacity[shard] = (slots, used)
+            self.urls[url] = commit.record
+            if commit.previous_shard is not None:
+                self.entries[commit.previous_shard].pop(url, None)
+            if commit.shard is not None and commit.change.entry is not None:
+                self.entries[commit.shard][url] = commit.change.entry
+
+    def open_shard(self, group: str) -> str:
+        with self.lock:
+            return shard_id(group, self.open.get(group, 1))
+
+    def close_shard(self, shard: str) -> None:
+        group, number = parse_shard_id(shard)
+        with self.lock:
+            if self.open.get(group, 1) == number:
+                self.open[group] = number + 1
+
+
+def importer(registry: MemoryRegistry, workers: int) -> Importer:
+    apply = ApplyChange(registry, registry.limits, 86_400, lambda: datetime.now(UTC))
+    return Importer(SimpleNamespace(apply_change=apply), workers)  # type: ignore[arg-type]
+
+
+def pages(count: int) -> list[Record]:
+    return [Record(f"t:{n}", {"url": f"https://www.example.com/p{n}"}) for n in range(count)]
+
+
+def run(imp: Importer, records: list[Record]) -> BackfillResult:
+    result = BackfillResult()
+    imp.run(records, SITE, Decimal(0), result, Progress("t", stream=io.StringIO()))
+    return result
+
+
+def test_parallel_writers_place_every_page_once_within_the_limits() -> None:
+    registry = MemoryRegistry(Limits(max_urls_per_shard=30))
+    result = run(importer(registry, workers=8), pages(200))
+    assert (result.applied, result.rejected, result.failed) == (200, [], [])
+    listed = [url for entries in registry.entries.values() for url in entries]
+    assert sorted(listed) == sorted(f"https://www.example.com/p{n}" for n in range(200))
+    assert all(len(entries) <= 30 for entries in registry.entries.values())
+    assert result.shards == set(registry.entries)
+    assert len(result.shards) >= 7
+
+    again = run(importer(registry, workers=8), pages(200))
+    assert (again.applied, again.duplicate) == (0, 200)
+    assert again.shards == result.shards  # duplicates ask for their rebuild again
+
+
+def test_a_throttled_write_is_retried_and_one_that_keeps_failing_is_reported() -> None:
+    flaky = {"https://www.example.com/p1": 2, "https://www.example.com/p2": 99}
+    registry = MemoryRegistry(Limits(), flaky=flaky)
+    result = run(importer(registry, workers=2), pages(4))
+    assert result.applied == 3
+    assert [(f.origin, f.reason) for f in result.failed] == [("t:2", "RetryableError: throttled")]
+
+
+def test_rejected_records_are_listed_and_never_written() -> None:
+    registry = MemoryRegistry(Limits())
+    records = [*pages(2), Record("t:bad", {"url": "https://www.example.com/a b"})]
+    result = run(importer(registry, workers=2), records)
+    assert result.applied == 2
+    assert [(r.origin, r.reason.split(":")[0]) for r in result.rejected] == [
+        ("t:bad", "url_whitespace")
+    ]
+    assert "https://www.example.com/a b" not in registry.urls
+
+
+def test_a_sitemap_url_element_becomes_a_page_record() -> None:
+    entry = Entry(loc="https://www.example.com/a", line=3, lastmod="", priority="0.50")
+    assert entry_record(entry) == {"url": "https://www.example.com/a", "priority": Decimal("0.50")}
+    odd: dict[str, Any] = entry_record(Entry(loc=None, line=4, priority="high"))
+    assert odd == {"priority": "high"}

@@ -1,0 +1,169 @@
+"""The crawler's reading rules and walk order, without sockets."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+import pytest
+
+from sitemap_updater.ops.crawl import (
+    INDEX,
+    ROBOTS,
+    UNKNOWN,
+    UNREADABLE,
+    URLSET,
+    Walk,
+    load_document,
+    parse_xml,
+    read_entries,
+    robots_url_for,
+    sitemap_lines,
+)
+from sitemap_updater.ops.fetch import Fetched, fetch, gunzip
+from tests.httpsite import sitemapindex, urlset
+
+ORIGIN = "https://www.example.com"
+
+
+def ok(url: str, body: str | bytes) -> Fetched:
+    return Fetched(url, url, 200, body.encode() if isinstance(body, str) else body)
+
+
+class FakeWeb:
+    def __init__(self, pages: dict[str, str]):
+        self.pages = pages
+        self.asked: list[str] = []
+
+    def __call__(self, url: str) -> Fetched:
+        self.asked.append(url)
+        if url in self.pages:
+            return ok(url, self.pages[url])
+        return Fetched(url, url, 404)
+
+
+def test_sitemap_lines_are_found_in_any_case_with_comments_bom_and_crlf() -> None:
+    body = (
+        b"\xef\xbb\xbfSitemap: https://www.example.com/a.xml\r\n"
+        b"User-agent: *\r\n"
+        b"  SITEMAP :/b.xml # ours\r\n"
+        b"# Sitemap: https://www.example.com/commented.xml\n"
+        b"sitemap:\n"
+        b"Sitemaps: https://www.example.com/not-a-directive.xml\n"
+    )
+    lines = sitemap_lines(body, f"{ORIGIN}/robots.txt")
+    assert [(line.line, line.value, line.url) for line in lines] == [
+        (1, "https://www.example.com/a.xml", "https://www.example.com/a.xml"),
+        (3, "/b.xml", "https://www.example.com/b.xml"),
+        (5, "", ""),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "robots"),
+    [
+        ("https://www.example.com", "https://www.example.com/robots.txt"),
+        ("https://www.example.com/", "https://www.example.com/robots.txt"),
+        ("http://127.0.0.1:8080/robots.txt", "http://127.0.0.1:8080/robots.txt"),
+        ("https://www.example.com/sitemap.xml", None),
+        ("https://www.example.com/?page=1", None),
+    ],
+)
+def test_where_a_walk_starts(url: str, robots: str | None) -> None:
+    assert robots_url_for(url) == robots
+
+
+def test_entries_are_read_by_local_name_stripped_with_their_lines() -> None:
+    body = (
+        "<?xml version='1.0'?>\n<urlset>\n<!-- a comment -->\n"
+        "<url><loc>\n  https://www.example.com/a  \n</loc><lastmod>2026-11-20</lastmod>"
+        '<image:image xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">'
+        "<image:loc>https://cdn.example.com/a.jpg</image:loc></image:image></url>\n"
+        "<url><priority>0.5</priority></url>\n</urlset>"
+    )
+    root, error = parse_xml(body.encode())
+    assert error is None
+    kind, urls, sitemaps = read_entries(root)
+    assert (kind, sitemaps) == (URLSET, [])
+    assert [(u.loc, u.lastmod, u.priority, u.line) for u in urls] == [
+        ("https://www.example.com/a", "2026-11-20", None, 4),
+        (None, None, "0.5", 7),  # the <loc> above spans three lines
+    ]
+
+
+def test_external_entities_are_never_resolved() -> None:
+    body = (
+        b'<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
+        b"<urlset><url><loc>&e;</loc></url></urlset>"
+    )
+    root, _error = parse_xml(body)
+    _kind, urls, _ = read_entries(root)
+    assert "root:" not in (urls[0].loc or "")
+
+
+def test_documents_say_what_they_are_or_why_they_cannot_be_read() -> None:
+    assert load_document("u", ok("u", urlset("<loc>x</loc>"))).kind == URLSET
+    assert load_document("u", ok("u", sitemapindex("<loc>x</loc>"))).kind == INDEX
+    assert load_document("u", ok("u", "<html/>")).kind == UNKNOWN
+    broken = load_document("u", ok("u", "<urlset><url>"))
+    assert broken.kind == UNREADABLE
+    assert broken.error is not None
+    assert broken.error.startswith("not well-formed XML")
+    gone = load_document("u", Fetched("u", "u", 410))
+    assert (gone.kind, gone.error) == (UNREADABLE, "HTTP 410")
+
+
+def test_a_walk_goes_breadth_first_in_order_once_per_url_and_not_forever() -> None:
+    web = FakeWeb(
+        {
+            f"{ORIGIN}/robots.txt": "Sitemap: /index.xml\nSitemap: /direct.xml\n",
+            f"{ORIGIN}/index.xml": sitemapindex(
+                f"<loc>{ORIGIN}/a.xml</loc>",
+                f"<loc>{ORIGIN}/nested.xml</loc>",
+                f"<loc>{ORIGIN}/index.xml</loc>",  # itself: no loop
+                f"<loc>{ORIGIN}/a.xml</loc>",  # twice: fetched once
+            ),
+            f"{ORIGIN}/nested.xml": sitemapindex(f"<loc>{ORIGIN}/b.xml</loc>"),
+            f"{ORIGIN}/a.xml": urlset(f"<loc>{ORIGIN}/1</loc>"),
+            f"{ORIGIN}/b.xml": urlset(f"<loc>{ORIGIN}/2</loc>"),
+            f"{ORIGIN}/direct.xml": urlset(f"<loc>{ORIGIN}/3</loc>"),
+        }
+    )
+    walk = Walk(fetch=web, workers=3)
+    documents = list(walk.run(ORIGIN))
+    assert [(d.url.removeprefix(ORIGIN), d.kind, d.depth) for d in documents] == [
+        ("/robots.txt", ROBOTS, 0),
+        ("/index.xml", INDEX, 0),
+        ("/direct.xml", URLSET, 0),
+        ("/a.xml", URLSET, 1),
+        ("/nested.xml", INDEX, 1),
+        ("/b.xml", URLSET, 2),
+    ]
+    assert documents[3].referrer == f"{ORIGIN}/index.xml:3"
+    assert sorted(web.asked) == sorted(set(web.asked))
+
+
+def test_a_walk_stops_at_its_budget_and_follows_only_what_it_may() -> None:
+    index = sitemapindex(*(f"<loc>{ORIGIN}/s{n}.xml</loc>" for n in range(10)))
+    web = FakeWeb({f"{ORIGIN}/i.xml": index} | {f"{ORIGIN}/s{n}.xml": urlset() for n in range(10)})
+    walk = Walk(fetch=web, max_documents=4)
+    assert len(list(walk.run(f"{ORIGIN}/i.xml"))) == 4
+    assert walk.truncated
+
+    picky = Walk(fetch=FakeWeb(web.pages), accept=lambda _d, e: (e.loc or "").endswith("s1.xml"))
+    assert [d.url for d in picky.run(f"{ORIGIN}/i.xml")] == [f"{ORIGIN}/i.xml", f"{ORIGIN}/s1.xml"]
+
+
+def test_gunzip_stops_at_the_limit_and_rejects_a_cut_stream() -> None:
+    bomb = gzip.compress(b" " * 1_000_000)
+    assert gunzip(bomb, 1000) == (b" " * 1000, True)
+    assert gunzip(gzip.compress(b"abc"), 10) == (b"abc", False)
+    with pytest.raises(zlib.error):
+        gunzip(gzip.compress(b"abc" * 1000)[:-10], 10_000)
+
+
+def test_only_http_urls_are_fetched() -> None:
+    fetched = fetch("file:///etc/passwd")
+    assert fetched.status is None
+    assert fetched.error == "not an http(s) URL: 'file:///etc/passwd'"
+    assert fetched.body == b""

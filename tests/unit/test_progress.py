@@ -1,0 +1,35 @@
+"""The progress bar: drawn on a terminal only, always cleared before the summary."""
+
+from __future__ import annotations
+
+import io
+
+from sitemap_updater.ops.progress import Progress
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_nothing_is_drawn_when_the_stream_is_not_a_terminal() -> None:
+    stream = io.StringIO()
+    with Progress("backfill", total=10, stream=stream) as bar:
+        bar.advance(10)
+    assert stream.getvalue() == ""
+    assert bar.done == 10
+
+
+def test_a_terminal_sees_the_bar_and_then_a_cleared_line() -> None:
+    stream = Terminal()
+    with Progress("rebuild", total=4, stream=stream) as bar:
+        bar.advance()
+    drawn = stream.getvalue()
+    assert "rebuild [######..................] 1/4 25%" in drawn
+    assert drawn.endswith("\r\x1b[K")
+
+
+def test_an_unknown_total_shows_a_count() -> None:
+    bar = Progress("send", stream=io.StringIO())
+    bar.advance(1234)
+    assert bar.line().startswith("send 1,234 ")

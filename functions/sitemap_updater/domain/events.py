@@ -212,8 +212,24 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Duplicate names make an event ambiguous (a reader taking the first and one taking the
+    # last see different events): refuse them, as I-JSON (RFC 7493) does.
+    seen: set[str] = set()
+    for key, _value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!a}")
+        seen.add(key)
+    return dict(pairs)
+
+
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+    return json.loads(
+        text,
+        parse_float=Decimal,
+        parse_constant=_reject_constant,
+        object_pairs_hook=_unique_keys,
+    )
 
 
 def unwrap(document: Any) -> Any:
@@ -253,8 +269,13 @@ def _translate(error: ValidationError) -> InvalidEvent:
         return InvalidEvent("unknown_type", "type must be 'publish' or 'unpublish'")
     if kind == "missing":
         return InvalidEvent("missing_field", f"{field} is required")
+    if kind == "string_unicode" and len(loc) == 1:  # a field name that is not valid Unicode
+        return InvalidEvent("unknown_field", "a field name holds a lone surrogate")
     if kind == "extra_forbidden":
-        return InvalidEvent("unknown_field", f"{field} is not part of the event contract")
+        # Quote a hostile name (NUL, RLO, ...): the reason travels as an SQS message attribute,
+        # which refuses control characters and lone surrogates.
+        name = field if field.isascii() and field.isprintable() else ascii(field)
+        return InvalidEvent("unknown_field", f"{name} is not part of the event contract")
     if field == "url" and kind == "string_unicode":
         return InvalidEvent("url_xml_illegal_character", "url holds a lone surrogate")
     if field == "url" and kind == "string_too_long":

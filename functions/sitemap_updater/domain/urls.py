@@ -2,10 +2,11 @@
 
 A URL is *rejected*, never repaired, when it is not absolute http(s) on the site's own
 scheme, host and port, is longer than 2,048 characters, or holds whitespace, control
-characters, ``<``, ``>``, quotes, a backslash, characters XML 1.0 forbids or bidirectional
-controls. What is *normalised*: the scheme and host are lower-cased, a default port is
-dropped, an empty path becomes ``/``, percent-escapes are upper-cased, and every character
-outside RFC 3986's allowed set (non-ASCII above all) is percent-encoded as UTF-8.
+characters, ``<``, ``>``, quotes, a backslash, the replacement character U+FFFD, characters
+XML 1.0 forbids or bidirectional controls. What is *normalised*: the scheme and host are
+lower-cased, a default port is dropped, an empty path becomes ``/``, percent-escapes are
+upper-cased, and every character outside RFC 3986's allowed set (non-ASCII above all) is
+percent-encoded as UTF-8.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ _FORBIDDEN = {
     '"': "a double quote",
     "'": "a single quote",
     "\\": "a backslash",
+    # Text that was not valid UTF-8, decoded with replacement: the real URL is lost.
+    "\ufffd": "U+FFFD, the replacement character (text that was not valid UTF-8)",
 }
 _DOT_SEGMENT = re.compile(r"(^|/)(?:\.|%2e){1,2}(/|$)", re.IGNORECASE)  # %2E is "." too
 _HOST = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")

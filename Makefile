@@ -37,7 +37,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 pytest: $(STAMP) system-deps
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 # `cdk synth` offline (no Docker, no AWS credentials), bundling the function asset for real,
 # with cdk-nag failing the synth on any unacknowledged finding.

@@ -187,12 +187,14 @@ class FaultInjector:
             pipeline.app.registry.client,
             pipeline.app.queues.client,
         ]
-        if include_lambda_service:  # the event source mapping's own receive/delete calls
-            clients.append(pipeline.sqs)
         for client in clients:
             client.meta.events.register("provide-client-params.*.*", self._stash)
             client.meta.events.register("before-call.*.*", self._before)
             client.meta.events.register("after-call.*.*", self._after)
+        if include_lambda_service:  # the event source mapping deleting what it processed
+            events = pipeline.sqs.meta.events
+            events.register("before-call.sqs.DeleteMessageBatch", self._before)
+            events.register("after-call.sqs.DeleteMessageBatch", self._after)
 
     @staticmethod
     def _stash(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:

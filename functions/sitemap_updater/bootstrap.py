@@ -19,10 +19,16 @@ from sitemap_updater.adapters.cdn import Cdn
 from sitemap_updater.adapters.queues import Queues
 from sitemap_updater.adapters.registry import Registry
 from sitemap_updater.adapters.store import SitemapStore
+from sitemap_updater.domain.stylesheet import (
+    STYLESHEET_CONTENT_TYPE,
+    STYLESHEET_KEY,
+    stylesheet_bytes,
+)
 from sitemap_updater.settings import Settings
 from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
 from sitemap_updater.usecases.publish_index import PublishIndex
 from sitemap_updater.usecases.rebuild import RebuildShard
+from sitemap_updater.usecases.site_files import PublishSiteFiles, SiteFile
 
 # Throttling and 5xx are retried a few times by botocore, then raised so SQS retries.
 CLIENT_CONFIG = Config(
@@ -34,6 +40,14 @@ CLIENT_CONFIG = Config(
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def site_files_for(settings: Settings) -> list[SiteFile]:
+    """The static files the settings ask the site to serve from the bucket."""
+    files = []
+    if settings.stylesheet:
+        files.append(SiteFile(STYLESHEET_KEY, stylesheet_bytes(), STYLESHEET_CONTENT_TYPE))
+    return files
 
 
 @dataclass
@@ -74,6 +88,7 @@ class App:
             index=self.queues,
             clock=self.clock,
             cdn=self.cdn,
+            stylesheet=self.settings.stylesheet_href,
         )
 
     @cached_property
@@ -87,7 +102,17 @@ class App:
             retire=self.queues,
             clock=self.clock,
             cdn=self.cdn,
+            stylesheet=self.settings.stylesheet_href,
+            site_files=self.site_files,
         )
+
+    @cached_property
+    def site_files(self) -> PublishSiteFiles | None:
+        """The static files the index function serves (None: there are none to serve)."""
+        files = site_files_for(self.settings)
+        if not files:
+            return None
+        return PublishSiteFiles(files, self.store, self.settings.cache_control)
 
 
 def build_app(

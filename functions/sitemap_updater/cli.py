@@ -142,6 +142,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set",
     )
+    build.add_argument(
+        "--stylesheet",
+        action="store_true",
+        help="the human view: write sitemap.xsl and reference it from the index and shards "
+        "(as the STYLESHEET setting does)",
+    )
     build.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
     build.add_argument("--json", action="store_true", help="end with the summary as JSON")
     build.set_defaults(run=_command("build"))

@@ -31,3 +31,4 @@ class Metric:
     WRITE_CONFLICTS = "WriteConflicts"
     PATHS_INVALIDATED = "PathsInvalidated"
     INVALIDATIONS_FAILED = "InvalidationsFailed"
+    SITE_FILES_WRITTEN = "SiteFilesWritten"

@@ -28,6 +28,7 @@ from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_URLS,
     Limits,
 )
+from sitemap_updater.domain.stylesheet import STYLESHEET_HREF
 from sitemap_updater.domain.urls import Site
 
 SQS_MAX_RETENTION_DAYS = 14
@@ -82,6 +83,12 @@ class Settings(BaseModel):
         alias="INVALIDATE_PATHS",
         description="After each write or delete, invalidate exactly the changed paths.",
     )
+    stylesheet: bool = Field(
+        False,
+        alias="STYLESHEET",
+        description="Serve /sitemap.xsl and reference it from the index and shards, so a "
+        "browser shows them as tables (the human view).",
+    )
 
     @field_validator("site_url")
     @classmethod
@@ -105,6 +112,11 @@ class Settings(BaseModel):
             max_shard_bytes=self.max_shard_bytes,
             max_sitemaps_per_index=self.max_sitemaps_per_index,
         )
+
+    @property
+    def stylesheet_href(self) -> str | None:
+        """The href the index and shards reference the human view by (None: off)."""
+        return STYLESHEET_HREF if self.stylesheet else None
 
     @property
     def cache_control(self) -> str:

@@ -70,7 +70,9 @@ class RebuildShard:
         index: IndexRequests,
         clock: Callable[[], datetime],
         cdn: Invalidator | None = None,
+        stylesheet: str | None = None,
     ):
+        self.stylesheet = stylesheet  # the human view's href, referenced from each shard
         self.limits = limits
         self.compress = compress
         self.cache_control = cache_control
@@ -104,7 +106,7 @@ class RebuildShard:
         entries = self.registry.shard_entries(shard)
         if not entries:
             return self._retire(output)
-        document = render_shard(entries, self.limits)
+        document = render_shard(entries, self.limits, stylesheet=self.stylesheet)
         digest = sha256(document)
         key = shard_key(shard, self.compress)
         current = output.obj

@@ -16,6 +16,8 @@ import boto3
 from botocore.config import Config
 
 from sitemap_updater.adapters.cdn import Cdn
+from sitemap_updater.adapters.indexnow import IndexNowClient
+from sitemap_updater.adapters.indexnow_queue import IndexNowQueue
 from sitemap_updater.adapters.queues import Queues
 from sitemap_updater.adapters.registry import Registry
 from sitemap_updater.adapters.store import SitemapStore
@@ -25,7 +27,9 @@ from sitemap_updater.domain.stylesheet import (
     stylesheet_bytes,
 )
 from sitemap_updater.settings import Settings
+from sitemap_updater.usecases.indexnow import SubmitChanges
 from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
+from sitemap_updater.usecases.objects import TEXT_CONTENT_TYPE
 from sitemap_updater.usecases.publish_index import PublishIndex
 from sitemap_updater.usecases.rebuild import RebuildShard
 from sitemap_updater.usecases.site_files import PublishSiteFiles, SiteFile
@@ -35,6 +39,13 @@ CLIENT_CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 4},
     connect_timeout=5,
     read_timeout=20,
+)
+# The ingest function's IndexNow notification comes after its sitemap work and must not
+# hold the invocation up for long: few attempts, short timeouts (usecases/ingest.py).
+NOTIFY_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 2},
+    connect_timeout=1,
+    read_timeout=3,
 )
 
 
@@ -47,7 +58,15 @@ def site_files_for(settings: Settings) -> list[SiteFile]:
     files = []
     if settings.stylesheet:
         files.append(SiteFile(STYLESHEET_KEY, stylesheet_bytes(), STYLESHEET_CONTENT_TYPE))
+    if settings.indexnow_key_file is not None:  # the key, as the IndexNow spec asks
+        body = settings.indexnow_key.encode()
+        files.append(SiteFile(settings.indexnow_key_file, body, TEXT_CONTENT_TYPE))
     return files
+
+
+def site_file_keys(settings: Settings) -> list[str]:
+    """The keys of those files (the stack grants and routes exactly these)."""
+    return [file.key for file in site_files_for(settings)]
 
 
 @dataclass
@@ -58,6 +77,7 @@ class App:
     queues: Queues
     clock: Callable[[], datetime] = field(default=utc_now)
     cdn: Cdn | None = None  # only when INVALIDATE_PATHS is on
+    indexnow_queue: IndexNowQueue | None = None  # only when INDEXNOW_KEY is set
 
     @cached_property
     def apply_change(self) -> ApplyChange:
@@ -75,6 +95,7 @@ class App:
             max_event_bytes=self.settings.max_event_bytes,
             apply=self.apply_change,
             queues=self.queues,
+            indexnow=self.indexnow_queue,
         )
 
     @cached_property
@@ -105,6 +126,27 @@ class App:
             stylesheet=self.settings.stylesheet_href,
             site_files=self.site_files,
         )
+
+    @cached_property
+    def indexnow_client(self) -> IndexNowClient:
+        settings = self.settings
+        key_file = settings.indexnow_key_file
+        if key_file is None:
+            raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
+        site = settings.site
+        host = site.host if site.port is None else f"{site.host}:{site.port}"
+        return IndexNowClient(
+            settings.indexnow_endpoint,
+            settings.indexnow_key,
+            host,
+            key_location=site.url_for(key_file),
+        )
+
+    @cached_property
+    def submit_indexnow(self) -> SubmitChanges:
+        if self.indexnow_queue is None:
+            raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
+        return SubmitChanges(self.settings.site, self.indexnow_client, self.indexnow_queue)
 
     @cached_property
     def site_files(self) -> PublishSiteFiles | None:
@@ -147,6 +189,15 @@ def build_app(
         cdn=(
             Cdn(settings.distribution_id, client=session.client("cloudfront", config=CLIENT_CONFIG))
             if settings.invalidate_paths
+            else None
+        ),
+        indexnow_queue=(
+            IndexNowQueue(
+                settings.indexnow_queue_url,
+                settings.indexnow_dlq_url,
+                client=session.client("sqs", endpoint_url=endpoint_url, config=NOTIFY_CONFIG),
+            )
+            if settings.indexnow_key
             else None
         ),
     )

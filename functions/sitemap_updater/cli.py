@@ -93,6 +93,14 @@ def _parser() -> argparse.ArgumentParser:
         help="shard size (default 10000, at most 50000)",
     )
     local.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="any other settings variable, e.g. STYLESHEET=true, INDEXNOW_KEY=... with "
+        "INDEXNOW_ENDPOINT=... (repeatable; see the README's configuration table)",
+    )
+    local.add_argument(
         "--log-level",
         default="ERROR",
         help="handler log level on stderr (default ERROR; INFO shows every step)",
@@ -353,7 +361,7 @@ def _local(args: argparse.Namespace) -> int:
     for kept in (Path.cwd(), *args.events):  # --out is replaced whole: never an input or cwd
         if out == kept.resolve() or out in kept.resolve().parents:
             raise UserError(f"--out {args.out} would delete {kept}: give it a folder of its own")
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, Any] = _local_settings(args.setting)
     if args.max_urls_per_shard is not None:
         overrides["MAX_URLS_PER_SHARD"] = args.max_urls_per_shard
 
@@ -381,6 +389,36 @@ def _local(args: argparse.Namespace) -> int:
     finally:
         runtime.stop()
     return 0
+
+
+# Settings the local stack fills in itself (its resources), or that have their own flag.
+_LOCAL_OWN_SETTINGS = frozenset(
+    {
+        "SITE_URL",
+        "TABLE_NAME",
+        "BUCKET_NAME",
+        "REBUILD_QUEUE_URL",
+        "INDEX_QUEUE_URL",
+        "INGEST_DLQ_URL",
+        "INDEXNOW_QUEUE_URL",
+        "INDEXNOW_DLQ_URL",
+    }
+)
+
+
+def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
+    """``--setting NAME=VALUE`` pairs for ``local`` (validated later by the settings model)."""
+    from sitemap_updater.settings import Settings  # noqa: PLC0415
+
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or name not in Settings.env_names():
+            raise UserError(f"--setting {pair!r}: give NAME=VALUE with a settings variable")
+        if name in _LOCAL_OWN_SETTINGS:
+            raise UserError(f"--setting {name}: the local stack sets it (or use --site-url)")
+        settings[name] = value
+    return settings
 
 
 def _one_line(exc: Exception) -> str:

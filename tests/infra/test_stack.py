@@ -21,6 +21,7 @@ from sitemap_updater.settings import Settings
 from tests.infra.conftest import CERTIFICATE_ARN, SITE, TOPIC_ARN, Synthesized
 
 DAY = 86_400
+INDEXNOW_ENV = {"INDEXNOW_KEY", "INDEXNOW_QUEUE_URL", "INDEXNOW_DLQ_URL"}  # "" when it is off
 
 
 def ref(value: Any) -> str:
@@ -314,9 +315,13 @@ def test_a_dashboard(default: Synthesized) -> None:
 
 
 def test_outputs_are_what_the_cli_reads(synthesized: Synthesized) -> None:
+    """Every setting with a value (an empty one, e.g. IndexNow off, has no output: the CLI
+    reads a missing output as the default) and the operator outputs."""
     outputs = synthesized.template.find_outputs("*")
-    expected = {output_key(name) for name in Settings.env_names()} | set(EXTRA_OUTPUTS)
-    assert set(outputs) == expected
+    given = synthesized.stack.updater.settings.to_env()
+    expected = {output_key(name) for name, value in given.items() if value != ""}
+    assert set(outputs) == expected | set(EXTRA_OUTPUTS)
+    assert expected >= {output_key(name) for name in Settings.env_names() - INDEXNOW_ENV}
 
 
 def test_output_values(default: Synthesized) -> None:

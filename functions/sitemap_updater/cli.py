@@ -262,9 +262,9 @@ def _operator_commands(commands: Any) -> None:
     redrive.add_argument(
         "--queue",
         action="append",
-        choices=["ingest", "rebuild", "index"],
+        choices=["ingest", "rebuild", "index", "indexnow"],
         default=None,
-        help="only this function's dead-letter queue (repeatable; default all)",
+        help="only this function's dead-letter queue (repeatable; default all the deployment has)",
     )
     redrive.add_argument("--dry-run", action="store_true", help="count only; move nothing")
     redrive.add_argument(

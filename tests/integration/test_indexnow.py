@@ -6,18 +6,22 @@ holds up or fails the sitemaps."""
 from __future__ import annotations
 
 import json
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from sitemap_updater.cli import main
 from sitemap_updater.local.poller import drain
 from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.server import SiteServer
+from sitemap_updater.local.stack import register_stack
 from tests.conftest import SITE
 from tests.indexnow_endpoint import RecordingEndpoint
 from tests.integration.conftest import (
+    STACK,
     FaultInjector,
     PipelineFactory,
     Recorder,
@@ -110,8 +114,6 @@ def test_the_key_file_is_served_from_the_bucket_root(pipeline: Pipeline) -> None
     assert recorder.puts.count(f"{KEY}.txt") == 1
     server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name).start()
     try:
-        import urllib.request
-
         with urllib.request.urlopen(f"{server.url}/{KEY}.txt", timeout=10) as response:
             assert response.status == 200
             assert response.read() == KEY.encode()
@@ -252,3 +254,29 @@ def test_a_url_whose_queueing_failed_in_a_retried_batch_is_queued_by_the_retry(
     assert pipeline.function_errors == 1  # the first batch failed whole
     assert endpoint.submitted() == [url("/a")]
     assert set(site_entries(pipeline.objects())) == {url("/a")}
+
+
+def test_after_a_fix_redrive_submits_the_refused_urls_again(
+    pipeline: Pipeline, endpoint: RecordingEndpoint, capsys: pytest.CaptureFixture[str]
+) -> None:
+    register_stack(pipeline.stack)
+    endpoint.answer(default=422)
+    pipeline.send_events([publish("/a", 1)])
+    pipeline.drain()
+    assert len(indexnow_letters(pipeline)) == 1
+    assert main(["status", *STACK]) == 1  # a dead letter: status says so, and names the queue
+    assert "indexnow DLQ" in capsys.readouterr().out
+
+    endpoint.answer(default=200)  # the configuration is fixed
+    assert main(["redrive", "--queue", "indexnow", *STACK]) == 0
+    pipeline.drain()
+    assert endpoint.submitted() == [url("/a"), url("/a")]
+    assert indexnow_letters(pipeline) == []
+
+
+def test_redrive_of_indexnow_without_it_is_a_usage_error(
+    make_pipeline: PipelineFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    register_stack(make_pipeline().stack)
+    assert main(["redrive", "--queue", "indexnow", *STACK]) == 2
+    assert "no IndexNow queue" in capsys.readouterr().err

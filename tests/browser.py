@@ -37,11 +37,11 @@ def chromium() -> str:
     return found
 
 
-def dump_dom(url: str) -> str:
-    """The rendered page at ``url`` as HTML text."""
+def dump_dom(url: str, *flags: str) -> str:
+    """The rendered page at ``url`` as HTML text (``flags``: more Chromium switches)."""
     with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
         done = subprocess.run(
-            [chromium(), *FLAGS, f"--user-data-dir={profile}", "--dump-dom", url],
+            [chromium(), *FLAGS, *flags, f"--user-data-dir={profile}", "--dump-dom", url],
             capture_output=True,
             text=True,
             timeout=TIMEOUT_SECONDS,
@@ -52,6 +52,6 @@ def dump_dom(url: str) -> str:
     return done.stdout
 
 
-def rendered(url: str) -> Any:
+def rendered(url: str, *flags: str) -> Any:
     """The rendered page at ``url``, parsed (lxml.html)."""
-    return html.fromstring(dump_dom(url))
+    return html.fromstring(dump_dom(url, *flags))

@@ -92,3 +92,16 @@ def test_a_shard_with_extensions_shows_their_counts(http_site: StaticSite) -> No
     header = [th.text_content() for th in page.xpath("//table[@id='urls']/thead/tr/th")]
     assert header[5:] == ["Images", "Videos", "Alternates", "News"]
     assert [row[5:] for row in rows(page, "urls")] == [["2", "1", "3", "1"], ["0", "0", "0", "0"]]
+
+
+def test_without_xslt_the_browser_still_shows_the_xml(served: tuple[Pipeline, str]) -> None:
+    """Browsers are removing XSLT (Chromium warns on every page that uses it). Then the
+    processing instruction is ignored and Chromium's XML viewer shows the document itself:
+    nothing breaks, the table is gone. ``--disable-blink-features=XSLT`` is that browser."""
+    _, origin = served
+    page = rendered(f"{origin}/sitemap-pages-00001.xml", "--disable-blink-features=XSLT")
+    assert page.xpath("//style[@id='xml-viewer-style']")  # Chromium's own XML tree viewer
+    assert page.xpath("//table") == []
+    text = page.text_content()
+    for url in sorted(PAGES)[:3]:
+        assert url in text

@@ -192,6 +192,16 @@ def test_no_retry_is_started_that_would_overrun_the_deadline() -> None:
     assert "no time left" in outcome.reason
 
 
+def test_no_request_is_started_that_would_overrun_the_deadline() -> None:
+    """A later chunk of a large batch, when the invocation is nearly out of time: SQS
+    delivers its messages again rather than Lambda killing a request half-way."""
+    opener = FakeOpener([200])
+    submitter = client(opener, clock=lambda: 100.0)
+    outcome = submitter.submit(URLS, deadline=105.0)  # a request may take 10 s
+    assert (outcome.verdict, outcome.attempts, opener.requests) == (Verdict.FAILED, 0, [])
+    assert outcome.reason == "no time left for a request in this invocation"
+
+
 @pytest.mark.parametrize("count", [0, MAX_URLS_PER_REQUEST + 1])
 def test_one_request_holds_1_to_10000_urls(count: int) -> None:
     urls = [f"https://www.example.com/{n}" for n in range(count)]

@@ -119,6 +119,10 @@ class IndexNowClient:
         reason = ""
         attempt = 0
         while attempt < self.max_attempts:
+            if deadline is not None and self.clock() + self.timeout_seconds > deadline:
+                reason = f"{reason}; " if reason else ""
+                reason += "no time left for a request in this invocation"
+                break
             attempt += 1
             status, reason, retry_after = self._post(body)
             final = verdict_for(status) if status is not None else None

@@ -9,15 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
 
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, stylesheet_bytes, with_stylesheet
 from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.server import SiteServer
 from tests.browser import rendered
-from tests.conftest import SITE
+from tests.conftest import SITE, FakeClock
 from tests.httpsite import StaticSite
-from tests.integration.conftest import PipelineFactory, publish
+from tests.integration.conftest import publish
 from tests.unit.test_stylesheet import EXTENDED_SHARD
 
 PAGES = {
@@ -28,9 +30,26 @@ PAGES = {
 }
 
 
-@pytest.fixture
-def served(make_pipeline: PipelineFactory) -> Iterator[tuple[Pipeline, str]]:
-    pipeline = make_pipeline(STYLESHEET="true", COMPRESS_SHARDS="false", MAX_URLS_PER_SHARD=3)
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[Pipeline, str]]:
+    """One site for the module's browser runs (each Chromium start is the slow part)."""
+    with mock_aws():
+        pipeline = Pipeline.create(
+            SITE,
+            {"STYLESHEET": "true", "COMPRESS_SHARDS": "false", "MAX_URLS_PER_SHARD": 3},
+            visibility_timeout=1,
+            clock=FakeClock(),
+            prefix="browser",
+            session=boto3.session.Session(  # module scope: before the autouse env fixture
+                aws_access_key_id="testing",
+                aws_secret_access_key="testing",
+                region_name="us-east-1",
+            ),
+        )
+        yield from _serve(pipeline)
+
+
+def _serve(pipeline: Pipeline) -> Iterator[tuple[Pipeline, str]]:
     pipeline.send_events(
         [
             publish("/a", 1, lastmod="2026-11-20", changefreq="daily", priority=0.8),

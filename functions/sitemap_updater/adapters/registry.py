@@ -5,19 +5,27 @@ One table, string keys ``pk``/``sk``, TTL attribute ``expires_at``:
 =========================  ==================  ===============================================
 pk                         sk                  item
 =========================  ==================  ===============================================
-``URL#<url>``              ``URL``             newest version, live/tombstone, shard, reserved
-``SHARD#<shard>``          ``URL#<url>``       a live entry of the shard (fields to render)
+``URL#<url>``              ``URL``             newest version, live/tombstone, shard, reserved,
+                                               base size, hreflang cluster pointer
+``SHARD#<shard>``          ``URL#<url>``       a live entry of the shard (fields to render,
+                                               extensions as JSON, its cluster)
 ``SHARD#<shard>``          ``#CAPACITY``       slots and bytes reserved in the shard
 ``GROUP#<group>``          ``#OPEN``           the group's open shard number
+``CLUSTER#<id>``           ``CLUSTER``         an hreflang cluster: its members (languages,
+                                               declarations, placement), or a redirect to the
+                                               cluster it was merged into
 ``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput)
 ``INDEXES``                ``<key>``           a published index file (IndexOutput)
 =========================  ==================  ===============================================
 
 A shard's entries share one partition, so a rebuild reads them with a strongly consistent
 Query: it always sees every commit that happened before it started (no GSI lag to prove).
-An event's commit is one transaction: URL record (conditional on the version it was planned
-against), entry put/delete, capacity reservation (conditional on room). URLs longer than
-1,000 characters are keyed by a prefix and their SHA-256 (DynamoDB's sort key limit).
+An event's commit is one transaction: URL record (conditional on the version and cluster
+pointer it was planned against), entry put/delete, the cluster record (conditional on its
+version) and the records of pages it newly links, capacity reservation (conditional on
+room). A page declared by a sibling before it is published has a record with only a
+cluster pointer. URLs longer than 1,000 characters are keyed by a prefix and their SHA-256
+(DynamoDB's sort key limit).
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ def _create_queue(
     sqs: SQSClient, prefix: str, spec: FunctionSpec, visibility_timeout: int | None
 ) -> LocalQueue:
     fifo: dict[Any, str] = {"FifoQueue": "true"} if spec.fifo else {}
-    content_based = (
+    content_based: dict[Any, str] = (
         {"ContentBasedDeduplication": "true"} if spec.content_based_deduplication else {}
     )
     dlq_url = sqs.create_queue(

@@ -86,6 +86,7 @@ class App:
             limits=self.settings.limits,
             tombstone_ttl_seconds=self.settings.tombstone_ttl_days * 86_400,
             clock=self.clock,
+            groups=self.settings.groups,
         )
 
     def ingest_batch(self) -> IngestBatch:

@@ -151,6 +151,21 @@ def _parser() -> argparse.ArgumentParser:
         help="the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set",
     )
     build.add_argument(
+        "--group-rules",
+        default="",
+        help="path prefixes that give pages their own shards, as the GROUP_RULES setting: "
+        "'/news/=news,/shop/=shop' (a record's 'sitemap' field overrides)",
+    )
+    build.add_argument(
+        "--news-groups", default="news", help="groups held to Google News's 1,000-URL limit"
+    )
+    build.add_argument(
+        "--now",
+        default=None,
+        help="the moment news ages against (W3C datetime; default: the time of the build). "
+        "Only pages with news depend on it; give it for byte-identical rebuilds of such sites",
+    )
+    build.add_argument(
         "--stylesheet",
         action="store_true",
         help="the human view: write sitemap.xsl and reference it from the index and shards "

@@ -15,6 +15,9 @@ from sitemap_updater.adapters.registry import PARTITION_KEY, SORT_KEY, TTL_ATTRI
 SERVICE_NAME = "sitemap-updater"
 METRICS_NAMESPACE = "SitemapUpdater"
 VISIBILITY_TIMEOUT_FACTOR = 6
+# The index also runs on a schedule: it asks for a rebuild of every shard whose news blocks
+# have aged out (Google News: two days), so news leaves the sitemaps with no new event.
+NEWS_SWEEP_MINUTES = 15
 # A work queue keeps a message 4 days; its dead-letter queue 14 (SQS's maximum), longer than
 # the source, because a standard queue's message keeps its first enqueue time when redriven.
 QUEUE_RETENTION_DAYS = 4
@@ -41,6 +44,8 @@ class FunctionSpec:
     batch_size: int = 10
     batching_window_seconds: int = 0  # not supported on FIFO queues
     max_receive_count: int = 5
+    # A scheduled (EventBridge) sender cannot give a deduplication id: the queue derives it.
+    content_based_deduplication: bool = False
 
     @property
     def visibility_timeout_seconds(self) -> int:
@@ -76,6 +81,7 @@ INDEX = FunctionSpec(
     timeout_seconds=120,
     memory_mb=1024,
     max_receive_count=5,
+    content_based_deduplication=True,
 )
 FUNCTIONS = (INGEST, REBUILD, INDEX)
 # Optional: only when INDEXNOW_KEY is set (see functions_for). Its batches are large (up to

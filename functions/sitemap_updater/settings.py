@@ -28,6 +28,7 @@ from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_BYTES,
     PROTOCOL_MAX_INDEX_ENTRIES,
     PROTOCOL_MAX_URLS,
+    GroupRules,
     Limits,
 )
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF
@@ -75,6 +76,16 @@ class Settings(BaseModel):
         description="How long an unpublished URL is remembered; must outlive any queued event.",
     )
     compress_shards: bool = Field(True, alias="COMPRESS_SHARDS")
+    group_rules: str = Field(
+        "",
+        alias="GROUP_RULES",
+        description="Path prefixes that give new URLs their own shards: '/news/=news,/shop/=shop'",
+    )
+    news_groups: str = Field(
+        "news",
+        alias="NEWS_GROUPS",
+        description="Groups whose shards follow Google News's 1,000-URL limit (comma-separated).",
+    )
     cache_max_age_seconds: int = Field(60, alias="CACHE_MAX_AGE_SECONDS", ge=0, le=86_400)
     distribution_id: str = Field(
         "",
@@ -116,6 +127,15 @@ class Settings(BaseModel):
     @classmethod
     def _origin(cls, value: str) -> str:
         return Site.parse(value).origin
+
+    @model_validator(mode="after")
+    def _groups_parse(self) -> Settings:
+        GroupRules.parse(self.group_rules, self.news_groups)
+        return self
+
+    @cached_property
+    def groups(self) -> GroupRules:
+        return GroupRules.parse(self.group_rules, self.news_groups)
 
     @model_validator(mode="after")
     def _invalidation_needs_distribution(self) -> Settings:

@@ -100,6 +100,7 @@ class Functions(Construct):
                 Permission(
                     (
                         "dynamodb:GetItem",
+                        "dynamodb:BatchGetItem",  # hreflang clusters and their members
                         "dynamodb:PutItem",
                         "dynamodb:UpdateItem",
                         "dynamodb:DeleteItem",
@@ -109,7 +110,15 @@ class Functions(Construct):
                 Permission(("sqs:SendMessage",), (rebuild_queue, ingest_dlq)),
             ],
             REBUILD.name: [
-                Permission(("dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"), (table,)),
+                Permission(
+                    (
+                        "dynamodb:GetItem",
+                        "dynamodb:BatchGetItem",  # the hreflang clusters of its entries
+                        "dynamodb:Query",
+                        "dynamodb:UpdateItem",
+                    ),
+                    (table,),
+                ),
                 Permission(objects, tuple(bucket.arn_for_objects(key) for key in SHARD_KEYS)),
                 list_bucket,
                 Permission(("sqs:SendMessage",), (index_queue,)),

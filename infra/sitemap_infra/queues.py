@@ -49,6 +49,7 @@ class Queues(Construct):
             self,
             name,
             fifo=fifo,
+            content_based_deduplication=True if spec.content_based_deduplication else None,
             visibility_timeout=Duration.seconds(spec.visibility_timeout_seconds),
             retention_period=Duration.days(QUEUE_RETENTION_DAYS),
             encryption=sqs.QueueEncryption.SQS_MANAGED,

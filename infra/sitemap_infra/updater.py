@@ -22,9 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from aws_cdk import Stack
+from aws_cdk import Duration, Stack
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from constructs import Construct
@@ -36,8 +38,16 @@ from sitemap_infra.functions import Functions
 from sitemap_infra.monitoring import Monitoring
 from sitemap_infra.queues import Queues
 from sitemap_infra.storage import Storage
+from sitemap_updater.adapters.queues import INDEX_GROUP
 from sitemap_updater.bootstrap import site_file_keys
-from sitemap_updater.resources import INDEX, INDEXNOW, INGEST, REBUILD, functions_for
+from sitemap_updater.resources import (
+    INDEX,
+    INDEXNOW,
+    INGEST,
+    NEWS_SWEEP_MINUTES,
+    REBUILD,
+    functions_for,
+)
 from sitemap_updater.settings import Settings
 
 
@@ -101,6 +111,14 @@ class SitemapUpdater(Construct):
             queues=self.queues,
             distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
             site_file_keys=site_files,
+        )
+        # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).
+        self.news_sweep = events.Rule(
+            self,
+            "NewsSweep",
+            description="Runs the index so shards whose news blocks aged out are rebuilt",
+            schedule=events.Schedule.rate(Duration.minutes(NEWS_SWEEP_MINUTES)),
+            targets=[targets.SqsQueue(self.queues[INDEX.name].queue, message_group_id=INDEX_GROUP)],
         )
         self.monitoring = Monitoring(
             self,

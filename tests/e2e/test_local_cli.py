@@ -34,7 +34,7 @@ from sitemap_updater.schemas import ALL_XSD, sitemap_schema
 
 REPO = Path(__file__).resolve().parents[2]
 EVENTS = REPO / "events"
-REJECTED_SAMPLES = EVENTS / "08-rejected-examples.jsonl"
+REJECTED_SAMPLES = EVENTS / "90-rejected-examples.jsonl"
 SITE = "https://www.example.com"
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 RUN_TIMEOUT = 120

@@ -57,6 +57,8 @@ def test_setting_keys_are_the_tunable_settings() -> None:
         "compress_shards",
         "cache_max_age_seconds",
         "invalidate_paths",
+        "group_rules",
+        "news_groups",
         "stylesheet",
         "indexnow_key",
         "indexnow_endpoint",

@@ -12,6 +12,8 @@ from sitemap_updater.resources import (
     DLQ_RETENTION_DAYS,
     EXTRA_OUTPUTS,
     FUNCTIONS,
+    INDEX,
+    NEWS_SWEEP_MINUTES,
     QUEUE_RETENTION_DAYS,
     TABLE,
     VISIBILITY_TIMEOUT_FACTOR,
@@ -21,7 +23,6 @@ from sitemap_updater.settings import Settings
 from tests.infra.conftest import CERTIFICATE_ARN, SITE, TOPIC_ARN, Synthesized
 
 DAY = 86_400
-INDEXNOW_ENV = {"INDEXNOW_KEY", "INDEXNOW_QUEUE_URL", "INDEXNOW_DLQ_URL"}  # "" when it is off
 
 
 def ref(value: Any) -> str:
@@ -144,6 +145,21 @@ def test_each_queue_and_its_dead_letter_queue(default: Synthesized, spec: Any) -
     for props in (queue, dlq):
         assert props["SqsManagedSseEnabled"] is True
         assert "QueueName" not in props
+    assert queue.get("ContentBasedDeduplication", False) is spec.content_based_deduplication
+
+
+def test_the_index_runs_on_a_schedule_for_news_ageing(default: Synthesized) -> None:
+    """News leaves the sitemaps two days after publication with no new event: a rule sends
+    the index queue a message every NEWS_SWEEP_MINUTES (its FIFO group is the index's)."""
+    rules = default.resources("AWS::Events::Rule")
+    assert len(rules) == 1
+    rule = next(iter(rules.values()))["Properties"]
+    assert rule["ScheduleExpression"] == f"rate({NEWS_SWEEP_MINUTES} minutes)"
+    assert rule["State"] == "ENABLED"
+    (target,) = rule["Targets"]
+    index = default.stack.updater.queues[INDEX.name].queue
+    assert target["Arn"] == {"Fn::GetAtt": [default.logical_id(index), "Arn"]}
+    assert target["SqsParameters"] == {"MessageGroupId": "index"}
 
 
 def test_every_queue_refuses_plain_http(default: Synthesized) -> None:
@@ -321,7 +337,8 @@ def test_outputs_are_what_the_cli_reads(synthesized: Synthesized) -> None:
     given = synthesized.stack.updater.settings.to_env()
     expected = {output_key(name) for name, value in given.items() if value != ""}
     assert set(outputs) == expected | set(EXTRA_OUTPUTS)
-    assert expected >= {output_key(name) for name in Settings.env_names() - INDEXNOW_ENV}
+    required = {name for name, f in Settings.model_fields.items() if f.is_required()}
+    assert expected >= {output_key(Settings.model_fields[name].alias or name) for name in required}
 
 
 def test_output_values(default: Synthesized) -> None:

@@ -33,7 +33,7 @@ def test_send_puts_the_sample_events_on_the_ingest_queue_and_the_pipeline_serves
     entries = site_entries(deployed.objects())
     assert entries
     assert all(url.startswith("https://www.example.com/") for url in entries)
-    assert len(deployed.dead_letters()) == 3  # events/08-rejected-examples.jsonl
+    assert len(deployed.dead_letters()) == 3  # events/90-rejected-examples.jsonl
 
 
 def test_send_sends_json_lines_as_written(

@@ -62,9 +62,9 @@ def test_a_rebuild_that_read_older_state_cannot_overwrite_newer_output(
     registry = pipeline.app.registry
     worker_b = pipeline.app.rebuild_shard
     real_entries = registry.shard_entries
-    interleaved: list[list[SitemapEntry]] = []
+    interleaved: list[list[tuple[SitemapEntry, str | None]]] = []
 
-    def entries_then_b_runs(shard: str) -> list[SitemapEntry]:
+    def entries_then_b_runs(shard: str) -> list[tuple[SitemapEntry, str | None]]:
         entries = real_entries(shard)
         if not interleaved:
             interleaved.append(entries)
@@ -78,7 +78,7 @@ def test_a_rebuild_that_read_older_state_cannot_overwrite_newer_output(
     registry.shard_entries = entries_then_b_runs  # type: ignore[method-assign]
     outcome = pipeline.app.rebuild_shard("pages-00001")  # worker A
 
-    assert interleaved[0][0].priority == "0.1"  # A really did read the old state
+    assert interleaved[0][0][0].priority == "0.1"  # A really did read the old state
     assert outcome is Rebuilt.UNCHANGED  # A's retry re-read the registry: B's bytes stand
     assert b"<priority>0.9</priority>" in _gunzip(shard_body(pipeline))
     assert recorder.puts == ["sitemap-pages-00001.xml.gz"]  # only B's write got through

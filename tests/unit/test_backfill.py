@@ -3,76 +3,21 @@
 from __future__ import annotations
 
 import io
-import threading
-from collections import defaultdict
 from datetime import UTC, datetime
 from decimal import Decimal
 from types import SimpleNamespace
 from typing import Any
 
-from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
-from sitemap_updater.domain.placement import Commit
-from sitemap_updater.domain.records import UrlRecord
-from sitemap_updater.domain.sharding import Limits, parse_shard_id, shard_id
+from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.backfill import BackfillResult, Importer, entry_record
 from sitemap_updater.ops.crawl import Entry
 from sitemap_updater.ops.pages import Record
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.usecases.ingest import ApplyChange
+from tests.fakes import MemoryRegistry
 
 SITE = Site.parse("https://www.example.com")
-
-
-class MemoryRegistry:
-    """The registry's contract (conditional commit, capacity, open shard), thread-safe."""
-
-    def __init__(self, limits: Limits, flaky: dict[str, int] | None = None):
-        self.limits = limits
-        self.lock = threading.Lock()
-        self.urls: dict[str, UrlRecord] = {}
-        self.entries: dict[str, dict[str, SitemapEntry]] = defaultdict(dict)
-        self.capacity: dict[str, tuple[int, int]] = defaultdict(lambda: (0, 0))
-        self.open: dict[str, int] = {}
-        self.flaky = flaky or {}  # url -> how many commits fail (throttled) first
-
-    def get_url(self, url: str) -> UrlRecord | None:
-        with self.lock:
-            return self.urls.get(url)
-
-    def commit(self, commit: Commit) -> None:
-        url = commit.change.url
-        with self.lock:
-            if self.flaky.get(url, 0) > 0:
-                self.flaky[url] -= 1
-                raise RetryableError("throttled")
-            current = self.urls.get(url)
-            if (current.version if current else None) != commit.expected_version:
-                raise ConcurrentChange(url)
-            if commit.reservation is not None:
-                shard = commit.reservation.shard
-                slots, used = self.capacity[shard]
-                slots += commit.reservation.slots
-                used += commit.reservation.bytes
-                if slots > self.limits.max_urls_per_shard or used > self.limits.max_entry_bytes:
-                    raise ShardFull(shard)
-                self.capacity[shard] = (slots, used)
-            self.urls[url] = commit.record
-            if commit.previous_shard is not None:
-                self.entries[commit.previous_shard].pop(url, None)
-            if commit.shard is not None and commit.change.entry is not None:
-                self.entries[commit.shard][url] = commit.change.entry
-
-    def open_shard(self, group: str) -> str:
-        with self.lock:
-            return shard_id(group, self.open.get(group, 1))
-
-    def close_shard(self, shard: str) -> None:
-        group, number = parse_shard_id(shard)
-        with self.lock:
-            if self.open.get(group, 1) == number:
-                self.open[group] = number + 1
 
 
 def importer(registry: MemoryRegistry, workers: int) -> Importer:

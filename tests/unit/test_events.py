@@ -609,7 +609,10 @@ def test_event_json_schema_describes_publish() -> None:
     assert branch["additionalProperties"] is False
     assert set(branch["required"]) == {"type", "url", "version"}
     properties = branch["properties"]
-    assert set(properties) == {"type", "url", "version", "lastmod", "changefreq", "priority"}
+    assert set(properties) == {
+        *("type", "url", "version", "lastmod", "changefreq", "priority"),
+        *("images", "videos", "news", "hreflang", "alternates", "sitemap"),
+    }
     assert properties["url"]["type"] == "string"
     assert properties["url"]["maxLength"] == 2048
     assert properties["version"] == {**properties["version"], "type": "number", "minimum": 0}

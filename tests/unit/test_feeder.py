@@ -229,16 +229,16 @@ def test_read_file_is_lazy_per_file_and_agrees_with_read_paths(tmp_path: Path) -
 
 
 def test_the_sample_events_folder() -> None:
-    """events/: 16 bodies (schema.json skipped); the rejected examples arrive verbatim."""
+    """events/: 22 bodies (schema.json skipped); the rejected examples arrive verbatim."""
     events = REPO / "events"
-    rejected = (events / "08-rejected-examples.jsonl").read_text(encoding="utf-8").splitlines()
+    rejected = (events / "90-rejected-examples.jsonl").read_text(encoding="utf-8").splitlines()
 
     messages = read_paths([events])
 
     origins = [Path(m.origin.split("#")[0].rsplit(":", 1)[0]).name for m in messages]
     assert origins == sorted(origins)
     assert "schema.json" not in origins
-    assert len(messages) == 16
+    assert len(messages) == 22
     assert bodies(messages)[-3:] == rejected
     assert messages[-1].body.endswith('"priority": 1.5')  # the malformed line, untouched
 

@@ -25,7 +25,7 @@ from sitemap_updater.settings import DEFAULT_INDEXNOW_ENDPOINT, Settings, Settin
 from sitemap_updater.usecases.indexnow import Message, SubmitChanges
 from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
 from tests.conftest import FakeClock
-from tests.unit.test_ingest_usecase import FakeRegistry
+from tests.fakes import MemoryRegistry
 from tests.unit.test_settings import env
 
 SITE = Site.parse("https://www.example.com")
@@ -348,7 +348,7 @@ class FakeRebuilds:
 
 def batch(notifier: FakeNotifier | None, rebuilds: FakeRebuilds | None = None) -> IngestBatch:
     limits = Limits(max_urls_per_shard=100)
-    apply = ApplyChange(FakeRegistry(limits), limits, 86_400 * 30, FakeClock())
+    apply = ApplyChange(MemoryRegistry(limits), limits, 86_400 * 30, FakeClock())
     return IngestBatch(SITE, 262_144, apply, rebuilds or FakeRebuilds(), indexnow=notifier)
 
 

@@ -3,73 +3,22 @@ and the races the real registry reports as ConcurrentChange / ShardFull."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from decimal import Decimal
 
 import pytest
 
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
+from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError
 from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.placement import Commit, plan_commit
 from sitemap_updater.domain.records import UrlRecord
 from sitemap_updater.domain.render import URLSET_FRAME_BYTES, entry_size
-from sitemap_updater.domain.sharding import Limits, parse_shard_id, shard_id
+from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.usecases.ingest import ApplyChange, Outcome
 from tests.conftest import FakeClock
+from tests.fakes import MemoryRegistry
 
 SITE = "https://www.example.com"
-
-
-@dataclass
-class FakeRegistry:
-    """Enforces the same conditions as the DynamoDB transaction."""
-
-    limits: Limits
-    urls: dict[str, UrlRecord] = field(default_factory=dict)
-    entries: dict[str, dict[str, SitemapEntry]] = field(default_factory=dict)
-    capacity: dict[str, tuple[int, int]] = field(default_factory=dict)
-    open: dict[str, int] = field(default_factory=dict)
-    commits: list[Commit] = field(default_factory=list)
-    interfere: list[PageChange] = field(default_factory=list)  # applied just before a commit
-
-    def get_url(self, url: str) -> UrlRecord | None:
-        return self.urls.get(url)
-
-    def commit(self, commit: Commit) -> None:
-        while self.interfere:  # another writer wins the race
-            rival = self.interfere.pop()
-            ApplyChange(self, self.limits, 100, FakeClock())(rival)
-        current = self.urls.get(commit.change.url)
-        if (current.version if current else None) != commit.expected_version:
-            raise ConcurrentChange(commit.change.url)
-        if commit.reservation is not None:
-            slots, used = self.capacity.get(commit.reservation.shard, (0, 0))
-            slots += commit.reservation.slots
-            used += commit.reservation.bytes
-            if slots > self.limits.max_urls_per_shard or used > self.limits.max_entry_bytes:
-                raise ShardFull(commit.reservation.shard)
-            self.capacity[commit.reservation.shard] = (slots, used)
-        self.urls[commit.change.url] = commit.record
-        if commit.previous_shard:
-            self.entries.get(commit.previous_shard, {}).pop(commit.change.url, None)
-        if commit.shard:
-            if commit.change.entry is not None:
-                self.entries.setdefault(commit.shard, {})[commit.change.url] = commit.change.entry
-            else:
-                self.entries.get(commit.shard, {}).pop(commit.change.url, None)
-        self.commits.append(commit)
-
-    def open_shard(self, group: str) -> str:
-        return shard_id(group, self.open.get(group, 1))
-
-    def close_shard(self, shard: str) -> None:
-        group, number = parse_shard_id(shard)
-        if self.open.get(group, 1) == number:
-            self.open[group] = number + 1
-
-    def shard_of(self, url: str) -> str | None:
-        return next((s for s, entries in self.entries.items() if url in entries), None)
 
 
 def change(path: str, version: int, live: bool = True, **fields: str) -> PageChange:
@@ -79,40 +28,42 @@ def change(path: str, version: int, live: bool = True, **fields: str) -> PageCha
 
 
 @pytest.fixture
-def registry() -> FakeRegistry:
-    return FakeRegistry(Limits(max_urls_per_shard=2))
+def registry() -> MemoryRegistry:
+    return MemoryRegistry(Limits(max_urls_per_shard=2))
 
 
 @pytest.fixture
-def ingest(registry: FakeRegistry) -> ApplyChange:
+def ingest(registry: MemoryRegistry) -> ApplyChange:
     return ApplyChange(registry, registry.limits, tombstone_ttl_seconds=100, clock=FakeClock())
 
 
 def test_newer_applies_equal_is_a_duplicate_older_is_stale(
-    ingest: ApplyChange, registry: FakeRegistry
+    ingest: ApplyChange, registry: MemoryRegistry
 ) -> None:
     assert ingest(change("/a", 2)).outcome is Outcome.APPLIED
     duplicate = ingest(change("/a", 2, lastmod="2030-01-01"))
     assert duplicate.outcome is Outcome.DUPLICATE
     assert duplicate.shards == {"pages-00001"}  # asks for the rebuild a crash may have lost
     assert ingest(change("/a", 1)).outcome is Outcome.STALE
-    assert registry.entries["pages-00001"][f"{SITE}/a"].lastmod is None
+    assert registry.entries["pages-00001"][f"{SITE}/a"][0].lastmod is None
     assert len(registry.commits) == 1
 
 
 def test_unpublish_of_an_unknown_url_leaves_a_tombstone_without_a_shard(
-    ingest: ApplyChange, registry: FakeRegistry
+    ingest: ApplyChange, registry: MemoryRegistry
 ) -> None:
     result = ingest(change("/ghost", 5, live=False))
     assert result.outcome is Outcome.APPLIED
     assert result.shards == frozenset()
-    assert registry.urls[f"{SITE}/ghost"] == UrlRecord(f"{SITE}/ghost", Decimal(5), False, None, 0)
+    assert registry.get_url(f"{SITE}/ghost") == UrlRecord(
+        f"{SITE}/ghost", Decimal(5), False, None, 0
+    )
     assert registry.commits[0].tombstone_expires_at == int(FakeClock()().timestamp()) + 100
     assert ingest(change("/ghost", 4)).outcome is Outcome.STALE
 
 
 def test_a_full_shard_closes_and_the_next_one_opens(
-    ingest: ApplyChange, registry: FakeRegistry
+    ingest: ApplyChange, registry: MemoryRegistry
 ) -> None:
     for path in ("/1", "/2", "/3"):
         ingest(change(path, 1))
@@ -121,7 +72,7 @@ def test_a_full_shard_closes_and_the_next_one_opens(
 
 
 def test_an_entry_that_outgrows_its_shard_moves_and_leaves_the_old_one(
-    registry: FakeRegistry,
+    registry: MemoryRegistry,
 ) -> None:
     a, b = "/a" + "-" * 100, "/b" + "-" * 100
     small = SitemapEntry(url=f"{SITE}{a}")
@@ -134,10 +85,10 @@ def test_an_entry_that_outgrows_its_shard_moves_and_leaves_the_old_one(
     assert result.shards == {"pages-00001", "pages-00002"}
     assert registry.shard_of(f"{SITE}{a}") == "pages-00002"
     assert f"{SITE}{a}" not in registry.entries["pages-00001"]
-    assert registry.urls[f"{SITE}{a}"].shard == "pages-00002"
+    assert registry.get_url(f"{SITE}{a}").shard == "pages-00002"  # type: ignore[union-attr]
 
 
-def test_growth_that_fits_reserves_more_bytes_in_place(registry: FakeRegistry) -> None:
+def test_growth_that_fits_reserves_more_bytes_in_place(registry: MemoryRegistry) -> None:
     ingest = ApplyChange(registry, Limits(), 100, FakeClock())
     registry.limits = Limits()
     ingest(change("/a", 1))
@@ -150,16 +101,17 @@ def test_growth_that_fits_reserves_more_bytes_in_place(registry: FakeRegistry) -
 
 
 def test_a_race_with_another_writer_is_replanned(
-    ingest: ApplyChange, registry: FakeRegistry
+    ingest: ApplyChange, registry: MemoryRegistry
 ) -> None:
     ingest(change("/a", 1))
-    registry.interfere.append(change("/a", 3))  # lands between our read and our commit
+    rival = ApplyChange(registry, registry.limits, 100, FakeClock())
+    registry.before_commit = lambda _: rival(change("/a", 3))  # between our read and commit
     assert ingest(change("/a", 2)).outcome is Outcome.STALE
-    assert registry.urls[f"{SITE}/a"].version == 3
+    assert registry.get_url(f"{SITE}/a").version == 3  # type: ignore[union-attr]
 
 
-def test_endless_races_are_raised_for_sqs_to_retry(registry: FakeRegistry) -> None:
-    class AlwaysRacing(FakeRegistry):
+def test_endless_races_are_raised_for_sqs_to_retry(registry: MemoryRegistry) -> None:
+    class AlwaysRacing(MemoryRegistry):
         def commit(self, commit: Commit) -> None:
             raise ConcurrentChange(commit.change.url)
 
@@ -168,7 +120,7 @@ def test_endless_races_are_raised_for_sqs_to_retry(registry: FakeRegistry) -> No
         ApplyChange(racing, racing.limits, 100, FakeClock())(change("/a", 1))
 
 
-def test_an_entry_larger_than_any_shard_is_rejected_for_good(registry: FakeRegistry) -> None:
+def test_an_entry_larger_than_any_shard_is_rejected_for_good(registry: MemoryRegistry) -> None:
     tiny = Limits(max_shard_bytes=4096)
     ingest = ApplyChange(registry, tiny, 100, FakeClock())
     with pytest.raises(InvalidEvent) as rejected:

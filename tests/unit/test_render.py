@@ -19,6 +19,7 @@ from sitemap_updater.domain.events import CHANGEFREQS, PageChange, parse_body
 from sitemap_updater.domain.render import (
     SITEMAP_NS,
     URLSET_FRAME_BYTES,
+    URLSET_OPEN,
     IndexEntry,
     entry_size,
     escape,
@@ -60,9 +61,7 @@ def assert_valid(xml: bytes) -> etree._Element:
 def test_urlset_with_every_field_is_valid_and_exact() -> None:
     xml = render_urlset([FULL, BARE])
     assert xml == (
-        b'<?xml version="1.0" encoding="UTF-8"?>\n'
-        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-        b"<url><loc>https://www.example.com/s?q=a&amp;b=c</loc>"
+        URLSET_OPEN.encode() + b"<url><loc>https://www.example.com/s?q=a&amp;b=c</loc>"
         b"<lastmod>2026-11-20T09:30:00Z</lastmod><changefreq>weekly</changefreq>"
         b"<priority>0.6</priority></url>\n"
         b"<url><loc>https://www.example.com/</loc></url>\n"

@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 EVENTS = REPO / "events"
 SCHEMA_FILE = EVENTS / "schema.json"
 REGENERATE = "sitemap-updater schema --out events/schema.json"
-BAD_SAMPLES = {"08-rejected-examples.jsonl"}  # wrong on purpose
+BAD_SAMPLES = {"90-rejected-examples.jsonl"}  # wrong on purpose
 
 
 def committed() -> bytes:
@@ -112,9 +112,17 @@ def violations(schema: dict[str, Any], node: dict[str, Any], value: Any, at: str
         problems.append(f"{at}: longer than {node['maxLength']}")
     if "pattern" in node and not re.search(node["pattern"], value):
         problems.append(f"{at}: {value!r} does not match {node['pattern']}")
+    if node.get("type") == "array":
+        if "minItems" in node and len(value) < node["minItems"]:
+            problems.append(f"{at}: fewer than {node['minItems']} items")
+        if "maxItems" in node and len(value) > node["maxItems"]:
+            problems.append(f"{at}: more than {node['maxItems']} items")
+        for number, item in enumerate(value):
+            problems += violations(schema, node.get("items", {}), item, f"{at}[{number}]")
     if node.get("type") == "object":
         properties = node.get("properties", {})
-        problems += [f"{at}: {name} is required" for name in node["required"] if name not in value]
+        required = node.get("required", [])
+        problems += [f"{at}: {name} is required" for name in required if name not in value]
         if node.get("additionalProperties") is False:
             problems += [f"{at}: {name} is not allowed" for name in value if name not in properties]
         for name, item in value.items():
@@ -149,7 +157,7 @@ def test_the_schema_uses_only_keywords_this_checker_knows() -> None:
         "$schema", "$id", "$defs", "$ref", "title", "description", "discriminator", "oneOf",
         "anyOf", "type", "const", "enum", "minimum", "maximum", "minLength", "maxLength",
         "pattern", "format", "properties", "required", "additionalProperties", "default",
-        "examples", "mapping", "propertyName",
+        "examples", "mapping", "propertyName", "items", "minItems", "maxItems",
     }  # fmt: skip
     used: set[str] = set()
 
@@ -172,7 +180,7 @@ def test_every_good_sample_event_satisfies_the_schema() -> None:
     schema = json.loads(committed())
     samples = good_samples()
 
-    assert len(samples) == 13  # 01..07: 1 + 5 + 1 + 1 + 1 + 1 + 3
+    assert len(samples) == 19  # 01..07: 1 + 5 + 1 + 1 + 1 + 1 + 3; 09..12: 1 + 1 + 3 + 1
     for origin, document in samples:
         assert violations(schema, schema, document, "$") == [], origin
         assert EVENT_ADAPTER.validate_python(document).type == document["type"], origin

@@ -5,37 +5,54 @@ One table, string keys ``pk``/``sk``, TTL attribute ``expires_at``:
 =========================  ==================  ===============================================
 pk                         sk                  item
 =========================  ==================  ===============================================
-``URL#<url>``              ``URL``             newest version, live/tombstone, shard, reserved
-``SHARD#<shard>``          ``URL#<url>``       a live entry of the shard (fields to render)
+``URL#<url>``              ``URL``             newest version, live/tombstone, shard, reserved,
+                                               base size, hreflang cluster pointer
+``SHARD#<shard>``          ``URL#<url>``       a live entry of the shard (fields to render,
+                                               extensions as JSON, its cluster)
 ``SHARD#<shard>``          ``#CAPACITY``       slots and bytes reserved in the shard
 ``GROUP#<group>``          ``#OPEN``           the group's open shard number
+``CLUSTER#<id>``           ``CLUSTER``         an hreflang cluster: its members (languages,
+                                               declarations, placement), or a redirect to the
+                                               cluster it was merged into
 ``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput)
 ``INDEXES``                ``<key>``           a published index file (IndexOutput)
 =========================  ==================  ===============================================
 
 A shard's entries share one partition, so a rebuild reads them with a strongly consistent
 Query: it always sees every commit that happened before it started (no GSI lag to prove).
-An event's commit is one transaction: URL record (conditional on the version it was planned
-against), entry put/delete, capacity reservation (conditional on room). URLs longer than
-1,000 characters are keyed by a prefix and their SHA-256 (DynamoDB's sort key limit).
+An event's commit is one transaction: URL record (conditional on the version and cluster
+pointer it was planned against), entry put/delete, the cluster record (conditional on its
+version) and the records of pages it newly links, capacity reservation (conditional on
+room). A page declared by a sibling before it is published has a record with only a
+cluster pointer. URLs longer than 1,000 characters are keyed by a prefix and their SHA-256
+(DynamoDB's sort key limit).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.exceptions import ClientError
 
-from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.clusters import Cluster, Member
+from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
-from sitemap_updater.domain.placement import Commit
-from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput, UrlRecord
+from sitemap_updater.domain.placement import ClusterWrite, Commit
+from sitemap_updater.domain.records import (
+    IndexOutput,
+    ObjectState,
+    ShardOutput,
+    UrlRecord,
+    UrlState,
+)
 from sitemap_updater.domain.sharding import Limits, parse_shard_id, shard_id
 
 if TYPE_CHECKING:
@@ -46,6 +63,7 @@ TTL_ATTRIBUTE = "expires_at"
 PARTITION_KEY = "pk"
 SORT_KEY = "sk"
 _KEY_LIMIT = 1000
+_MAX_REDIRECTS = 16
 _THROTTLED = {"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 
 
@@ -62,6 +80,10 @@ def _key(pk: str, sk: str) -> Item:
 
 def url_key(url: str) -> Item:
     return _key(f"URL#{url_token(url)}", "URL")
+
+
+def cluster_key(cid: str) -> Item:
+    return _key(f"CLUSTER#{cid}", "CLUSTER")
 
 
 def entry_key(shard: str, url: str) -> Item:
@@ -95,9 +117,58 @@ class Registry:
     # -- URL records -----------------------------------------------------------------------
 
     def get_url(self, url: str) -> UrlRecord | None:
+        return self.url_state(url).record
+
+    def url_state(self, url: str) -> UrlState:
+        """The URL's record and its cluster pointer (strongly consistent)."""
         response = self.client.get_item(TableName=self.table, Key=url_key(url), ConsistentRead=True)
         item = response.get("Item")
-        return _url_record(item) if item else None
+        return _url_state([item] if item else [])
+
+    def url_states(self, urls: Sequence[str]) -> dict[str, UrlState]:
+        """Several URLs' records and pointers (BatchGetItem, strongly consistent)."""
+        found: dict[str, list[Item]] = {url_token(url): [] for url in urls}
+        for item in self._batch_get([url_key(url) for url in urls]):
+            found[item[PARTITION_KEY]["S"].removeprefix("URL#")].append(item)
+        return {url: _url_state(found[url_token(url)]) for url in urls}
+
+    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]:
+        """Each cluster asked for, following redirects left by merges to the live record."""
+        wanted = set(cids)
+        resolved: dict[str, Cluster] = {}
+        redirects: dict[str, str] = {}
+        pending = set(wanted)
+        for _ in range(_MAX_REDIRECTS):
+            if not pending:
+                break
+            items = self._batch_get([cluster_key(cid) for cid in sorted(pending)])
+            pending = set()
+            for item in items:
+                cid = item[PARTITION_KEY]["S"].removeprefix("CLUSTER#")
+                if "redirect" in item:
+                    redirects[cid] = item["redirect"]["S"]
+                    if redirects[cid] not in resolved:
+                        pending.add(redirects[cid])
+                else:
+                    resolved[cid] = _cluster(cid, item)
+        result = {}
+        for cid in wanted:
+            final = cid
+            for _ in range(_MAX_REDIRECTS):
+                if final in resolved or final not in redirects:
+                    break
+                final = redirects[final]
+            if final in resolved:
+                result[cid] = resolved[final]
+        return result
+
+    def entry(self, shard: str, url: str) -> SitemapEntry | None:
+        """One stored entry (its fields as published; alternates are derived, not stored)."""
+        response = self.client.get_item(
+            TableName=self.table, Key=entry_key(shard, url), ConsistentRead=True
+        )
+        item = response.get("Item")
+        return _entry(item)[0] if item else None
 
     def commit(self, commit: Commit) -> None:
         """Apply one planned commit atomically, or raise ConcurrentChange / ShardFull."""
@@ -117,12 +188,65 @@ class Registry:
         if commit.previous_shard is not None:
             key = entry_key(commit.previous_shard, commit.change.url)
             actions.append({"Delete": {"TableName": self.table, "Key": key}})
-        if commit.reservation is not None:
+        if commit.cluster is not None:
+            actions.extend(self._cluster_actions(commit.cluster))
+        if commit.reservation is not None:  # last: its cancellation reason means ShardFull
             actions.append(self._reservation_action(commit))
         try:
             self.client.transact_write_items(TransactItems=actions)
         except ClientError as exc:
             raise self._translate_cancellation(exc, commit, len(actions)) from exc
+
+    def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
+        cluster = write.cluster
+        members = json.dumps(
+            {url: _member_json(member) for url, member in sorted(cluster.all.items())},
+            separators=(",", ":"),
+        )
+        put: Item = {
+            "TableName": self.table,
+            "Item": {
+                **cluster_key(cluster.cid),
+                "version": {"N": str((write.expected or 0) + 1)},
+                "members": {"S": members},
+            },
+        }
+        if write.expected is None:
+            put["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            put["ConditionExpression"] = "version = :expected"
+            put["ExpressionAttributeValues"] = {":expected": {"N": str(write.expected)}}
+        actions: list[Item] = [{"Put": put}]
+        for cid, version in write.absorbed:
+            actions.append(
+                {
+                    "Put": {
+                        "TableName": self.table,
+                        "Item": {
+                            **cluster_key(cid),
+                            "version": {"N": str(version + 1)},
+                            "redirect": {"S": cluster.cid},
+                        },
+                        "ConditionExpression": "version = :expected",
+                        "ExpressionAttributeValues": {":expected": {"N": str(version)}},
+                    }
+                }
+            )
+        for url, record_version, pointer in write.targets:
+            condition, values = _record_condition(record_version, pointer)
+            actions.append(
+                {
+                    "Update": {
+                        "TableName": self.table,
+                        "Key": url_key(url),
+                        "UpdateExpression": "SET #cluster = :cid",
+                        "ConditionExpression": condition,
+                        "ExpressionAttributeNames": {"#cluster": "cluster"},
+                        "ExpressionAttributeValues": {**values, ":cid": {"S": cluster.cid}},
+                    }
+                }
+            )
+        return actions
 
     def _url_action(self, commit: Commit) -> Item:
         record = commit.record
@@ -132,24 +256,31 @@ class Registry:
             "version": {"N": str(record.version)},
             "live": {"BOOL": record.live},
             "reserved": {"N": str(record.reserved)},
+            "base": {"N": str(record.base)},
         }
         if record.shard is not None:
             item["shard"] = {"S": record.shard}
+        if commit.cluster_id is not None:
+            item["cluster"] = {"S": commit.cluster_id}
         if commit.tombstone_expires_at is not None:
             item[TTL_ATTRIBUTE] = {"N": str(commit.tombstone_expires_at)}
-        put: Item = {"TableName": self.table, "Item": item}
-        if commit.expected_version is None:
-            put["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            put["ConditionExpression"] = "version = :expected"
-            put["ExpressionAttributeValues"] = {":expected": {"N": str(commit.expected_version)}}
+        condition, values = _record_condition(commit.expected_version, commit.expected_cluster)
+        put: Item = {
+            "TableName": self.table,
+            "Item": item,
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#cluster": "cluster"},
+        }
+        if values:
+            put["ExpressionAttributeValues"] = values
         return {"Put": put}
 
     def _reservation_action(self, commit: Commit) -> Item:
         reservation = commit.reservation
         assert reservation is not None  # noqa: S101 - guarded by the caller
         group, number = parse_shard_id(reservation.shard)
-        max_slots = self.limits.max_urls_per_shard - reservation.slots
+        limit = min(self.limits.max_urls_per_shard, reservation.max_slots)
+        max_slots = limit - reservation.slots
         max_bytes = self.limits.max_entry_bytes - reservation.bytes
         return {
             "Update": {
@@ -180,7 +311,7 @@ class Registry:
         reasons += ["None"] * (count - len(reasons))
         if commit.reservation is not None and reasons[-1] == "ConditionalCheckFailed":
             return ShardFull(commit.reservation.shard)
-        if reasons[0] == "ConditionalCheckFailed":
+        if "ConditionalCheckFailed" in reasons:  # the URL record or a cluster record moved on
             return ConcurrentChange(f"{commit.change.url} changed since it was read")
         if "TransactionConflict" in reasons:
             time.sleep(random.uniform(0.01, 0.1))  # noqa: S311 - jitter, not cryptography
@@ -220,8 +351,9 @@ class Registry:
             if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise
 
-    def shard_entries(self, shard: str) -> list[SitemapEntry]:
-        """The shard's live entries, read strongly consistently, in URL order."""
+    def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]:
+        """The shard's live entries and their clusters, read strongly consistently, in URL
+        order."""
         entries = [
             _entry(item)
             for item in self._query(
@@ -229,7 +361,7 @@ class Registry:
                 {":pk": {"S": f"SHARD#{shard}"}, ":prefix": {"S": "URL#"}},
             )
         ]
-        entries.sort(key=lambda entry: entry.url)
+        entries.sort(key=lambda pair: pair[0].url)
         return entries
 
     def capacity(self, shard: str) -> tuple[int, int]:
@@ -288,13 +420,19 @@ class Registry:
 
         ``listed`` is left alone: only the index writes it (see set_listed).
         """
-        retiring = {"retiring": {"BOOL": output.retiring}}
+        extra: Item = {"retiring": {"BOOL": output.retiring}}
+        remove = []
+        if output.news_expiry is not None:
+            extra["news_expiry"] = {"S": output.news_expiry}
+        else:
+            remove.append("news_expiry")
         self._save_output(
             shard_output_key(output.shard),
             output.generation,
             output.obj,
             previous_generation,
-            retiring,
+            extra=extra,
+            remove=remove,
         )
 
     def set_listed(self, shard: str, listed: bool) -> None:
@@ -326,7 +464,9 @@ class Registry:
         generation: int,
         obj: ObjectState | None,
         previous_generation: int,
+        *,
         extra: Item | None = None,
+        remove: Sequence[str] = (),
     ) -> None:
         """Compare-and-set a published-object record on its generation."""
         values: Item = {
@@ -340,7 +480,10 @@ class Registry:
         if obj is not None:
             assignments.append("obj = :obj")
             values[":obj"] = {"M": _object_item(obj)}
-        expression = "SET " + ", ".join(assignments) + (" REMOVE obj" if obj is None else "")
+        removals = [*remove, *(["obj"] if obj is None else [])]
+        expression = "SET " + ", ".join(assignments)
+        if removals:
+            expression += " REMOVE " + ", ".join(removals)
         condition = "generation = :previous"
         if previous_generation == 0:
             condition = f"attribute_not_exists(generation) OR {condition}"
@@ -359,6 +502,24 @@ class Registry:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 raise ConcurrentChange(f"{key['sk']['S']} changed since it was read") from exc
             raise
+
+    def _batch_get(self, keys: Sequence[Item]) -> list[Item]:
+        """BatchGetItem, strongly consistent, 100 keys a call, unprocessed keys retried."""
+        items: list[Item] = []
+        for start in range(0, len(keys), 100):
+            request: Any = {
+                self.table: {"Keys": list(keys[start : start + 100]), "ConsistentRead": True}
+            }
+            for attempt in range(8):
+                response = self.client.batch_get_item(RequestItems=request)
+                items.extend(response.get("Responses", {}).get(self.table, []))
+                request = response.get("UnprocessedKeys") or {}
+                if not request:
+                    break
+                time.sleep(min(0.05 * 2**attempt, 1.0))
+            if request:
+                raise RetryableError("registry throttled: keys left unprocessed")
+        return items
 
     def _query(self, condition: str, values: Item) -> Iterator[Item]:
         paginator = self.client.get_paginator("query")
@@ -382,30 +543,115 @@ def _entry_item(commit: Commit, entry: SitemapEntry) -> Item:
         value = getattr(entry, name)
         if value is not None:
             item[name] = {"S": value}
+    extensions = _extensions_json(entry)
+    if extensions:
+        item["ext"] = {"S": extensions}
+    if commit.cluster_id is not None:
+        item["cluster"] = {"S": commit.cluster_id}
     return item
 
 
-def _entry(item: Item) -> SitemapEntry:
+def _entry(item: Item) -> tuple[SitemapEntry, str | None]:
     def text(name: str) -> str | None:
         value = item.get(name)
         return value["S"] if value else None
 
-    return SitemapEntry(
+    extensions = json.loads(item["ext"]["S"]) if "ext" in item else {}
+    entry = SitemapEntry(
         url=item["url"]["S"],
         lastmod=text("lastmod"),
         changefreq=text("changefreq"),
         priority=text("priority"),
+        images=tuple(extensions.get("images", ())),
+        videos=tuple(_video(video) for video in extensions.get("videos", ())),
+        news=News(**extensions["news"]) if "news" in extensions else None,
     )
+    return entry, text("cluster")
+
+
+def _extensions_json(entry: SitemapEntry) -> str:
+    document: dict[str, Any] = {}
+    if entry.images:
+        document["images"] = list(entry.images)
+    if entry.videos:
+        document["videos"] = [asdict(video) for video in entry.videos]
+    if entry.news is not None:
+        document["news"] = asdict(entry.news)
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False) if document else ""
+
+
+def _video(fields: dict[str, Any]) -> Video:
+    for name in ("restriction", "platform"):
+        if fields.get(name) is not None:
+            relationship, values = fields[name]
+            fields[name] = (relationship, tuple(values))
+    fields["tags"] = tuple(fields.get("tags", ()))
+    return Video(**fields)
 
 
 def _url_record(item: Item) -> UrlRecord:
+    reserved = int(item["reserved"]["N"])
     return UrlRecord(
         url=item["url"]["S"],
         version=Decimal(item["version"]["N"]),
         live=item["live"]["BOOL"],
         shard=item["shard"]["S"] if "shard" in item else None,
-        reserved=int(item["reserved"]["N"]),
+        reserved=reserved,
+        base=int(item["base"]["N"]) if "base" in item else reserved,
     )
+
+
+def _record_condition(version: Decimal | None, cluster: str | None) -> tuple[str, Item]:
+    """The URL record still holds ``version`` and still points at ``cluster`` (None: none)."""
+    values: Item = {}
+    if version is None:
+        parts = ["attribute_not_exists(version)"]
+    else:
+        parts = ["version = :expected"]
+        values[":expected"] = {"N": str(version)}
+    if cluster is None:
+        parts.append("attribute_not_exists(#cluster)")
+    else:
+        parts.append("#cluster = :expected_cluster")
+        values[":expected_cluster"] = {"S": cluster}
+    return " AND ".join(parts), values
+
+
+def _url_state(items: Sequence[Item]) -> UrlState:
+    """A record item holds the URL's state and its cluster pointer; an item with only a
+    pointer stands for a page that siblings declare but that was never published."""
+    for item in items:
+        if item[SORT_KEY]["S"] == "URL":
+            cluster = item["cluster"]["S"] if "cluster" in item else None
+            record = _url_record(item) if "version" in item else None
+            return UrlState(record=record, cluster=cluster)
+    return UrlState()
+
+
+def _member_json(member: Member) -> dict[str, Any]:
+    return {
+        "lang": member.lang,
+        "declares": [list(pair) for pair in member.declares],
+        "live": member.live,
+        "shard": member.shard,
+        "base": member.base,
+        "reserved": member.reserved,
+    }
+
+
+def _cluster(cid: str, item: Item) -> Cluster:
+    members = {
+        url: Member(
+            lang=fields["lang"],
+            declares=tuple((lang, href) for lang, href in fields["declares"]),
+            live=fields["live"],
+            shard=fields["shard"],
+            base=fields["base"],
+            reserved=fields["reserved"],
+        )
+        for url, fields in json.loads(item["members"]["S"]).items()
+    }
+    return Cluster(cid=cid, version=int(item["version"]["N"]), members=members)
 
 
 def _object_item(obj: ObjectState) -> Item:
@@ -440,6 +686,7 @@ def _shard_output(item: Item) -> ShardOutput:
         obj=_object_state(item.get("obj")),
         listed=item.get("listed", {}).get("BOOL", False),
         retiring=item.get("retiring", {}).get("BOOL", False),
+        news_expiry=item["news_expiry"]["S"] if "news_expiry" in item else None,
     )
 
 

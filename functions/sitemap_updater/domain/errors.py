@@ -40,5 +40,7 @@ class WriteConflict(RetryableError):
     """A conditional write lost: the object changed since it was read."""
 
 
-class LimitExceeded(Exception):
-    """An object would break a sitemap protocol limit. Never written; this is a bug if raised."""
+class LimitExceeded(RetryableError):
+    """An object would break a sitemap protocol limit. Never written. Placement prevents it;
+    the one window is a rebuild that runs while a sibling's reservation is being grown after
+    its hreflang cluster changed, so it is retried (and dead-lettered if it persists)."""

@@ -15,9 +15,7 @@ from the models here (``sitemap-updater schema``); a test fails when it drifts.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -31,19 +29,29 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from sitemap_updater.domain.dates import W3C_DATETIME, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.extensions import (
+    MAX_ALTERNATES,
+    MAX_IMAGES,
+    Alternate,
+    Image,
+    NewsModel,
+    VideoModel,
+    normalise_hreflang,
+    to_alternates,
+    to_images,
+    to_news,
+    to_videos,
+)
+from sitemap_updater.domain.sharding import GROUP_NAME
 from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
 
 MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
 VERSION_EXPONENTS = (-130, 125)  # ... from 1E-130 to 9.99...E+125
 MAX_PRIORITY_PLACES = 17  # enough for any float; bounds the rendered <priority>
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
-_W3C_DATETIME = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})"
-    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2}))?$",
-    re.ASCII,
-)
 
 
 def _is_number(value: Any) -> bool:
@@ -77,29 +85,8 @@ def _priority(value: Any) -> str:
 
 
 def normalise_lastmod(value: Any) -> str:
-    """W3C Datetime in the forms the sitemap schema accepts; datetimes become UTC ``Z``.
-
-    ``YYYY-MM-DD`` stays a date. A time needs a zone (``Z`` or ``+hh:mm``); ``hh:mm`` gains
-    ``:00`` seconds; fractions of a second are dropped. Year-only and year-month forms are
-    rejected: the sitemap schema does not accept them.
-    """
-    if not isinstance(value, str):
-        raise ValueError("lastmod must be a string")  # noqa: TRY004 - pydantic reports ValueError
-    match = _W3C_DATETIME.fullmatch(value)
-    if not match:
-        raise ValueError("lastmod must be W3C Datetime: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.s]]TZD")
-    year, month, day, hour, minute, second, _fraction, zone = match.groups()
-    try:
-        if hour is None:
-            return date(int(year), int(month), int(day)).isoformat()
-        offset = "+00:00" if zone == "Z" else zone
-        moment = datetime.fromisoformat(
-            f"{year}-{month}-{day}T{hour}:{minute}:{second or '00'}{offset}"
-        ).astimezone(UTC)
-    except (ValueError, OverflowError) as exc:
-        raise ValueError(f"lastmod is not a real date or time: {exc}") from exc
-    # Not strftime: glibc's %Y does not pad years before 1000 to four digits.
-    return moment.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+    """W3C Datetime (see :func:`sitemap_updater.domain.dates.normalise_w3c`)."""
+    return normalise_w3c(value, "lastmod")
 
 
 def _changefreq(value: Any) -> str:
@@ -135,7 +122,7 @@ Lastmod = Annotated[
     WithJsonSchema(
         {
             "type": "string",
-            "pattern": _W3C_DATETIME.pattern,
+            "pattern": W3C_DATETIME.pattern,
             "description": "W3C Datetime, as the CMS knows it. Omitted: no <lastmod>.",
             "examples": ["2026-11-20", "2026-11-20T09:30:00Z", "2026-11-20T10:30:00+01:00"],
         }
@@ -153,6 +140,27 @@ Priority = Annotated[
 ]
 
 
+def _group(value: Any) -> str:
+    if not isinstance(value, str) or not GROUP_NAME.fullmatch(value):
+        raise ValueError(
+            "sitemap must be a group name: 1-32 of a-z, 0-9 and '-', not starting or ending "
+            "with '-'"
+        )
+    return value
+
+
+HrefLang = Annotated[
+    str,
+    PlainValidator(normalise_hreflang),
+    WithJsonSchema({"type": "string", "examples": ["de", "en-GB", "x-default"]}),
+]
+SitemapGroup = Annotated[
+    str,
+    PlainValidator(_group),
+    WithJsonSchema({"type": "string", "pattern": f"^{GROUP_NAME.pattern}$"}),
+]
+
+
 class PublishEvent(BaseModel):
     """A page was published or updated: list it (again) with these fields."""
 
@@ -164,6 +172,24 @@ class PublishEvent(BaseModel):
     lastmod: Lastmod | None = None
     changefreq: ChangeFreq | None = None
     priority: Priority | None = None
+    images: list[Image] | None = Field(None, description=f"At most {MAX_IMAGES}; any host.")
+    videos: list[VideoModel] | None = None
+    news: NewsModel | None = Field(
+        None, description="Carried as <news:news> for two days after publication_date."
+    )
+    hreflang: HrefLang | None = Field(
+        None, description="This page's own language (otherwise known from its alternates)."
+    )
+    alternates: list[Alternate] | None = Field(
+        None,
+        description=f"Other language versions of this page, on this site "
+        f"(at most {MAX_ALTERNATES}).",
+    )
+    sitemap: SitemapGroup | None = Field(
+        None,
+        description="The group whose shards hold this page when it is first placed "
+        "(otherwise the configured path rules decide).",
+    )
 
 
 class UnpublishEvent(BaseModel):
@@ -187,6 +213,9 @@ class PageChange:
     url: str
     version: Decimal
     entry: SitemapEntry | None  # None for an unpublish
+    hreflang: str | None = None  # this page's own language, if the event says
+    alternates: tuple[tuple[str, str], ...] = ()  # declared (hreflang, href), sorted
+    group: str | None = None  # an explicit sitemap group
 
     @property
     def live(self) -> bool:
@@ -254,33 +283,52 @@ _FIELD_CODES = {
     "lastmod": "invalid_lastmod",
     "changefreq": "invalid_changefreq",
     "priority": "invalid_priority",
+    "images": "invalid_image",
+    "videos": "invalid_video",
+    "news": "invalid_news",
+    "hreflang": "invalid_hreflang",
+    "alternates": "invalid_alternate",
+    "sitemap": "invalid_sitemap",
 }
+
+
+def _path(loc: list[str]) -> str:
+    """``['videos', '0', 'title']`` -> ``videos[0].title``."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if part.isdigit() else (f".{part}" if text else part)
+    return text
 
 
 def _translate(error: ValidationError) -> InvalidEvent:
     first = error.errors(include_url=False)[0]
     kind = first["type"]
     loc = [str(part) for part in first["loc"]]
-    field = loc[-1] if loc else "type"
+    if loc and loc[0] in ("publish", "unpublish"):  # the discriminator's tag
+        loc = loc[1:]
+    field = loc[0] if loc else "type"
+    path = _path(loc) if loc else "type"
     message = str(first["msg"]).removeprefix("Value error, ")
     if kind == "union_tag_not_found":
         return InvalidEvent("missing_field", "type is required")
     if kind == "union_tag_invalid":
         return InvalidEvent("unknown_type", "type must be 'publish' or 'unpublish'")
+    if kind == "missing" and len(loc) > 1:
+        return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), f"{path} is required")
     if kind == "missing":
         return InvalidEvent("missing_field", f"{field} is required")
-    if kind == "string_unicode" and len(loc) == 1:  # a field name that is not valid Unicode
+    if kind == "string_unicode" and not loc:  # a field name that is not valid Unicode
         return InvalidEvent("unknown_field", "a field name holds a lone surrogate")
     if kind == "extra_forbidden":
         # Quote a hostile name (NUL, RLO, ...): the reason travels as an SQS message attribute,
         # which refuses control characters and lone surrogates.
-        name = field if field.isascii() and field.isprintable() else ascii(field)
+        name = path if path.isascii() and path.isprintable() else ascii(path)
         return InvalidEvent("unknown_field", f"{name} is not part of the event contract")
     if field == "url" and kind == "string_unicode":
         return InvalidEvent("url_xml_illegal_character", "url holds a lone surrogate")
     if field == "url" and kind == "string_too_long":
         return InvalidEvent("url_too_long", f"url is longer than {MAX_URL_LENGTH} characters")
-    detail = message if message.startswith(field) else f"{field}: {message}"
+    detail = message if message.startswith(field) else f"{path}: {message}"
     return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), detail)
 
 
@@ -298,9 +346,22 @@ def parse_event(document: Any, site: Site) -> PageChange:
     if isinstance(event, UnpublishEvent):
         return PageChange(url=url, version=event.version, entry=None)
     entry = SitemapEntry(
-        url=url, lastmod=event.lastmod, changefreq=event.changefreq, priority=event.priority
+        url=url,
+        lastmod=event.lastmod,
+        changefreq=event.changefreq,
+        priority=event.priority,
+        images=to_images(event.images, site),
+        videos=to_videos(event.videos, url, site),
+        news=to_news(event.news),
     )
-    return PageChange(url=url, version=event.version, entry=entry)
+    return PageChange(
+        url=url,
+        version=event.version,
+        entry=entry,
+        hreflang=event.hreflang,
+        alternates=to_alternates(event.alternates, site),
+        group=event.sitemap,
+    )
 
 
 def parse_body(body: str, site: Site, max_bytes: int) -> PageChange:

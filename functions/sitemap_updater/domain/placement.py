@@ -2,9 +2,10 @@
 
 * A URL never seen, or only ever unpublished, is placed in its group's open shard, which
   reserves one slot and the entry's bytes there.
-* A known URL stays in its shard for life. If an update makes its entry larger than the
-  bytes reserved for it, the shard must grow the reservation; if the shard has no room,
-  the entry moves to the open shard (``move=True``), leaving its old shard.
+* A known URL stays in its shard for life. If its entry becomes larger than the bytes
+  reserved for it (its own update, or its hreflang cluster grew), the shard must grow the
+  reservation; if the shard has no room, the entry moves to the open shard (``move=True``),
+  leaving its old shard.
 * An unpublish keeps the URL's shard and reservation (so a republish lands in place) and
   removes the entry; a URL that was never placed gets a tombstone only.
 """
@@ -15,14 +16,31 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from sitemap_updater.domain.clusters import Cluster
 from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.records import UrlRecord
-from sitemap_updater.domain.sharding import Reservation
+from sitemap_updater.domain.sharding import PROTOCOL_MAX_URLS, Reservation
+
+
+@dataclass(frozen=True)
+class ClusterWrite:
+    """A cluster record's new state, committed with the URL's own change.
+
+    ``expected`` is the version it was read at (None: a new cluster); clusters merged into
+    it become redirects to it. ``targets`` are the other URLs whose record must point at it
+    from now on, each with the (version, cluster pointer) it was read with: the transaction
+    fails if one of them changed meanwhile, so no member's state is ever recorded stale.
+    """
+
+    cluster: Cluster
+    expected: int | None
+    absorbed: tuple[tuple[str, int], ...] = ()
+    targets: tuple[tuple[str, Decimal | None, str | None], ...] = ()
 
 
 @dataclass(frozen=True)
 class Commit:
-    """One atomic registry change: the URL record, its entry, and any reservation."""
+    """One atomic registry change: the URL record, its entry, any reservation, any cluster."""
 
     change: PageChange
     expected_version: Decimal | None  # the record must still hold this version (None: absent)
@@ -31,6 +49,9 @@ class Commit:
     reservation: Reservation | None
     reserved: int  # bytes reserved for the URL after the commit
     tombstone_expires_at: int | None  # epoch seconds, for an unpublish
+    base: int = 0  # bytes of its entry without alternates
+    cluster: ClusterWrite | None = None
+    expected_cluster: str | None = None  # the record's cluster pointer when it was read
 
     @property
     def record(self) -> UrlRecord:
@@ -40,7 +61,12 @@ class Commit:
             live=self.change.live,
             shard=self.shard,
             reserved=self.reserved,
+            base=self.base,
         )
+
+    @property
+    def cluster_id(self) -> str | None:
+        return self.cluster.cluster.cid if self.cluster else None
 
     @property
     def touched(self) -> frozenset[str]:
@@ -56,22 +82,35 @@ def plan_commit(
     open_shard: Callable[[], str],
     tombstone_expires_at: int,
     move: bool = False,
+    base: int | None = None,
+    max_slots: int = PROTOCOL_MAX_URLS,
 ) -> Commit:
-    """Plan the commit of ``change`` (newer than ``record``) whose entry takes ``size`` bytes."""
+    """Plan the commit of ``change`` (newer than ``record``, or a resize at its version)
+    whose entry renders to ``size`` bytes (``base`` of them without alternates)."""
     expected = record.version if record else None
     placed = record.shard if record else None
+    base = size if base is None else base
+
+    def commit(
+        shard: str | None,
+        previous: str | None,
+        reservation: Reservation | None,
+        reserved: int,
+        expires: int | None = None,
+    ) -> Commit:
+        return Commit(change, expected, shard, previous, reservation, reserved, expires, base)
+
     if not change.live:
         reserved = record.reserved if record else 0
-        return Commit(change, expected, placed, None, None, reserved, tombstone_expires_at)
+        return commit(placed, None, None, reserved, tombstone_expires_at)
     if record is None or placed is None:
         target = open_shard()
-        return Commit(change, expected, target, None, Reservation(target, 1, size), size, None)
+        return commit(target, None, Reservation(target, 1, size, max_slots), size)
     if size <= record.reserved:
-        return Commit(change, expected, placed, None, None, record.reserved, None)
+        return commit(placed, None, None, record.reserved)
     if not move:
-        growth = Reservation(placed, 0, size - record.reserved)
-        return Commit(change, expected, placed, None, growth, size, None)
+        return commit(placed, None, Reservation(placed, 0, size - record.reserved, max_slots), size)
     target = open_shard()
     if target == placed:
         raise ValueError(f"cannot move an entry of {placed} into itself; close it first")
-    return Commit(change, expected, target, placed, Reservation(target, 1, size), size, None)
+    return commit(target, placed, Reservation(target, 1, size, max_slots), size)

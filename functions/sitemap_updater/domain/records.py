@@ -20,6 +20,15 @@ class UrlRecord:
     live: bool
     shard: str | None
     reserved: int
+    base: int = 0  # bytes of its entry without hreflang alternates
+
+
+@dataclass(frozen=True)
+class UrlState:
+    """A URL's record (None: never seen) and the cluster its pointer names (None: none)."""
+
+    record: UrlRecord | None = None
+    cluster: str | None = None
 
 
 @dataclass(frozen=True)
@@ -49,14 +58,23 @@ class ShardOutput:
     obj: ObjectState | None = None
     listed: bool = False
     retiring: bool = False
+    news_expiry: str | None = None  # when its rendering next changes by itself (news ageing)
 
     @property
     def nameable(self) -> bool:
         """Whether an index should name this shard now."""
         return self.obj is not None and not self.retiring
 
-    def with_object(self, obj: ObjectState | None, retiring: bool = False) -> ShardOutput:
-        return replace(self, obj=obj, retiring=retiring, generation=self.generation + 1)
+    def with_object(
+        self, obj: ObjectState | None, retiring: bool = False, news_expiry: str | None = None
+    ) -> ShardOutput:
+        return replace(
+            self,
+            obj=obj,
+            retiring=retiring,
+            news_expiry=news_expiry,
+            generation=self.generation + 1,
+        )
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import gzip
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent, LimitExceeded
@@ -23,6 +24,7 @@ PROTOCOL_MAX_URLS = 50_000
 PROTOCOL_MAX_BYTES = 52_428_800  # 50 MiB, uncompressed
 PROTOCOL_MAX_INDEX_ENTRIES = 50_000
 DEFAULT_GROUP = "pages"
+MAX_NEWS_URLS_PER_SHARD = 1000  # Google News: at most 1,000 news:news per sitemap
 INDEX_KEY = "sitemap.xml"
 ROBOTS_KEY = "robots.txt"
 GROUP_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?", re.ASCII)  # use fullmatch
@@ -120,16 +122,64 @@ def shard_body(document: bytes, compressed: bool) -> bytes:
     return gzip.compress(document, compresslevel=6, mtime=0) if compressed else document
 
 
+@dataclass(frozen=True)
+class GroupRules:
+    """Which group's shards a new URL goes to: the event's explicit ``sitemap`` field, else
+    the longest matching path prefix, else the default group. News groups follow Google
+    News's limit: at most 1,000 URLs per sitemap.
+    """
+
+    prefixes: tuple[tuple[str, str], ...] = ()  # (path prefix, group)
+    default: str = DEFAULT_GROUP
+    news: frozenset[str] = frozenset({"news"})
+
+    @classmethod
+    def parse(cls, rules: str, news: str = "news", default: str = DEFAULT_GROUP) -> GroupRules:
+        """``"/news/=news, /products/=products"``; ``news`` names the news groups."""
+        prefixes = []
+        for rule in filter(None, (part.strip() for part in rules.split(","))):
+            prefix, _, group = rule.partition("=")
+            prefix, group = prefix.strip(), group.strip()
+            if not prefix.startswith("/") or not GROUP_NAME.fullmatch(group):
+                raise ValueError(
+                    f"group rule {rule!r} must look like /path/prefix=group "
+                    "(group: a-z, 0-9 and '-', at most 32)"
+                )
+            prefixes.append((prefix, group))
+        news_groups = frozenset(filter(None, (part.strip() for part in news.split(","))))
+        for group in (default, *news_groups):
+            if not GROUP_NAME.fullmatch(group):
+                raise ValueError(f"{group!r} is not a valid group name")
+        prefixes.sort(key=lambda rule: -len(rule[0]))
+        return cls(prefixes=tuple(prefixes), default=default, news=news_groups)
+
+    def group_for(self, url: str, explicit: str | None = None) -> str:
+        if explicit is not None:
+            return explicit
+        path = urlsplit(url).path
+        for prefix, group in self.prefixes:
+            if path.startswith(prefix):
+                return group
+        return self.default
+
+    def max_urls(self, group: str, limits: Limits) -> int:
+        if group in self.news:
+            return min(limits.max_urls_per_shard, MAX_NEWS_URLS_PER_SHARD)
+        return limits.max_urls_per_shard
+
+
 def group_for(url: str) -> str:
-    """The group a new URL is placed in. One group until path rules exist."""
-    del url
-    return DEFAULT_GROUP
+    """The default rules' group (no path rules): kept for callers without settings."""
+    return GroupRules().group_for(url)
 
 
 @dataclass(frozen=True)
 class Reservation:
-    """Room claimed in a shard: a slot for a newly placed URL and/or more bytes."""
+    """Room claimed in a shard: a slot for a newly placed URL and/or more bytes.
+
+    ``max_slots`` is the shard's entry limit (its group's: news groups hold fewer)."""
 
     shard: str
     slots: int
     bytes: int
+    max_slots: int = PROTOCOL_MAX_URLS

@@ -103,6 +103,9 @@ def _create_queue(
     sqs: SQSClient, prefix: str, spec: FunctionSpec, visibility_timeout: int | None
 ) -> LocalQueue:
     fifo: dict[Any, str] = {"FifoQueue": "true"} if spec.fifo else {}
+    content_based: dict[Any, str] = (
+        {"ContentBasedDeduplication": "true"} if spec.content_based_deduplication else {}
+    )
     dlq_url = sqs.create_queue(
         QueueName=_queue_name(prefix, spec, dead_letter=True),
         Attributes={**fifo, "MessageRetentionPeriod": str(DLQ_RETENTION_DAYS * 86_400)},
@@ -115,6 +118,7 @@ def _create_queue(
         QueueName=_queue_name(prefix, spec),
         Attributes={
             **fifo,
+            **content_based,
             "VisibilityTimeout": str(timeout),
             "MessageRetentionPeriod": str(QUEUE_RETENTION_DAYS * 86_400),
             "RedrivePolicy": json.dumps(

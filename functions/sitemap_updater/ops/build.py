@@ -26,20 +26,24 @@ import re
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
+from sitemap_updater.domain.clusters import Cluster, Member, alternates
+from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
-from sitemap_updater.domain.events import normalise_lastmod
+from sitemap_updater.domain.events import PageChange, normalise_lastmod
+from sitemap_updater.domain.news import current_news
 from sitemap_updater.domain.render import IndexEntry, render_index
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
     ROBOTS_KEY,
+    GroupRules,
     Limits,
     checked_entry_size,
-    group_for,
     render_shard,
     shard_body,
     shard_id,
@@ -109,9 +113,9 @@ class BuiltSite:
 
 def collect(
     records: Iterable[Record], site: Site, result: BuildResult, progress: Progress
-) -> dict[str, tuple[Decimal, SitemapEntry | None]]:
-    """URL -> (version, entry or None when unpublished), in order of first appearance."""
-    pages: dict[str, tuple[Decimal, SitemapEntry | None]] = {}
+) -> dict[str, tuple[Decimal, PageChange]]:
+    """URL -> (version, its newest change), in order of first appearance."""
+    pages: dict[str, tuple[Decimal, PageChange]] = {}
     for record in records:
         result.records += 1
         progress.advance()
@@ -127,25 +131,58 @@ def collect(
             result.duplicates += 1
             if before[0] > change.version:
                 continue
-        pages[change.url] = (change.version, change.entry)
+        pages[change.url] = (change.version, change)
     return pages
 
 
+def clusters_of(changes: Iterable[PageChange]) -> dict[str, Cluster]:
+    """URL -> its hreflang cluster, built from every page's declarations (the same rules as
+    the registry's clusters: see domain.clusters)."""
+    parent: dict[str, str] = {}
+
+    def root(url: str) -> str:
+        parent.setdefault(url, url)
+        while parent[url] != url:
+            parent[url] = parent[parent[url]]
+            url = parent[url]
+        return url
+
+    declared = [change for change in changes if change.alternates or change.hreflang]
+    for change in declared:
+        for _, href in change.alternates:
+            parent[root(href)] = root(change.url)
+        root(change.url)
+    members: dict[str, dict[str, Member]] = {}
+    for change in declared:
+        members.setdefault(root(change.url), {})[change.url] = Member(
+            lang=change.hreflang, declares=change.alternates, live=change.live
+        )
+    for url in parent:
+        members.setdefault(root(url), {}).setdefault(url, Member())
+    return {
+        url: Cluster(cid=group, members=group_members)
+        for group, group_members in members.items()
+        for url in group_members
+    }
+
+
 def place(
-    entries: Iterable[tuple[SitemapEntry, int]], limits: Limits
+    entries: Iterable[tuple[SitemapEntry, int, str]],
+    limits: Limits,
+    rules: GroupRules | None = None,
 ) -> dict[str, list[SitemapEntry]]:
     """Fill each group's open shard in order; the next entry that does not fit closes it.
 
-    The condition is the registry's capacity check: at most ``max_urls_per_shard`` entries
-    and ``max_entry_bytes`` of entries per shard.
+    The condition is the registry's capacity check: at most the group's URL limit (news
+    groups hold fewer) and ``max_entry_bytes`` of entries per shard.
     """
+    rules = rules or GroupRules()
     shards: dict[str, list[SitemapEntry]] = {}
     groups: dict[str, _Open] = {}
-    for entry, size in entries:
-        group = group_for(entry.url)
+    for entry, size, group in entries:
         state = groups.setdefault(group, _Open())
         if (
-            state.count + 1 > limits.max_urls_per_shard
+            state.count + 1 > rules.max_urls(group, limits)
             or state.bytes + size > limits.max_entry_bytes
         ):
             state.number, state.count, state.bytes = state.number + 1, 0, 0
@@ -164,6 +201,8 @@ def render_site(
     lastmod: str | None = None,
     robots: bytes | None = None,
     progress: Progress | None = None,
+    rules: GroupRules | None = None,
+    now: datetime | None = None,
     stylesheet: bool = False,
 ) -> BuiltSite:
     """Validate, place and render: every file of the site, keyed by its path.
@@ -175,15 +214,23 @@ def render_site(
     result = BuildResult(stylesheet=stylesheet)
     with progress or Progress("build", enabled=False) as bar:
         pages = collect(records, site, result, bar)
-    sized: list[tuple[SitemapEntry, int]] = []
-    for url, (_version, entry) in pages.items():
+    rules = rules or GroupRules()
+    moment = now or datetime.now(UTC)
+    clusters = clusters_of(change for _, change in pages.values())
+    sized: list[tuple[SitemapEntry, int, str]] = []
+    for url, (_version, change) in pages.items():
+        entry = change.entry
         if entry is None:
             result.removed += 1
             continue
+        if url in clusters:
+            entry = replace(entry, alternates=alternates(clusters[url], url))
         try:
-            sized.append((entry, checked_entry_size(entry, limits)))
+            size = checked_entry_size(entry, limits)
         except InvalidEvent as rejected:
             result.rejected.append(Rejected(url, rejected.reason))
+            continue
+        sized.append((entry, size, rules.group_for(url, change.group)))
     result.pages = len(sized)
 
     files: dict[str, bytes] = {}
@@ -191,8 +238,9 @@ def render_site(
     if stylesheet:
         files[STYLESHEET_KEY] = stylesheet_bytes()
     index_entries: dict[str, IndexEntry] = {}
-    for shard, entries in sorted(place(sized, limits).items()):
-        entries.sort(key=lambda entry: entry.url)  # the registry's order
+    for shard, placed in sorted(place(sized, limits, rules).items()):
+        placed.sort(key=lambda entry: entry.url)  # the registry's order
+        entries, _expiry = current_news(placed, moment)
         document = render_shard(entries, limits, stylesheet=href)
         key = shard_key(shard, compress)
         files[key] = shard_body(document, compress)
@@ -248,6 +296,8 @@ def run(args: argparse.Namespace) -> int:
             max_sitemaps_per_index=args.max_sitemaps_per_index,
         )
         lastmod = normalise_lastmod(args.lastmod) if args.lastmod is not None else None
+        rules = GroupRules.parse(args.group_rules, args.news_groups)
+        now = instant(normalise_w3c(args.now, "--now")) if args.now is not None else None
     except ValueError as exc:
         raise UserError(str(exc)) from exc
     robots = None
@@ -267,6 +317,8 @@ def run(args: argparse.Namespace) -> int:
         lastmod=lastmod,
         robots=robots,
         progress=Progress("reading"),
+        rules=rules,
+        now=now,
         stylesheet=args.stylesheet,
     )
     result = built.result

@@ -10,19 +10,32 @@ dead-letter queue at once with its reason; anything that may pass is raised so S
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from functools import partial
 from typing import Protocol
 
+from sitemap_updater.domain.clusters import (
+    MAX_CLUSTER_MEMBERS,
+    Cluster,
+    Member,
+    alternates,
+    alternates_bytes,
+    merge,
+    needed_bytes,
+    too_large,
+    with_member,
+)
+from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.events import PageChange, parse_body
-from sitemap_updater.domain.placement import Commit, plan_commit
-from sitemap_updater.domain.records import UrlRecord
-from sitemap_updater.domain.sharding import Limits, checked_entry_size, group_for, parse_shard_id
+from sitemap_updater.domain.placement import ClusterWrite, Commit, plan_commit
+from sitemap_updater.domain.records import UrlRecord, UrlState
+from sitemap_updater.domain.sharding import GroupRules, Limits, checked_entry_size, parse_shard_id
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
 
@@ -30,7 +43,10 @@ MAX_ATTEMPTS = 8
 
 
 class UrlRegistry(Protocol):
-    def get_url(self, url: str) -> UrlRecord | None: ...
+    def url_state(self, url: str) -> UrlState: ...
+    def url_states(self, urls: Sequence[str]) -> dict[str, UrlState]: ...
+    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
+    def entry(self, shard: str, url: str) -> SitemapEntry | None: ...
     def commit(self, commit: Commit) -> None: ...
     def open_shard(self, group: str) -> str: ...
     def close_shard(self, shard: str) -> None: ...
@@ -61,7 +77,8 @@ class IngestResult:
 
 
 class ApplyChange:
-    """Apply one validated change to the registry, in order, placing new URLs."""
+    """Apply one validated change to the registry, in order, placing new URLs and keeping
+    its hreflang cluster complete (see domain.clusters)."""
 
     def __init__(
         self,
@@ -69,35 +86,42 @@ class ApplyChange:
         limits: Limits,
         tombstone_ttl_seconds: int,
         clock: Callable[[], datetime],
+        groups: GroupRules | None = None,
     ):
         self.registry = registry
         self.limits = limits
         self.tombstone_ttl_seconds = tombstone_ttl_seconds
         self.clock = clock
+        self.groups = groups or GroupRules()
         self._open: dict[str, str] = {}
 
     def __call__(self, change: PageChange) -> IngestResult:
-        size = checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
+        base = checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
         move = False
         for _attempt in range(MAX_ATTEMPTS):
-            record = self.registry.get_url(change.url)
+            state = self.registry.url_state(change.url)
+            record = state.record
             if record is not None and record.version > change.version:
                 return IngestResult(Outcome.STALE)
             if record is not None and record.version == change.version:
-                shards = frozenset({record.shard}) if record.shard else frozenset()
-                return IngestResult(Outcome.DUPLICATE, shards)
-            group = (
-                parse_shard_id(record.shard)[0]
-                if record and record.shard
-                else group_for(change.url)
-            )
-            commit = plan_commit(
-                record,
-                change,
-                size,
-                open_shard=partial(self._open_shard, group),
-                tombstone_expires_at=int(self.clock().timestamp()) + self.tombstone_ttl_seconds,
-                move=move,
+                # The delivery that committed it may have died before settling the cluster
+                # or asking for rebuilds: do both again (both are idempotent).
+                return IngestResult(Outcome.DUPLICATE, self._settle(change.url))
+            write = self._cluster_write(change, state)
+            size = base
+            if write is not None and change.live:
+                size += alternates_bytes(alternates(write.cluster, change.url))
+                if size > self.limits.max_entry_bytes:
+                    raise InvalidEvent(
+                        "entry_too_large",
+                        f"with its alternates the entry is {size} bytes; a shard holds "
+                        f"{self.limits.max_entry_bytes}",
+                    )
+            commit = self._plan(record, change, size, base, move)
+            commit = replace(
+                commit,
+                cluster=self._placed(write, commit) if write else None,
+                expected_cluster=state.cluster,
             )
             try:
                 self.registry.commit(commit)
@@ -107,13 +131,163 @@ class ApplyChange:
                 self._close(full.shard)
                 move = move or (record is not None and record.shard == full.shard)
                 continue
-            if commit.previous_shard:
-                metrics.add_metric(name=Metric.SHARD_MOVES, unit="Count", value=1)
-                logger.info(
-                    "entry moved", url=change.url, shard=commit.shard, reason="outgrew its shard"
-                )
-            return IngestResult(Outcome.APPLIED, commit.touched)
+            self._log_move(commit)
+            shards = commit.touched | (self._settle(change.url) if write else frozenset())
+            return IngestResult(Outcome.APPLIED, shards)
         raise RetryableError(f"{change.url}: gave up after {MAX_ATTEMPTS} concurrent changes")
+
+    def _plan(
+        self, record: UrlRecord | None, change: PageChange, size: int, base: int, move: bool
+    ) -> Commit:
+        group = (
+            parse_shard_id(record.shard)[0]
+            if record and record.shard
+            else self.groups.group_for(change.url, change.group)
+        )
+        return plan_commit(
+            record,
+            change,
+            size,
+            open_shard=partial(self._open_shard, group),
+            tombstone_expires_at=int(self.clock().timestamp()) + self.tombstone_ttl_seconds,
+            move=move,
+            base=base,
+            max_slots=self.groups.max_urls(group, self.limits),
+        )
+
+    # -- hreflang clusters -------------------------------------------------------------------
+
+    def _cluster_write(self, change: PageChange, state: UrlState) -> ClusterWrite | None:
+        """The cluster this change belongs to after it, merged and with every URL it
+        declares as a member (None: the page has nothing to do with any cluster)."""
+        if state.cluster is None and not change.alternates and change.hreflang is None:
+            return None
+        targets = sorted({href for _, href in change.alternates} - {change.url})
+        target_states = self.registry.url_states(targets) if targets else {}
+        pointers = {state.cluster, *(s.cluster for s in target_states.values())} - {None}
+        found = self.registry.clusters(c for c in pointers if c is not None)
+        distinct = sorted({c.cid: c for c in found.values()}.values(), key=lambda c: c.cid)
+        if distinct:
+            survivor = distinct[0]
+            cluster = replace(merge(distinct, survivor.cid), version=survivor.version)
+            expected: int | None = survivor.version
+        else:
+            seed = f"{change.url}@{change.version}".encode()
+            cluster = Cluster(cid=hashlib.sha256(seed).hexdigest()[:20], members={})
+            expected = None
+        previous = cluster.all.get(change.url)
+        if change.live:
+            member = Member(lang=change.hreflang, declares=change.alternates, live=True)
+        else:  # an unpublished page keeps what it declared; it is just not listed
+            member = replace(previous or Member(), live=False)
+        cluster = with_member(cluster, change.url, member)
+        target_writes = []
+        for url in targets:
+            target = target_states[url]
+            if url not in cluster.all:
+                found_record = target.record
+                cluster = with_member(
+                    cluster,
+                    url,
+                    Member(
+                        live=bool(found_record and found_record.live),
+                        shard=found_record.shard if found_record else None,
+                        base=found_record.base if found_record else 0,
+                        reserved=found_record.reserved if found_record else 0,
+                    ),
+                )
+            if target.cluster != cluster.cid:
+                version = target.record.version if target.record else None
+                target_writes.append((url, version, target.cluster))
+        if too_large(cluster):
+            raise InvalidEvent(
+                "cluster_too_large",
+                f"the hreflang cluster would have {len(cluster.all)} pages, over "
+                f"{MAX_CLUSTER_MEMBERS}",
+            )
+        absorbed = tuple((c.cid, c.version) for c in distinct[1:])
+        return ClusterWrite(cluster, expected, absorbed, tuple(target_writes))
+
+    @staticmethod
+    def _placed(write: ClusterWrite, commit: Commit) -> ClusterWrite:
+        """The cluster with this URL's member at its (new) place and reservation."""
+        url = commit.change.url
+        member = replace(
+            write.cluster.all[url], shard=commit.shard, base=commit.base, reserved=commit.reserved
+        )
+        return replace(write, cluster=with_member(write.cluster, url, member))
+
+    def _settle(self, url: str) -> frozenset[str]:
+        """Grow (or move) every sibling whose entry outgrew its reservation when the cluster
+        changed; return the shards to rebuild: the URL's and every published sibling's."""
+        state = self.registry.url_state(url)
+        own = (
+            frozenset({state.record.shard}) if state.record and state.record.shard else frozenset()
+        )
+        if state.cluster is None:
+            return own
+        cluster = self.registry.clusters([state.cluster]).get(state.cluster)
+        if cluster is None:
+            return own
+        shards = set(own)
+        for member_url, member in sorted(cluster.all.items()):
+            if (
+                member_url != url
+                and member.live
+                and needed_bytes(cluster, member_url) > member.reserved
+            ):
+                shards |= self._resize(member_url)
+        cluster = self.registry.clusters([state.cluster])[state.cluster]
+        shards |= {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
+        return frozenset(shards)
+
+    def _resize(self, url: str) -> frozenset[str]:
+        """Reserve what a sibling's entry now needs, in place or in the open shard."""
+        move = False
+        for _attempt in range(MAX_ATTEMPTS):
+            state = self.registry.url_state(url)
+            record = state.record
+            if record is None or not record.live or record.shard is None or not state.cluster:
+                return frozenset()
+            cluster = self.registry.clusters([state.cluster])[state.cluster]
+            needed = needed_bytes(cluster, url)
+            if needed <= record.reserved:
+                return frozenset()
+            entry = self.registry.entry(record.shard, url)
+            if entry is None:  # its own change is half-way through; that change settles it
+                return frozenset()
+            member = cluster.all[url]
+            same = PageChange(
+                url, record.version, entry, hreflang=member.lang, alternates=member.declares
+            )
+            commit = self._plan(record, same, needed, record.base, move)
+            write = ClusterWrite(cluster, cluster.version)
+            commit = replace(
+                commit, cluster=self._placed(write, commit), expected_cluster=state.cluster
+            )
+            try:
+                self.registry.commit(commit)
+            except ConcurrentChange:
+                continue
+            except ShardFull as full:
+                self._close(full.shard)
+                move = move or record.shard == full.shard
+                continue
+            self._log_move(commit)
+            return commit.touched
+        raise RetryableError(f"{url}: gave up resizing after {MAX_ATTEMPTS} concurrent changes")
+
+    # -- shards ------------------------------------------------------------------------------
+
+    def _log_move(self, commit: Commit) -> None:
+        if commit.previous_shard:
+            metrics.add_metric(name=Metric.SHARD_MOVES, unit="Count", value=1)
+            logger.info(
+                "entry moved",
+                url=commit.change.url,
+                shard=commit.shard,
+                reason=f"outgrew {commit.previous_shard}",
+            )
 
     def _open_shard(self, group: str) -> str:
         if group not in self._open:

@@ -207,8 +207,16 @@ class PublishIndex:
         retired = [o for o in outputs if o.listed and o.shard not in named]
         for output in retired:
             self.registry.set_listed(output.shard, False)
-        if retired:
-            self.retire.request_rebuilds({o.shard: [f"unlisted@{o.generation}"] for o in retired})
+        requests = {o.shard: [f"unlisted@{o.generation}"] for o in retired}
+        # News ageing: a shard whose rendering changes by itself at a known moment (a news
+        # block turning two days old) is rebuilt once that moment has passed. The index
+        # also runs on a schedule, so this happens with no new event for the page.
+        now = w3c_now(self.clock())
+        for output in outputs:
+            if output.news_expiry is not None and output.news_expiry <= now:
+                requests.setdefault(output.shard, []).append(f"news@{output.news_expiry}")
+        if requests:
+            self.retire.request_rebuilds(requests)
         if written:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
         changed = [

@@ -14,14 +14,16 @@ never pays for that HEAD.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+from sitemap_updater.domain.clusters import Cluster, alternates
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
+from sitemap_updater.domain.news import current_news
 from sitemap_updater.domain.records import ObjectState, ShardOutput
 from sitemap_updater.domain.sharding import Limits, render_shard, shard_body, shard_key
 from sitemap_updater.observability import Metric, logger, metrics
@@ -41,7 +43,8 @@ MAX_ATTEMPTS = 3
 
 class ShardRegistry(Protocol):
     def shard_output(self, shard: str) -> ShardOutput: ...
-    def shard_entries(self, shard: str) -> list[SitemapEntry]: ...
+    def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]: ...
+    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
     def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None: ...
 
 
@@ -103,9 +106,12 @@ class RebuildShard:
 
     def _rebuild(self, shard: str, restore: bool) -> Rebuilt:
         output = self.registry.shard_output(shard)  # before the entries: see the module doc
-        entries = self.registry.shard_entries(shard)
-        if not entries:
+        stored = self.registry.shard_entries(shard)
+        if not stored:
             return self._retire(output)
+        moment = self.clock()
+        entries, expiry = self._as_rendered(stored, moment)
+        news_expiry = w3c_now(expiry) if expiry is not None else None
         document = render_shard(entries, self.limits, stylesheet=self.stylesheet)
         digest = sha256(document)
         key = shard_key(shard, self.compress)
@@ -114,7 +120,9 @@ class RebuildShard:
             restored = self._restore(current, document) if restore else None
             if not output.retiring:
                 if restored is not None:
-                    self.registry.save_shard_output(output.with_object(restored), output.generation)
+                    self.registry.save_shard_output(
+                        output.with_object(restored, news_expiry=news_expiry), output.generation
+                    )
                     self._invalidate(key)
                     return Rebuilt.RESTORED
                 # Nothing to write, but the index may never have heard of this state: the
@@ -123,11 +131,11 @@ class RebuildShard:
                 self.index.request_index(f"{shard}@{output.generation}")
                 return Rebuilt.UNCHANGED
             # Republished to exactly the bytes it had: keep the object and its lastmod.
-            revived = output.with_object(restored or current, retiring=False)
+            revived = output.with_object(restored or current, news_expiry=news_expiry)
             self.registry.save_shard_output(revived, output.generation)
             self.index.request_index(f"{shard}@{revived.generation}")
             return Rebuilt.WRITTEN
-        now = w3c_now(self.clock())
+        now = w3c_now(moment)
         body = shard_body(document, self.compress)
         state = ObjectState(key, "", digest, len(entries), len(document), now)
         try:
@@ -142,18 +150,34 @@ class RebuildShard:
         except WriteConflict:
             self._adopt(output, key, now)
             raise
-        updated = output.with_object(written, retiring=False)
+        updated = output.with_object(written, news_expiry=news_expiry)
         self.registry.save_shard_output(updated, output.generation)
         self.index.request_index(f"{shard}@{updated.generation}")
         self._invalidate(key)
         return Rebuilt.WRITTEN
+
+    def _as_rendered(
+        self, stored: list[tuple[SitemapEntry, str | None]], moment: datetime
+    ) -> tuple[list[SitemapEntry], datetime | None]:
+        """The entries as they render now: each with its hreflang cluster's alternates (read
+        strongly consistently, after the entries), news only while recent."""
+        cids = {cid for _, cid in stored if cid is not None}
+        clusters = self.registry.clusters(cids) if cids else {}
+        entries = [
+            replace(entry, alternates=alternates(clusters[cid], entry.url))
+            if cid is not None and cid in clusters
+            else entry
+            for entry, cid in stored
+        ]
+        return current_news(entries, moment)
 
     def _adopt(self, output: ShardOutput, key: str, now: str) -> None:
         """Record what is really stored, so the next attempt's condition can hold."""
         found = observe(self.store, key, now)
         try:
             self.registry.save_shard_output(
-                output.with_object(found, retiring=output.retiring), output.generation
+                output.with_object(found, retiring=output.retiring, news_expiry=output.news_expiry),
+                output.generation,
             )
         except ConcurrentChange:
             # The record moved on since we read it: a newer writer recorded its own state,

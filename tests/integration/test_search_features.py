@@ -1,0 +1,261 @@
+"""What search engines read, on moto: images, video, news (and its ageing), hreflang
+clusters kept complete and reciprocal, groups, and size-aware placement with clusters."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.render import entry_size
+from sitemap_updater.domain.sharding import Limits
+from sitemap_updater.local.runtime import Pipeline
+from tests.conftest import SITE, FakeClock
+from tests.integration.conftest import (
+    NS,
+    PipelineFactory,
+    Recorder,
+    document,
+    parse,
+    publish,
+    shard_of,
+    unpublish,
+)
+
+XHTML = "{http://www.w3.org/1999/xhtml}link"
+NEWS = "{http://www.google.com/schemas/sitemap-news/0.9}news"
+IMAGE_LOC = "{http://www.google.com/schemas/sitemap-image/1.1}loc"
+VIDEO = "{http://www.google.com/schemas/sitemap-video/1.1}video"
+
+
+def url_elements(objects: dict[str, bytes]) -> dict[str, Any]:
+    """URL -> its <url> element, across every shard the index names."""
+    found = {}
+    index = parse(objects["sitemap.xml"])
+    for loc in index.findall("sm:sitemap/sm:loc", NS):
+        for element in parse(objects[loc.text.removeprefix(f"{SITE}/")]).findall("sm:url", NS):
+            url = element.findtext("sm:loc", namespaces=NS)
+            assert url not in found, f"{url} is listed twice"
+            found[url] = element
+    return found
+
+
+def hreflang(objects: dict[str, bytes]) -> dict[str, set[tuple[str, str]]]:
+    """URL -> the (hreflang, href) pairs its entry lists."""
+    return {
+        url: {(link.get("hreflang"), link.get("href")) for link in element.iter(XHTML)}
+        for url, element in url_elements(objects).items()
+    }
+
+
+def alt(path: str, lang: str) -> dict[str, str]:
+    return {"hreflang": lang, "href": f"{SITE}{path}"}
+
+
+def test_images_videos_and_news_are_rendered_and_valid(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    video = {
+        "thumbnail_loc": "https://cdn.example.net/t.jpg",
+        "title": "How & why <it> works",
+        "description": "A description",
+        "content_loc": "https://cdn.example.net/v.mp4",
+        "duration": 90,
+        "family_friendly": True,
+        "restriction": {"relationship": "allow", "countries": ["GB", "IE"]},
+    }
+    news = {
+        "publication": {"name": "The Example Times", "language": "en"},
+        "publication_date": "2026-11-21T11:00:00Z",
+        "title": "Launch",
+    }
+    pipeline.send_events(
+        [
+            publish(
+                "/article",
+                1,
+                images=[{"loc": "https://cdn.example.net/a.jpg"}, {"loc": f"{SITE}/b.png?x=1&y=2"}],
+                videos=[video],
+                news=news,
+            )
+        ]
+    )
+    pipeline.drain()
+    element = url_elements(pipeline.objects())[f"{SITE}/article"]
+    assert [loc.text for loc in element.iter(IMAGE_LOC)] == [
+        "https://cdn.example.net/a.jpg",
+        f"{SITE}/b.png?x=1&y=2",
+    ]
+    (rendered,) = element.iter(VIDEO)
+    assert rendered.findtext("{*}title") == "How & why <it> works"
+    assert rendered.find("{*}restriction").text == "GB IE"
+    assert element.find(NEWS) is not None
+    assert recorder.violations == []  # every object validated at every write
+
+
+def test_news_ages_out_by_itself_and_the_page_stays_listed(
+    pipeline: Pipeline, clock: FakeClock, recorder: Recorder
+) -> None:
+    published = clock().strftime("%Y-%m-%dT%H:%M:%SZ")
+    news = {
+        "publication": {"name": "The Example Times", "language": "en"},
+        "publication_date": published,
+        "title": "Today's news",
+    }
+    pipeline.send_events([publish("/story", 1, news=news), publish("/evergreen", 1)])
+    pipeline.drain()
+    assert url_elements(pipeline.objects())[f"{SITE}/story"].find(NEWS) is not None
+    output = pipeline.app.registry.shard_output("pages-00001")
+    assert output.news_expiry == "2026-11-23T12:00:00Z"
+
+    clock.advance(86_400)  # a day later the scheduled sweep changes nothing
+    _scheduled_index_run(pipeline)
+    assert url_elements(pipeline.objects())[f"{SITE}/story"].find(NEWS) is not None
+
+    clock.advance(86_400 + 60)  # two days and a minute: no new event for the page
+    recorder.reset()
+    _scheduled_index_run(pipeline)
+    story = url_elements(pipeline.objects())[f"{SITE}/story"]
+    assert story.find(NEWS) is None  # aged out...
+    assert story.findtext("sm:loc", namespaces=NS) == f"{SITE}/story"  # ...still listed
+    assert "sitemap-pages-00001.xml.gz" in recorder.puts
+    assert pipeline.app.registry.shard_output("pages-00001").news_expiry is None
+
+
+def _scheduled_index_run(pipeline: Pipeline) -> None:
+    """What the EventBridge schedule does: a message on the index queue."""
+    pipeline.sqs.send_message(
+        QueueUrl=pipeline.stack.queues["index"].url,
+        MessageBody=json.dumps({"source": "aws.events", "detail-type": "Scheduled Event"}),
+        MessageGroupId="index",
+        MessageDeduplicationId=str(pipeline.app.clock().timestamp()),
+    )
+    pipeline.drain()
+
+
+def test_a_cluster_declared_partially_and_at_different_times_is_complete_and_reciprocal(
+    make_pipeline: PipelineFactory,
+) -> None:
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # every page in its own shard
+    recorder = Recorder(pipeline)
+    en, de, fr = f"{SITE}/en", f"{SITE}/de", f"{SITE}/fr"
+    # /en declares /de, which is not published yet: /en lists nothing (it is alone).
+    pipeline.send_events([publish("/en", 1, hreflang="en", alternates=[alt("/de", "de")])])
+    pipeline.drain()
+    assert hreflang(pipeline.objects())[en] == set()
+
+    # /de is published, declaring nothing: its language is what /en says it is.
+    pipeline.send_events([publish("/de", 1)])
+    pipeline.drain()
+    pair = {("en", en), ("de", de)}
+    assert hreflang(pipeline.objects()) == {en: pair, de: pair}
+
+    # /fr declares only /en: it joins, and every member now lists all three.
+    recorder.reset()
+    pipeline.send_events([publish("/fr", 1, hreflang="fr", alternates=[alt("/en", "en")])])
+    pipeline.drain()
+    three = {("en", en), ("de", de), ("fr", fr)}
+    assert hreflang(pipeline.objects()) == {en: three, de: three, fr: three}
+    # Publishing /fr rewrote its siblings' entries, so their shards.
+    assert {"sitemap-pages-00001.xml.gz", "sitemap-pages-00002.xml.gz"} <= set(recorder.puts)
+
+    # /de is unpublished: it leaves every sibling's entry.
+    pipeline.send_events([unpublish("/de", 2)])
+    pipeline.drain()
+    assert hreflang(pipeline.objects()) == {
+        en: {("en", en), ("fr", fr)},
+        fr: {("en", en), ("fr", fr)},
+    }
+    assert recorder.violations == []
+
+
+def test_two_clusters_merge_when_a_page_links_them(pipeline: Pipeline) -> None:
+    pipeline.send_events(
+        [
+            publish("/a/en", 1, hreflang="en", alternates=[alt("/a/de", "de")]),
+            publish("/a/de", 1, hreflang="de"),
+            publish("/b/fr", 1, hreflang="fr", alternates=[alt("/b/it", "it")]),
+            publish("/b/it", 1, hreflang="it"),
+        ]
+    )
+    pipeline.drain()
+    assert len(hreflang(pipeline.objects())[f"{SITE}/a/en"]) == 2
+    pipeline.send_events(
+        [publish("/a/en", 2, hreflang="en", alternates=[alt("/a/de", "de"), alt("/b/fr", "fr")])]
+    )
+    pipeline.drain()
+    everyone = {
+        ("en", f"{SITE}/a/en"),
+        ("de", f"{SITE}/a/de"),
+        ("fr", f"{SITE}/b/fr"),
+        ("it", f"{SITE}/b/it"),
+    }
+    assert hreflang(pipeline.objects()) == dict.fromkeys((href for _, href in everyone), everyone)
+
+
+def test_x_default_and_a_page_that_stops_declaring_a_link(pipeline: Pipeline) -> None:
+    pipeline.send_events(
+        [
+            publish(
+                "/en", 1, hreflang="en", alternates=[alt("/en", "x-default"), alt("/de", "de")]
+            ),
+            publish("/de", 1, hreflang="de", alternates=[alt("/en", "en")]),
+        ]
+    )
+    pipeline.drain()
+    links = {("en", f"{SITE}/en"), ("x-default", f"{SITE}/en"), ("de", f"{SITE}/de")}
+    assert hreflang(pipeline.objects()) == {f"{SITE}/en": links, f"{SITE}/de": links}
+    # Both stop declaring each other: the link is gone, so is the cluster in the sitemaps.
+    pipeline.send_events([publish("/en", 2, hreflang="en"), publish("/de", 2, hreflang="de")])
+    pipeline.drain()
+    assert hreflang(pipeline.objects()) == {f"{SITE}/en": set(), f"{SITE}/de": set()}
+
+
+def test_a_sibling_that_outgrows_its_shard_when_its_cluster_grows_moves(
+    make_pipeline: PipelineFactory,
+) -> None:
+    max_bytes = 4096
+    room = Limits(max_shard_bytes=max_bytes).max_entry_bytes
+    bare = entry_size(SitemapEntry(url=f"{SITE}/"))
+    length = room // 3 - bare - 20
+    paths = [f"/{letter * length}" for letter in "abc"]
+    pipeline = make_pipeline(MAX_SHARD_BYTES=max_bytes)
+    recorder = Recorder(pipeline)
+    pipeline.send_events([publish(path, 1) for path in paths])  # three bare entries fill it
+    pipeline.drain()
+    # A page in another shard declares /b as its German version: /b's entry now lists two
+    # links (itself and the new page), more than its shard has room for, so it moves.
+    pipeline.send_events([publish("/en", 1, hreflang="en", alternates=[alt(paths[1], "de")])])
+    pipeline.drain()
+    objects = pipeline.objects()
+    assert shard_of(objects, SITE + paths[1]) != "sitemap-pages-00001.xml.gz"
+    assert {SITE + paths[0], SITE + paths[2]} <= set(url_elements(objects))
+    assert hreflang(objects)[SITE + paths[1]] == {("de", SITE + paths[1]), ("en", f"{SITE}/en")}
+    for key, body in objects.items():
+        assert len(document(body)) <= max_bytes, key
+    assert recorder.violations == []
+
+
+def test_groups_by_path_rule_and_by_explicit_field_all_in_one_index(
+    make_pipeline: PipelineFactory,
+) -> None:
+    pipeline = make_pipeline(GROUP_RULES="/news/=news,/shop/=products")
+    pipeline.send_events(
+        [
+            publish("/news/a", 1),
+            publish("/shop/b", 1),
+            publish("/about", 1),
+            publish("/landing", 1, sitemap="campaigns"),
+        ]
+    )
+    pipeline.drain()
+    objects = pipeline.objects()
+    assert shard_of(objects, f"{SITE}/news/a") == "sitemap-news-00001.xml.gz"
+    assert shard_of(objects, f"{SITE}/shop/b") == "sitemap-products-00001.xml.gz"
+    assert shard_of(objects, f"{SITE}/about") == "sitemap-pages-00001.xml.gz"
+    assert shard_of(objects, f"{SITE}/landing") == "sitemap-campaigns-00001.xml.gz"
+    assert len(url_elements(objects)) == 4  # one index names every group's shards
+    # The group is chosen when a page is first placed; it keeps its shard for life.
+    pipeline.send_events([publish("/about", 2, sitemap="campaigns")])
+    pipeline.drain()
+    assert shard_of(pipeline.objects(), f"{SITE}/about") == "sitemap-pages-00001.xml.gz"

@@ -16,13 +16,23 @@ import boto3
 from botocore.config import Config
 
 from sitemap_updater.adapters.cdn import Cdn
+from sitemap_updater.adapters.indexnow import IndexNowClient
+from sitemap_updater.adapters.indexnow_queue import IndexNowQueue
 from sitemap_updater.adapters.queues import Queues
 from sitemap_updater.adapters.registry import Registry
 from sitemap_updater.adapters.store import SitemapStore
+from sitemap_updater.domain.stylesheet import (
+    STYLESHEET_CONTENT_TYPE,
+    STYLESHEET_KEY,
+    stylesheet_bytes,
+)
 from sitemap_updater.settings import Settings
+from sitemap_updater.usecases.indexnow import SubmitChanges
 from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
+from sitemap_updater.usecases.objects import TEXT_CONTENT_TYPE
 from sitemap_updater.usecases.publish_index import PublishIndex
 from sitemap_updater.usecases.rebuild import RebuildShard
+from sitemap_updater.usecases.site_files import PublishSiteFiles, SiteFile
 
 # Throttling and 5xx are retried a few times by botocore, then raised so SQS retries.
 CLIENT_CONFIG = Config(
@@ -30,10 +40,33 @@ CLIENT_CONFIG = Config(
     connect_timeout=5,
     read_timeout=20,
 )
+# The ingest function's IndexNow notification comes after its sitemap work and must not
+# hold the invocation up for long: few attempts, short timeouts (usecases/ingest.py).
+NOTIFY_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 2},
+    connect_timeout=1,
+    read_timeout=3,
+)
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def site_files_for(settings: Settings) -> list[SiteFile]:
+    """The static files the settings ask the site to serve from the bucket."""
+    files = []
+    if settings.stylesheet:
+        files.append(SiteFile(STYLESHEET_KEY, stylesheet_bytes(), STYLESHEET_CONTENT_TYPE))
+    if settings.indexnow_key_file is not None:  # the key, as the IndexNow spec asks
+        body = settings.indexnow_key.encode()
+        files.append(SiteFile(settings.indexnow_key_file, body, TEXT_CONTENT_TYPE))
+    return files
+
+
+def site_file_keys(settings: Settings) -> list[str]:
+    """The keys of those files (the stack grants and routes exactly these)."""
+    return [file.key for file in site_files_for(settings)]
 
 
 @dataclass
@@ -44,6 +77,7 @@ class App:
     queues: Queues
     clock: Callable[[], datetime] = field(default=utc_now)
     cdn: Cdn | None = None  # only when INVALIDATE_PATHS is on
+    indexnow_queue: IndexNowQueue | None = None  # only when INDEXNOW_KEY is set
 
     @cached_property
     def apply_change(self) -> ApplyChange:
@@ -62,6 +96,7 @@ class App:
             max_event_bytes=self.settings.max_event_bytes,
             apply=self.apply_change,
             queues=self.queues,
+            indexnow=self.indexnow_queue,
         )
 
     @cached_property
@@ -75,6 +110,7 @@ class App:
             index=self.queues,
             clock=self.clock,
             cdn=self.cdn,
+            stylesheet=self.settings.stylesheet_href,
         )
 
     @cached_property
@@ -88,7 +124,38 @@ class App:
             retire=self.queues,
             clock=self.clock,
             cdn=self.cdn,
+            stylesheet=self.settings.stylesheet_href,
+            site_files=self.site_files,
         )
+
+    @cached_property
+    def indexnow_client(self) -> IndexNowClient:
+        settings = self.settings
+        key_file = settings.indexnow_key_file
+        if key_file is None:
+            raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
+        site = settings.site
+        host = site.host if site.port is None else f"{site.host}:{site.port}"
+        return IndexNowClient(
+            settings.indexnow_endpoint,
+            settings.indexnow_key,
+            host,
+            key_location=site.url_for(key_file),
+        )
+
+    @cached_property
+    def submit_indexnow(self) -> SubmitChanges:
+        if self.indexnow_queue is None:
+            raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
+        return SubmitChanges(self.settings.site, self.indexnow_client, self.indexnow_queue)
+
+    @cached_property
+    def site_files(self) -> PublishSiteFiles | None:
+        """The static files the index function serves (None: there are none to serve)."""
+        files = site_files_for(self.settings)
+        if not files:
+            return None
+        return PublishSiteFiles(files, self.store, self.settings.cache_control)
 
 
 def build_app(
@@ -123,6 +190,15 @@ def build_app(
         cdn=(
             Cdn(settings.distribution_id, client=session.client("cloudfront", config=CLIENT_CONFIG))
             if settings.invalidate_paths
+            else None
+        ),
+        indexnow_queue=(
+            IndexNowQueue(
+                settings.indexnow_queue_url,
+                settings.indexnow_dlq_url,
+                client=session.client("sqs", endpoint_url=endpoint_url, config=NOTIFY_CONFIG),
+            )
+            if settings.indexnow_key
             else None
         ),
     )

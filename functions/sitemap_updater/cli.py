@@ -93,6 +93,14 @@ def _parser() -> argparse.ArgumentParser:
         help="shard size (default 10000, at most 50000)",
     )
     local.add_argument(
+        "--setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="any other settings variable, e.g. STYLESHEET=true, INDEXNOW_KEY=... with "
+        "INDEXNOW_ENDPOINT=... (repeatable; see the README's configuration table)",
+    )
+    local.add_argument(
         "--log-level",
         default="ERROR",
         help="handler log level on stderr (default ERROR; INFO shows every step)",
@@ -156,6 +164,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="the moment news ages against (W3C datetime; default: the time of the build). "
         "Only pages with news depend on it; give it for byte-identical rebuilds of such sites",
+    )
+    build.add_argument(
+        "--stylesheet",
+        action="store_true",
+        help="the human view: write sitemap.xsl and reference it from the index and shards "
+        "(as the STYLESHEET setting does)",
     )
     build.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
     build.add_argument("--json", action="store_true", help="end with the summary as JSON")
@@ -263,9 +277,9 @@ def _operator_commands(commands: Any) -> None:
     redrive.add_argument(
         "--queue",
         action="append",
-        choices=["ingest", "rebuild", "index"],
+        choices=["ingest", "rebuild", "index", "indexnow"],
         default=None,
-        help="only this function's dead-letter queue (repeatable; default all)",
+        help="only this function's dead-letter queue (repeatable; default all the deployment has)",
     )
     redrive.add_argument("--dry-run", action="store_true", help="count only; move nothing")
     redrive.add_argument(
@@ -362,7 +376,7 @@ def _local(args: argparse.Namespace) -> int:
     for kept in (Path.cwd(), *args.events):  # --out is replaced whole: never an input or cwd
         if out == kept.resolve() or out in kept.resolve().parents:
             raise UserError(f"--out {args.out} would delete {kept}: give it a folder of its own")
-    overrides: dict[str, Any] = {}
+    overrides: dict[str, Any] = _local_settings(args.setting)
     if args.max_urls_per_shard is not None:
         overrides["MAX_URLS_PER_SHARD"] = args.max_urls_per_shard
 
@@ -390,6 +404,36 @@ def _local(args: argparse.Namespace) -> int:
     finally:
         runtime.stop()
     return 0
+
+
+# Settings the local stack fills in itself (its resources), or that have their own flag.
+_LOCAL_OWN_SETTINGS = frozenset(
+    {
+        "SITE_URL",
+        "TABLE_NAME",
+        "BUCKET_NAME",
+        "REBUILD_QUEUE_URL",
+        "INDEX_QUEUE_URL",
+        "INGEST_DLQ_URL",
+        "INDEXNOW_QUEUE_URL",
+        "INDEXNOW_DLQ_URL",
+    }
+)
+
+
+def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
+    """``--setting NAME=VALUE`` pairs for ``local`` (validated later by the settings model)."""
+    from sitemap_updater.settings import Settings  # noqa: PLC0415
+
+    settings: dict[str, Any] = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or name not in Settings.env_names():
+            raise UserError(f"--setting {pair!r}: give NAME=VALUE with a settings variable")
+        if name in _LOCAL_OWN_SETTINGS:
+            raise UserError(f"--setting {name}: the local stack sets it (or use --site-url)")
+        settings[name] = value
+    return settings
 
 
 def _one_line(exc: Exception) -> str:

@@ -31,3 +31,9 @@ class Metric:
     WRITE_CONFLICTS = "WriteConflicts"
     PATHS_INVALIDATED = "PathsInvalidated"
     INVALIDATIONS_FAILED = "InvalidationsFailed"
+    SITE_FILES_WRITTEN = "SiteFilesWritten"
+    INDEXNOW_QUEUED = "IndexNowUrlsQueued"
+    INDEXNOW_NOT_QUEUED = "IndexNowUrlsNotQueued"  # lost: the ingest could not queue them
+    INDEXNOW_SUBMITTED = "IndexNowUrlsSubmitted"
+    INDEXNOW_RETRIED = "IndexNowMessagesRetried"
+    INDEXNOW_DEAD_LETTERED = "IndexNowMessagesDeadLettered"

@@ -84,6 +84,25 @@ INDEX = FunctionSpec(
     content_based_deduplication=True,
 )
 FUNCTIONS = (INGEST, REBUILD, INDEX)
+# Optional: only when INDEXNOW_KEY is set (see functions_for). Its batches are large (up to
+# a thousand messages of up to 100 URLs each, collected for up to a minute) because one
+# IndexNow request takes 10,000 URLs and the engines prefer fewer, larger submissions.
+INDEXNOW = FunctionSpec(
+    name="indexnow",
+    handler="sitemap_updater.handlers.indexnow.handler",
+    queue="indexnow",
+    fifo=False,
+    timeout_seconds=60,
+    memory_mb=256,
+    batch_size=1000,
+    batching_window_seconds=60,
+    max_receive_count=5,
+)
+
+
+def functions_for(indexnow: bool) -> tuple[FunctionSpec, ...]:
+    """The functions a deployment runs: the three, and IndexNow's when it is on."""
+    return (*FUNCTIONS, INDEXNOW) if indexnow else FUNCTIONS
 
 
 # Stack outputs: the CLI resolves a deployment from these (``--stack NAME``). Every settings

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from functools import cached_property
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
@@ -22,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from sitemap_updater.domain.indexnow import KEY_PATTERN, key_file
 from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_BYTES,
     PROTOCOL_MAX_INDEX_ENTRIES,
@@ -29,9 +31,11 @@ from sitemap_updater.domain.sharding import (
     GroupRules,
     Limits,
 )
+from sitemap_updater.domain.stylesheet import STYLESHEET_HREF
 from sitemap_updater.domain.urls import Site
 
 SQS_MAX_RETENTION_DAYS = 14
+DEFAULT_INDEXNOW_ENDPOINT = "https://api.indexnow.org/indexnow"
 
 
 class SettingsError(ValueError):
@@ -93,6 +97,31 @@ class Settings(BaseModel):
         alias="INVALIDATE_PATHS",
         description="After each write or delete, invalidate exactly the changed paths.",
     )
+    stylesheet: bool = Field(
+        False,
+        alias="STYLESHEET",
+        description="Serve /sitemap.xsl and reference it from the index and shards, so a "
+        "browser shows them as tables (the human view).",
+    )
+    indexnow_key: str = Field(
+        "",
+        alias="INDEXNOW_KEY",
+        description="IndexNow key ('' = off): served as /<key>.txt; every applied change's "
+        "URL is submitted to INDEXNOW_ENDPOINT.",
+    )
+    indexnow_endpoint: str = Field(
+        DEFAULT_INDEXNOW_ENDPOINT,
+        alias="INDEXNOW_ENDPOINT",
+        description="Where IndexNow submissions go (any participating engine shares them).",
+    )
+    indexnow_queue_url: str = Field(
+        "", alias="INDEXNOW_QUEUE_URL", description="The queue of URLs to submit to IndexNow."
+    )
+    indexnow_dlq_url: str = Field(
+        "",
+        alias="INDEXNOW_DLQ_URL",
+        description="Where URLs go that IndexNow refused or that could not be submitted.",
+    )
 
     @field_validator("site_url")
     @classmethod
@@ -114,6 +143,29 @@ class Settings(BaseModel):
             raise ValueError("INVALIDATE_PATHS is true but DISTRIBUTION_ID is empty")
         return self
 
+    @field_validator("indexnow_key")
+    @classmethod
+    def _indexnow_key(cls, value: str) -> str:
+        if value and not KEY_PATTERN.fullmatch(value):
+            raise ValueError("an IndexNow key is 8 to 128 characters of a-z, A-Z, 0-9 and '-'")
+        return value
+
+    @field_validator("indexnow_endpoint")
+    @classmethod
+    def _indexnow_endpoint(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
+            raise ValueError(f"not an http(s) URL: {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _indexnow_needs_its_queues(self) -> Settings:
+        if self.indexnow_key and not (self.indexnow_queue_url and self.indexnow_dlq_url):
+            raise ValueError(
+                "INDEXNOW_KEY is set but INDEXNOW_QUEUE_URL or INDEXNOW_DLQ_URL is empty"
+            )
+        return self
+
     @cached_property
     def site(self) -> Site:
         return Site.parse(self.site_url)
@@ -125,6 +177,16 @@ class Settings(BaseModel):
             max_shard_bytes=self.max_shard_bytes,
             max_sitemaps_per_index=self.max_sitemaps_per_index,
         )
+
+    @property
+    def stylesheet_href(self) -> str | None:
+        """The href the index and shards reference the human view by (None: off)."""
+        return STYLESHEET_HREF if self.stylesheet else None
+
+    @property
+    def indexnow_key_file(self) -> str | None:
+        """The key file's object key, at the site root (None: IndexNow is off)."""
+        return key_file(self.indexnow_key) if self.indexnow_key else None
 
     @property
     def cache_control(self) -> str:

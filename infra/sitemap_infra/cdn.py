@@ -10,6 +10,8 @@ Two ways, because sitemaps must be served from the site's own host:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aws_cdk import Duration
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
@@ -40,7 +42,10 @@ class SitemapCdn(Construct):
         domain_name: str | None = None,
         certificate: acm.ICertificate | None = None,
         log_bucket: s3.IBucket | None = None,
+        extra_paths: Sequence[str] = (),
     ) -> None:
+        """``extra_paths``: more exact paths served from the bucket when attached to a
+        distribution (the human view's stylesheet, the IndexNow key file)."""
         super().__init__(scope, construct_id)
         self.origin = origins.S3BucketOrigin.with_origin_access_control(
             bucket, origin_access_levels=[cloudfront.AccessLevel.READ]
@@ -96,7 +101,7 @@ class SitemapCdn(Construct):
                 behavior, site_url, domain_name, certificate, log_bucket
             )
         else:
-            for pattern in PATH_PATTERNS:
+            for pattern in (*PATH_PATTERNS, *extra_paths):
                 distribution.add_behavior(
                     pattern,
                     self.origin,

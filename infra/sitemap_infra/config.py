@@ -27,6 +27,8 @@ RESOURCE_FIELDS = frozenset(
         "index_queue_url",
         "ingest_dlq_url",
         "distribution_id",
+        "indexnow_queue_url",
+        "indexnow_dlq_url",
     }
 )
 SETTING_KEYS = tuple(name for name in Settings.model_fields if name not in RESOURCE_FIELDS)

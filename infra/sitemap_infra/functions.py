@@ -1,10 +1,10 @@
-"""The three Lambda functions, their SQS event sources, and exactly the permissions each one's
-code uses (read the adapters: every action below is a call they make, on that function's
-own resources only)."""
+"""The three Lambda functions (four with IndexNow), their SQS event sources, and exactly the
+permissions each one's code uses (read the adapters: every action below is a call they
+make, on that function's own resources only)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy, Stack
@@ -20,8 +20,8 @@ from sitemap_infra.queues import Queues
 from sitemap_infra.storage import Storage
 from sitemap_updater.domain.sharding import INDEX_KEY, ROBOTS_KEY
 from sitemap_updater.resources import (
-    FUNCTIONS,
     INDEX,
+    INDEXNOW,
     INGEST,
     METRICS_NAMESPACE,
     REBUILD,
@@ -67,14 +67,20 @@ class Functions(Construct):
         storage: Storage,
         queues: Queues,
         distribution_arn: str | None,
+        site_file_keys: Sequence[str] = (),
     ) -> None:
-        """``distribution_arn``: grant CreateInvalidation on it (only when invalidation is on)."""
+        """``distribution_arn``: grant CreateInvalidation on it (only when invalidation is on).
+        ``site_file_keys``: the static files the index function serves (the human view's
+        stylesheet, the IndexNow key file), each written by exact key."""
         super().__init__(scope, construct_id)
         self.storage = storage
         self.queues = queues
         self.distribution_arn = distribution_arn
+        self.site_file_keys = tuple(site_file_keys)
         env = {**environment, **powertools_environment()}
-        self.functions = {spec.name: self._function(spec, code, env) for spec in FUNCTIONS}
+        # One function per queue: the three, and IndexNow's when its queue exists.
+        specs = [pair.spec for pair in queues.pairs.values()]
+        self.functions = {spec.name: self._function(spec, code, env) for spec in specs}
 
     def __getitem__(self, name: str) -> lambda_.Function:
         return self.functions[name]
@@ -126,7 +132,20 @@ class Functions(Construct):
                 Permission(("sqs:SendMessage",), (rebuild_queue,)),
             ],
         }
+        if INDEXNOW.name in self.queues.pairs:
+            indexnow = self.queues[INDEXNOW.name]
+            granted[INGEST.name].append(
+                Permission(("sqs:SendMessage",), (indexnow.queue.queue_arn,))
+            )
+            # Dead-letters what IndexNow refused (400/422) at once; no table, no bucket.
+            granted[INDEXNOW.name] = [
+                Permission(("sqs:SendMessage",), (indexnow.dead_letter.queue_arn,))
+            ]
         permissions = granted[spec.name]
+        if self.site_file_keys and spec.name == INDEX.name:
+            # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
+            keys = tuple(bucket.arn_for_objects(key) for key in self.site_file_keys)
+            permissions.append(Permission(("s3:GetObject", "s3:PutObject"), keys))
         if self.distribution_arn is not None and spec.name in (REBUILD.name, INDEX.name):
             permissions.append(
                 Permission(("cloudfront:CreateInvalidation",), (self.distribution_arn,))

@@ -3,11 +3,13 @@
 Per queue: anything in its dead-letter queue; its oldest message older than two visibility
 timeouts (it has been retried at least once and is still not done). Per function: errors,
 i.e. whole-batch failures (a single bad record is a partial failure and goes to the DLQ).
+With IndexNow on, its queue and function get the same three, plus one on URLs the ingest
+function could not queue for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -18,7 +20,7 @@ from constructs import Construct
 
 from sitemap_infra.queues import Queues
 from sitemap_updater.observability import Metric
-from sitemap_updater.resources import FUNCTIONS, METRICS_NAMESPACE, SERVICE_NAME, FunctionSpec
+from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, SERVICE_NAME, FunctionSpec
 
 MIN_AGE_ALARM_SECONDS = 900
 PERIOD = Duration.minutes(5)
@@ -40,7 +42,8 @@ class Monitoring(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.alarms: list[cloudwatch.Alarm] = []
-        for spec in FUNCTIONS:
+        specs = [pair.spec for pair in queues.pairs.values()]  # IndexNow's too, when on
+        for spec in specs:
             pair = queues[spec.name]
             name = spec.name.capitalize()
             self._alarm(
@@ -70,11 +73,19 @@ class Monitoring(Construct):
                 datapoints_to_alarm=2,
                 description=f"The {spec.name} function failed whole batches.",
             )
+        if INDEXNOW.name in queues.pairs:
+            self._alarm(
+                "IndexNowUrlsNotQueued",
+                _pipeline_metric(Metric.INDEXNOW_NOT_QUEUED, Duration.minutes(5)),
+                threshold=1,
+                description="The ingest function could not queue changed URLs for IndexNow "
+                "(the sitemaps are fine). The URLs are in its log ('IndexNow URLs not queued').",
+            )
         if alarm_topic is not None:
             for alarm in self.alarms:
                 alarm.add_alarm_action(actions.SnsAction(alarm_topic))
                 alarm.add_ok_action(actions.SnsAction(alarm_topic))
-        self.dashboard = self._dashboard(functions, queues)
+        self.dashboard = self._dashboard(functions, queues, specs)
 
     def _alarm(
         self,
@@ -101,28 +112,22 @@ class Monitoring(Construct):
         )
 
     def _dashboard(
-        self, functions: Mapping[str, lambda_.Function], queues: Queues
+        self,
+        functions: Mapping[str, lambda_.Function],
+        queues: Queues,
+        specs: Sequence[FunctionSpec],
     ) -> cloudwatch.Dashboard:
         dashboard = cloudwatch.Dashboard(
             self, "Dashboard", default_interval=Duration.hours(6), period_override=None
         )
-        pairs = [queues[spec.name] for spec in FUNCTIONS]
-        fns = [functions[spec.name] for spec in FUNCTIONS]
+        pairs = [queues[spec.name] for spec in specs]
+        fns = [functions[spec.name] for spec in specs]
 
         def graph(title: str, metrics: list[cloudwatch.IMetric]) -> cloudwatch.GraphWidget:
             return cloudwatch.GraphWidget(title=title, left=metrics, width=8, height=6)
 
         def pipeline(*names: str) -> list[cloudwatch.IMetric]:
-            return [
-                cloudwatch.Metric(
-                    namespace=METRICS_NAMESPACE,
-                    metric_name=name,
-                    dimensions_map={"service": SERVICE_NAME},
-                    statistic="Sum",
-                    period=PERIOD,
-                )
-                for name in names
-            ]
+            return [_pipeline_metric(name, PERIOD) for name in names]
 
         dashboard.add_widgets(
             cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24, height=3)
@@ -176,7 +181,31 @@ class Monitoring(Construct):
                 ),
             ),
         )
+        if INDEXNOW.name in queues.pairs:
+            dashboard.add_widgets(
+                graph(
+                    "IndexNow",
+                    pipeline(
+                        Metric.INDEXNOW_QUEUED,
+                        Metric.INDEXNOW_NOT_QUEUED,
+                        Metric.INDEXNOW_SUBMITTED,
+                        Metric.INDEXNOW_RETRIED,
+                        Metric.INDEXNOW_DEAD_LETTERED,
+                    ),
+                )
+            )
         return dashboard
+
+
+def _pipeline_metric(name: str, period: Duration) -> cloudwatch.Metric:
+    """One of the functions' own metrics (Powertools EMF, dimension ``service``)."""
+    return cloudwatch.Metric(
+        namespace=METRICS_NAMESPACE,
+        metric_name=name,
+        dimensions_map={"service": SERVICE_NAME},
+        statistic="Sum",
+        period=period,
+    )
 
 
 def _errors(function: lambda_.Function) -> cloudwatch.IMetric:

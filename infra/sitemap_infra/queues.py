@@ -4,6 +4,7 @@ values ``sitemap-updater local`` creates on moto."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from aws_cdk import Duration
@@ -26,9 +27,12 @@ class QueuePair:
 
 
 class Queues(Construct):
-    def __init__(self, scope: Construct, construct_id: str) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, specs: Sequence[FunctionSpec] = FUNCTIONS
+    ) -> None:
+        """``specs``: the functions whose queues to create (``resources.functions_for``)."""
         super().__init__(scope, construct_id)
-        self.pairs = {spec.name: self._pair(spec) for spec in FUNCTIONS}
+        self.pairs = {spec.name: self._pair(spec) for spec in specs}
 
     def _pair(self, spec: FunctionSpec) -> QueuePair:
         name = spec.queue.capitalize()

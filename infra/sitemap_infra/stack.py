@@ -62,9 +62,12 @@ class SitemapUpdaterStack(Stack):
             "DistributionDomainName": updater.distribution.distribution_domain_name,
         }
         assert set(extra) == set(EXTRA_OUTPUTS), "resources.EXTRA_OUTPUTS changed"  # noqa: S101
+        # An empty setting (IndexNow off) has no output: CloudFormation wants a value, and
+        # the operations CLI reads a missing output as the setting's default.
         outputs = {
             output_key(name): (value, descriptions.get(name, name))
             for name, value in values.items()
+            if value != ""
         }
         for key, value in extra.items():
             outputs.setdefault(key, (value, key))

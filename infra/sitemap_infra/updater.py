@@ -11,8 +11,10 @@
 
 Given ``distribution`` (a ``cloudfront.Distribution`` in the same stack), it adds
 ``/robots.txt``, ``/sitemap.xml``, ``/sitemap-*.xml`` and ``/sitemap-*.xml.gz`` as behaviours to
-it, so the sitemaps are served from the site's own host. ``settings`` takes the function
-settings by field name (see ``sitemap_updater.settings``), validated by the code's own model.
+it, so the sitemaps are served from the site's own host (and, when they are on,
+``/sitemap.xsl`` for the human view and ``/<key>.txt`` for IndexNow). ``settings`` takes the
+function settings by field name (see ``sitemap_updater.settings``), validated by the code's
+own model.
 """
 
 from __future__ import annotations
@@ -37,7 +39,15 @@ from sitemap_infra.monitoring import Monitoring
 from sitemap_infra.queues import Queues
 from sitemap_infra.storage import Storage
 from sitemap_updater.adapters.queues import INDEX_GROUP
-from sitemap_updater.resources import INDEX, INGEST, NEWS_SWEEP_MINUTES, REBUILD
+from sitemap_updater.bootstrap import site_file_keys
+from sitemap_updater.resources import (
+    INDEX,
+    INDEXNOW,
+    INGEST,
+    NEWS_SWEEP_MINUTES,
+    REBUILD,
+    functions_for,
+)
 from sitemap_updater.settings import Settings
 
 
@@ -64,8 +74,9 @@ class SitemapUpdater(Construct):
                 f"({Stack.of(distribution).node.path})"
             )
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
+        site_files = site_file_keys(tuned)  # served from the bucket at the site root
         self.storage = Storage(self, "Storage")
-        self.queues = Queues(self, "Queues")
+        self.queues = Queues(self, "Queues", functions_for(bool(tuned.indexnow_key)))
         self.cdn = SitemapCdn(
             self,
             "Cdn",
@@ -76,6 +87,7 @@ class SitemapUpdater(Construct):
             domain_name=domain_name,
             certificate=certificate,
             log_bucket=self.storage.logs,
+            extra_paths=[f"/{key}" for key in site_files],
         )
         self.distribution = self.cdn.distribution
         #: The functions' settings, with the deployed resources' names (tokens) filled in.
@@ -87,6 +99,7 @@ class SitemapUpdater(Construct):
                 "index_queue_url": self.queues[INDEX.name].queue.queue_url,
                 "ingest_dlq_url": self.queues[INGEST.name].dead_letter.queue_url,
                 "distribution_id": self.distribution.distribution_id,
+                **self._indexnow_queues(),
             }
         )
         self.functions = Functions(
@@ -97,6 +110,7 @@ class SitemapUpdater(Construct):
             storage=self.storage,
             queues=self.queues,
             distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
+            site_file_keys=site_files,
         )
         # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).
         self.news_sweep = events.Rule(
@@ -113,6 +127,15 @@ class SitemapUpdater(Construct):
             queues=self.queues,
             alarm_topic=alarm_topic,
         )
+
+    def _indexnow_queues(self) -> dict[str, str]:
+        pair = self.queues.pairs.get(INDEXNOW.name)
+        if pair is None:
+            return {"indexnow_queue_url": "", "indexnow_dlq_url": ""}
+        return {
+            "indexnow_queue_url": pair.queue.queue_url,
+            "indexnow_dlq_url": pair.dead_letter.queue_url,
+        }
 
     @property
     def ingest_queue(self) -> Any:

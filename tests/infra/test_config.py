@@ -59,6 +59,9 @@ def test_setting_keys_are_the_tunable_settings() -> None:
         "invalidate_paths",
         "group_rules",
         "news_groups",
+        "stylesheet",
+        "indexnow_key",
+        "indexnow_endpoint",
     }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
+from sitemap_updater.domain.stylesheet import with_stylesheet
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
@@ -127,10 +128,13 @@ def entry_size(entry: SitemapEntry) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
-def render_urlset(entries: Iterable[SitemapEntry]) -> bytes:
-    """A complete ``<urlset>`` document; the caller orders the entries."""
+def render_urlset(entries: Iterable[SitemapEntry], *, stylesheet: str | None = None) -> bytes:
+    """A complete ``<urlset>`` document; the caller orders the entries.
+
+    ``stylesheet``: the href of the human view's XSL (see ``domain/stylesheet.py``).
+    """
     body = "".join(render_entry(entry) for entry in entries)
-    return f"{URLSET_OPEN}{body}{URLSET_CLOSE}".encode()
+    return with_stylesheet(f"{URLSET_OPEN}{body}{URLSET_CLOSE}".encode(), stylesheet)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +145,10 @@ class IndexEntry:
     lastmod: str | None
 
 
-def render_index(entries: Iterable[IndexEntry]) -> bytes:
-    """A complete ``<sitemapindex>`` document."""
+def render_index(entries: Iterable[IndexEntry], *, stylesheet: str | None = None) -> bytes:
+    """A complete ``<sitemapindex>`` document (``stylesheet``: as for ``render_urlset``)."""
     lines = []
     for entry in entries:
         lastmod = f"<lastmod>{entry.lastmod}</lastmod>" if entry.lastmod else ""
         lines.append(f"<sitemap><loc>{escape(entry.loc)}</loc>{lastmod}</sitemap>\n")
-    return f"{INDEX_OPEN}{''.join(lines)}{INDEX_CLOSE}".encode()
+    return with_stylesheet(f"{INDEX_OPEN}{''.join(lines)}{INDEX_CLOSE}".encode(), stylesheet)

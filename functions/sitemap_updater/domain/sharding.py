@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent, LimitExceeded
 from sitemap_updater.domain.render import URLSET_FRAME_BYTES, entry_size, render_urlset
+from sitemap_updater.domain.stylesheet import with_stylesheet
 
 PROTOCOL_MAX_URLS = 50_000
 PROTOCOL_MAX_BYTES = 52_428_800  # 50 MiB, uncompressed
@@ -96,17 +97,20 @@ def checked_entry_size(entry: SitemapEntry, limits: Limits) -> int:
     return size
 
 
-def render_shard(entries: Sequence[SitemapEntry], limits: Limits) -> bytes:
+def render_shard(
+    entries: Sequence[SitemapEntry], limits: Limits, *, stylesheet: str | None = None
+) -> bytes:
     """A shard's document from its entries (in URL order), checked against the limits.
 
     Placement guarantees the limits; LimitExceeded here is a bug, never a write.
+    ``stylesheet`` adds the human view's processing instruction when it fits the byte limit.
     """
     if len(entries) > limits.max_urls_per_shard:
         raise LimitExceeded(f"{len(entries)} entries, over {limits.max_urls_per_shard}")
     document = render_urlset(entries)
     if len(document) > limits.max_shard_bytes:
         raise LimitExceeded(f"{len(document)} bytes, over {limits.max_shard_bytes}")
-    return document
+    return with_stylesheet(document, stylesheet, max_bytes=limits.max_shard_bytes)
 
 
 def shard_body(document: bytes, compressed: bool) -> bytes:

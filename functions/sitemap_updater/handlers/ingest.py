@@ -23,7 +23,7 @@ def handler(
     batch = (app_ or app()).ingest_batch()
 
     def record_handler(record: SQSRecord) -> IngestResult:
-        return batch.handle(record.message_id, record.body)
+        return batch.handle(record.message_id, record.body, redelivered=_redelivered(record))
 
     processor = BatchProcessor(event_type=EventType.SQS)
     with processor(records=event["Records"], handler=record_handler, lambda_context=context):
@@ -33,3 +33,9 @@ def handler(
     # which ask for the rebuild again.
     batch.flush()
     return processor.response()
+
+
+def _redelivered(record: SQSRecord) -> bool:
+    """Whether SQS delivered this message before (its receive count is above one)."""
+    count = record.raw_event.get("attributes", {}).get("ApproximateReceiveCount", "1")
+    return str(count).isdigit() and int(count) > 1

@@ -49,14 +49,7 @@ class EventSourceMapping:
 
     def poll_once(self) -> int:
         """One receive-invoke-delete round; returns how many messages were received."""
-        response = self.sqs.receive_message(
-            QueueUrl=self.queue_url,
-            MaxNumberOfMessages=self.batch_size,
-            MessageSystemAttributeNames=["All"],
-            MessageAttributeNames=["All"],
-            WaitTimeSeconds=0,
-        )
-        messages = response.get("Messages", [])
+        messages = self._receive()
         if not messages:
             return 0
         event = {"Records": [self._record(message) for message in messages]}
@@ -94,6 +87,25 @@ class EventSourceMapping:
                 reason=f"{type(exc).__name__}: {exc}",
             )
         return len(messages)
+
+    def _receive(self) -> list[MessageTypeDef]:
+        """Up to ``batch_size`` messages. SQS returns at most ten per call: a larger batch
+        (a standard queue's, up to 10,000) takes more calls, as long as full ones come back.
+        Lambda would also wait up to the batching window to fill it; this does not."""
+        messages: list[MessageTypeDef] = []
+        while len(messages) < self.batch_size:
+            wanted = min(10, self.batch_size - len(messages))
+            received = self.sqs.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=wanted,
+                MessageSystemAttributeNames=["All"],
+                MessageAttributeNames=["All"],
+                WaitTimeSeconds=0,
+            ).get("Messages", [])
+            messages.extend(received)
+            if len(received) < wanted:
+                break
+        return messages
 
     def _record(self, message: MessageTypeDef) -> dict[str, Any]:
         return {

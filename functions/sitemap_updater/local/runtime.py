@@ -70,14 +70,15 @@ class Summary:
 
 
 class Pipeline:
-    """The deployed resources plus the three handlers, driven from their queues.
+    """The deployed resources plus the three handlers (four with IndexNow), driven from
+    their queues.
 
     Works wherever boto3 points: moto's server (``sitemap-updater local``) or moto's
     in-process mock (the tests).
     """
 
     def __init__(self, stack: LocalStack, app: App, session: boto3.session.Session | None = None):
-        from sitemap_updater.handlers import index, ingest, rebuild  # noqa: PLC0415
+        from sitemap_updater.handlers import index, indexnow, ingest, rebuild  # noqa: PLC0415
 
         self.stack = stack
         self.app = app
@@ -88,7 +89,12 @@ class Pipeline:
         session = session or boto3.session.Session()
         self.sqs: SQSClient = session.client("sqs")
         self.s3: S3Client = session.client("s3")
-        handlers = {"ingest": ingest.handler, "rebuild": rebuild.handler, "index": index.handler}
+        handlers = {
+            "ingest": ingest.handler,
+            "rebuild": rebuild.handler,
+            "index": index.handler,
+            "indexnow": indexnow.handler,  # a fourth mapping when IndexNow's queue exists
+        }
         self.mappings = {
             name: EventSourceMapping(
                 sqs=self.sqs,

@@ -18,12 +18,12 @@ import boto3
 
 from sitemap_updater.resources import (
     DLQ_RETENTION_DAYS,
-    FUNCTIONS,
     METRICS_NAMESPACE,
     QUEUE_RETENTION_DAYS,
     SERVICE_NAME,
     TABLE,
     FunctionSpec,
+    functions_for,
     output_key,
 )
 from sitemap_updater.settings import Settings
@@ -139,7 +139,8 @@ def create_resources(
     session: boto3.session.Session | None = None,
     prefix: str = LOCAL_PREFIX,
 ) -> LocalStack:
-    """Create the table, bucket and queues wherever boto3 points (moto's server or mock).
+    """Create the table, bucket and queues wherever boto3 points (moto's server or mock);
+    IndexNow's queue too when the overrides set INDEXNOW_KEY.
 
     ``visibility_timeout`` shortens the queues' visibility timeout so that a failed message
     comes back in seconds rather than minutes; everything else is as deployed.
@@ -169,7 +170,17 @@ def create_resources(
     )
     bucket = f"{prefix}-site"
     s3.create_bucket(Bucket=bucket)
-    queues = {spec.name: _create_queue(sqs, prefix, spec, visibility_timeout) for spec in FUNCTIONS}
+    overrides = settings_overrides or {}
+    specs = functions_for(bool(overrides.get("INDEXNOW_KEY") or overrides.get("indexnow_key")))
+    queues = {spec.name: _create_queue(sqs, prefix, spec, visibility_timeout) for spec in specs}
+    optional = (
+        {
+            "INDEXNOW_QUEUE_URL": queues["indexnow"].url,
+            "INDEXNOW_DLQ_URL": queues["indexnow"].dlq_url,
+        }
+        if "indexnow" in queues
+        else {}
+    )
     settings = Settings.model_validate(
         {
             "SITE_URL": site_url,
@@ -178,7 +189,8 @@ def create_resources(
             "REBUILD_QUEUE_URL": queues["rebuild"].url,
             "INDEX_QUEUE_URL": queues["index"].url,
             "INGEST_DLQ_URL": queues["ingest"].dlq_url,
-            **(settings_overrides or {}),
+            **optional,
+            **overrides,
         }
     )
     return LocalStack(endpoint_url=endpoint_url, settings=settings, queues=queues)

@@ -50,15 +50,18 @@ from sitemap_updater.domain.sharding import (
     shard_key,
     split_index,
 )
+from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.pages import Record, page_change, read_paths
 from sitemap_updater.ops.progress import Progress
 
 _SHOW_SHARDS = 20
-# Files a build owns in its output folder: shards, index files. Others are never touched.
+# Files a build owns in its output folder: shards, index files, the human view's stylesheet.
+# Others are never touched.
 _OWN_FILE = re.compile(
     r"sitemap\.xml|sitemap-index-[0-9]+\.xml|sitemap-[a-z0-9-]+-[0-9]{5,}\.xml(?:\.gz)?"
+    r"|sitemap\.xsl"
 )
 
 
@@ -88,6 +91,7 @@ class BuildResult:
     index_files: list[str] = field(default_factory=list)
     stale_removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    stylesheet: bool = False
 
 
 @dataclass
@@ -199,10 +203,15 @@ def render_site(
     progress: Progress | None = None,
     rules: GroupRules | None = None,
     now: datetime | None = None,
+    stylesheet: bool = False,
 ) -> BuiltSite:
-    """Validate, place and render: every file of the site, keyed by its path."""
+    """Validate, place and render: every file of the site, keyed by its path.
+
+    ``stylesheet``: the human view, as the STYLESHEET setting does (``/sitemap.xsl``,
+    referenced from the index and shards).
+    """
     started = time.perf_counter()
-    result = BuildResult()
+    result = BuildResult(stylesheet=stylesheet)
     with progress or Progress("build", enabled=False) as bar:
         pages = collect(records, site, result, bar)
     rules = rules or GroupRules()
@@ -225,18 +234,21 @@ def render_site(
     result.pages = len(sized)
 
     files: dict[str, bytes] = {}
+    href = STYLESHEET_HREF if stylesheet else None
+    if stylesheet:
+        files[STYLESHEET_KEY] = stylesheet_bytes()
     index_entries: dict[str, IndexEntry] = {}
     for shard, placed in sorted(place(sized, limits, rules).items()):
         placed.sort(key=lambda entry: entry.url)  # the registry's order
         entries, _expiry = current_news(placed, moment)
-        document = render_shard(entries, limits)
+        document = render_shard(entries, limits, stylesheet=href)
         key = shard_key(shard, compress)
         files[key] = shard_body(document, compress)
         newest = lastmod or max((e.lastmod for e in entries if e.lastmod), default=None)
         index_entries[shard] = IndexEntry(site.url_for(key), newest)
         result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
     for key, shards in split_index(list(index_entries), limits):
-        files[key] = render_index(index_entries[shard] for shard in shards)
+        files[key] = render_index((index_entries[s] for s in shards), stylesheet=href)
         result.index_files.append(key)
     robots_txt = with_sitemaps(robots, [site.url_for(key) for key in result.index_files], site)
     if len(robots_txt) > MAX_ROBOTS_BYTES:
@@ -307,6 +319,7 @@ def run(args: argparse.Namespace) -> int:
         progress=Progress("reading"),
         rules=rules,
         now=now,
+        stylesheet=args.stylesheet,
     )
     result = built.result
     result.stale_removed = write_site(built.files, args.out)
@@ -325,6 +338,8 @@ def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
     lines.extend(f"  rejected {r.origin}: {r.reason}" for r in result.rejected)
     lines.append(f"wrote {out_dir}/:")
     lines.append(f"  {out_dir}/{ROBOTS_KEY}")
+    if result.stylesheet:
+        lines.append(f"  {out_dir}/{STYLESHEET_KEY}")
     lines.extend(f"  {out_dir}/{key}" for key in result.index_files)
     shown = result.shards if len(result.shards) <= _SHOW_SHARDS else result.shards[:_SHOW_SHARDS]
     lines.extend(

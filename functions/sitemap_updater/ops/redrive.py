@@ -118,8 +118,11 @@ def run(args: argparse.Namespace) -> int:
     if args.max_messages is not None and args.max_messages < 1:
         raise UserError("--max-messages must be at least 1")
     deployment = resolve(args)
-    chosen = set(args.queue or ["ingest", "rebuild", "index"])
-    pairs: list[QueuePair] = [pair for pair in deployment.queues() if pair.name in chosen]
+    known = deployment.queues()
+    chosen = set(args.queue or [pair.name for pair in known])
+    pairs: list[QueuePair] = [pair for pair in known if pair.name in chosen]
+    if "indexnow" in chosen and not any(pair.name == "indexnow" for pair in pairs):
+        raise UserError("indexnow: this deployment has no IndexNow queue (INDEXNOW_KEY is empty)")
     for pair in pairs:
         if not pair.url or not pair.dlq_url:
             missing = "the queue" if not pair.url else "its dead-letter queue"

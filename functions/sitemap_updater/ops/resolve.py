@@ -136,7 +136,19 @@ class Deployment:
         return build_app(self.settings, self.session, endpoint_url=self.endpoint_url)
 
     def queues(self) -> list[QueuePair]:
-        """The three function queues with their dead-letter queues (None when unknown)."""
+        """The function queues with their dead-letter queues (None when unknown): the three,
+        and IndexNow's when the deployment has it."""
+        optional = (
+            [
+                QueuePair(
+                    "indexnow",
+                    self.outputs.get("IndexnowQueueUrl"),
+                    self.outputs.get("IndexnowDlqUrl"),
+                )
+            ]
+            if self.outputs.get("IndexnowQueueUrl")
+            else []
+        )
         return [
             QueuePair(
                 "ingest", self.outputs.get("IngestQueueUrl"), self.outputs.get("IngestDlqUrl")
@@ -151,6 +163,7 @@ class Deployment:
                 self.outputs.get("IndexQueueUrl"),
                 self.outputs.get("IndexDeadLetterQueueUrl"),
             ),
+            *optional,
         ]
 
 

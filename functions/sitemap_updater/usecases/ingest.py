@@ -57,6 +57,12 @@ class RebuildRequests(Protocol):
     def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None: ...
 
 
+class ChangeNotifier(Protocol):
+    """Queues the URLs of applied changes for IndexNow (adapters/indexnow_queue.py)."""
+
+    def notify(self, urls: Sequence[str]) -> None: ...
+
+
 class Outcome(StrEnum):
     APPLIED = "applied"
     DUPLICATE = "duplicate"
@@ -303,8 +309,11 @@ class IngestBatch:
     apply: ApplyChange
     queues: RebuildRequests
     touched: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    indexnow: ChangeNotifier | None = None  # only when IndexNow is on
+    changed: list[str] = field(default_factory=list)  # URLs for IndexNow, in order
 
-    def handle(self, message_id: str, body: str) -> IngestResult:
+    def handle(self, message_id: str, body: str, *, redelivered: bool = False) -> IngestResult:
+        """``redelivered``: SQS has delivered this message before (see ``_note_change``)."""
         try:
             change = parse_body(body, self.site, self.max_event_bytes)
             result = self.apply(change)
@@ -320,15 +329,49 @@ class IngestBatch:
             return IngestResult(Outcome.REJECTED)
         for shard in result.shards:
             self.touched[shard].append(message_id)
+        self._note_change(change.url, result.outcome, redelivered)
         metrics.add_metric(name=_OUTCOME_METRICS[result.outcome], unit="Count", value=1)
         logger.debug("event ingested", url=change.url, outcome=result.outcome.value)
         return result
 
     def flush(self) -> None:
-        """Ask for one rebuild per touched shard; raises if the request could not be sent."""
-        if self.touched:
-            self.queues.request_rebuilds(dict(self.touched))
-            self.touched.clear()
+        """Ask for one rebuild per touched shard; raises if the request could not be sent.
+        Then (even then) queue the changed URLs for IndexNow, which never raises."""
+        try:
+            if self.touched:
+                self.queues.request_rebuilds(dict(self.touched))
+                self.touched.clear()
+        finally:
+            self._notify_changes()
+
+    def _note_change(self, url: str, outcome: Outcome, redelivered: bool) -> None:
+        """IndexNow hears of every applied change (publish or unpublish: a removed page
+        should be crawled to see its 404/410), not of stale or duplicate events. Except a
+        duplicate SQS has delivered before: the delivery that applied it may have died
+        before queueing the URL (a timeout after the commit), and a second submission is
+        cheaper than a lost one."""
+        if self.indexnow is None:
+            return
+        if outcome is Outcome.APPLIED or (outcome is Outcome.DUPLICATE and redelivered):
+            self.changed.append(url)
+
+    def _notify_changes(self) -> None:
+        """Queue the batch's changed URLs for IndexNow. Never raises, and runs after the
+        rebuild requests: IndexNow must never hold up or fail the sitemap work. A failure
+        is logged with the URLs and counted (IndexNowUrlsNotQueued, alarmed)."""
+        if self.indexnow is None or not self.changed:
+            return
+        urls = list(dict.fromkeys(self.changed))
+        self.changed.clear()
+        try:
+            self.indexnow.notify(urls)
+        except Exception as exc:  # noqa: BLE001 - any failure: the sitemap work goes on
+            metrics.add_metric(name=Metric.INDEXNOW_NOT_QUEUED, unit="Count", value=len(urls))
+            logger.error(
+                "IndexNow URLs not queued", urls=urls, reason=f"{type(exc).__name__}: {exc}"
+            )
+        else:
+            metrics.add_metric(name=Metric.INDEXNOW_QUEUED, unit="Count", value=len(urls))
 
 
 _OUTCOME_METRICS = {

@@ -64,6 +64,12 @@ class _Body(Protocol):
     def body(self) -> bytes | None: ...
 
 
+class SiteFiles(Protocol):
+    """Static files served next to the index (usecases/site_files.py); returns keys written."""
+
+    def __call__(self, *, verify: bool = False) -> list[str]: ...
+
+
 class RetireRequests(Protocol):
     def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None: ...
 
@@ -150,7 +156,13 @@ class PublishIndex:
         retire: RetireRequests,
         clock: Callable[[], datetime],
         cdn: Invalidator | None = None,
+        stylesheet: str | None = None,
+        site_files: SiteFiles | None = None,
     ):
+        """``stylesheet``: the human view's href for the index files; ``site_files`` are
+        published before the index files (which may reference them)."""
+        self.stylesheet = stylesheet
+        self.site_files = site_files
         self.site = site
         self.limits = limits
         self.cache_control = cache_control
@@ -173,6 +185,7 @@ class PublishIndex:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _publish(self) -> IndexResult:
+        static = self.site_files() if self.site_files is not None else []
         outputs = sorted(self.registry.shard_outputs(), key=lambda output: output.shard)
         named = {output.shard: output for output in outputs if output.nameable}
         for output in named.values():
@@ -206,7 +219,12 @@ class PublishIndex:
             self.retire.request_rebuilds(requests)
         if written:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
-        changed = [*written, *deleted, *([ROBOTS_KEY] if robots is RobotsOutcome.WRITTEN else [])]
+        changed = [
+            *static,
+            *written,
+            *deleted,
+            *([ROBOTS_KEY] if robots is RobotsOutcome.WRITTEN else []),
+        ]
         if self.cdn is not None and changed:
             self.cdn.invalidate(changed)
         result = IndexResult(
@@ -227,6 +245,8 @@ class PublishIndex:
 
     def restore(self) -> RestoreResult:
         """Write again the index files (and robots.txt's lines) that went missing."""
+        if self.site_files is not None:
+            self.site_files(verify=True)
         named = {o.shard: o for o in self.registry.shard_outputs() if o.nameable}
         files = split_index(sorted(named), self.limits)
         previous = self.registry.index_outputs()
@@ -264,7 +284,7 @@ class PublishIndex:
 
     def _render(self, shards: list[ShardOutput]) -> tuple[int, bytes]:
         entries = [IndexEntry(self.site.url_for(s.obj.key), s.obj.lastmod) for s in shards if s.obj]
-        return len(entries), render_index(entries)
+        return len(entries), render_index(entries, stylesheet=self.stylesheet)
 
     def _write_index(
         self, key: str, shards: list[ShardOutput], previous: dict[str, IndexOutput]

@@ -73,7 +73,9 @@ class RebuildShard:
         index: IndexRequests,
         clock: Callable[[], datetime],
         cdn: Invalidator | None = None,
+        stylesheet: str | None = None,
     ):
+        self.stylesheet = stylesheet  # the human view's href, referenced from each shard
         self.limits = limits
         self.compress = compress
         self.cache_control = cache_control
@@ -110,7 +112,7 @@ class RebuildShard:
         moment = self.clock()
         entries, expiry = self._as_rendered(stored, moment)
         news_expiry = w3c_now(expiry) if expiry is not None else None
-        document = render_shard(entries, self.limits)
+        document = render_shard(entries, self.limits, stylesheet=self.stylesheet)
         digest = sha256(document)
         key = shard_key(shard, self.compress)
         current = output.obj

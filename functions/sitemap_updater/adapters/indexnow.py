@@ -1,0 +1,190 @@
+"""IndexNow (https://www.indexnow.org/documentation): tell the participating search engines
+(Bing, Yandex, Seznam, Naver, ...) which URLs changed. One POST of JSON to one endpoint; the
+engines share what any of them receives.
+
+The answer decides what happens to the URLs:
+
+* 200 OK, 202 Accepted (the key is still being validated): submitted.
+* 400 Bad Request, 422 Unprocessable Entity: this request can never succeed (malformed, or
+  URLs not on ``host``, or a key that does not match its format). REJECTED: the caller
+  dead-letters the URLs at once, with the reason, for a person to fix the configuration and
+  redrive; retrying the same bytes would only count against us.
+* 429 Too Many Requests, 408, 5xx, a connection error or a timeout: may pass. Retried here a
+  few times with exponential backoff and jitter (honouring ``Retry-After`` when it fits),
+  then FAILED, so SQS retries the URLs later and finally dead-letters them.
+* 403 Forbidden (key not valid: the engine could not fetch ``keyLocation``, e.g. right after
+  IndexNow was turned on, before the index function wrote the key file), a redirect and
+  anything else: FAILED at once, no retry here; SQS's later retries give the key file time.
+
+Only the standard library: ``urllib.request``, with the opener injectable for tests.
+Redirects are not followed (urllib would turn a redirected POST into a GET and report its
+200 as success); point ``INDEXNOW_ENDPOINT`` at the final URL.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import random
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from sitemap_updater.domain.indexnow import (
+    MAX_URLS_PER_REQUEST,
+    Submission,
+    Verdict,
+    key_file,
+    verdict_for,
+    worth_retrying,
+)
+
+USER_AGENT = "sitemap-updater (+https://www.indexnow.org/)"
+_REASON_BYTES = 300
+
+
+class Opener(Protocol):
+    """What ``urllib.request.build_opener()`` returns (only ``open`` is used)."""
+
+    def open(
+        self, fullurl: urllib.request.Request, data: None = None, timeout: float = ...
+    ) -> Any: ...
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # urllib then raises the 3xx as an HTTPError
+
+
+def default_opener() -> Opener:
+    opener: Opener = urllib.request.build_opener(_NoRedirects())
+    return opener
+
+
+class IndexNowClient:
+    """Submits URLs of one host to one IndexNow endpoint."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        key: str,
+        host: str,
+        opener: Opener | None = None,
+        *,
+        key_location: str | None = None,
+        timeout_seconds: float = 10.0,
+        max_attempts: int = 4,
+        backoff_seconds: float = 1.0,
+        max_backoff_seconds: float = 8.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        jitter: Callable[[], float] = random.random,
+    ):
+        """``host`` as in the URLs (``www.example.com``); ``key_location`` defaults to
+        ``https://<host>/<key>.txt``. ``sleep``, ``clock`` and ``jitter`` (0 <= x < 1) are
+        injectable so tests need not wait."""
+        self.endpoint = endpoint
+        self.key = key
+        self.host = host
+        self.key_location = key_location or f"https://{host}/{key_file(key)}"
+        self.opener = opener or default_opener()
+        self.timeout_seconds = timeout_seconds
+        self.max_attempts = max_attempts
+        self.backoff_seconds = backoff_seconds
+        self.max_backoff_seconds = max_backoff_seconds
+        self.sleep = sleep
+        self.clock = clock
+        self.jitter = jitter
+
+    def payload(self, urls: Sequence[str]) -> bytes:
+        return json.dumps(
+            {
+                "host": self.host,
+                "key": self.key,
+                "keyLocation": self.key_location,
+                "urlList": list(urls),
+            },
+            ensure_ascii=False,
+        ).encode()
+
+    def submit(self, urls: Sequence[str], deadline: float | None = None) -> Submission:
+        """POST ``urls`` (1 to 10,000) once, retrying what may pass until ``deadline``
+        (a ``clock()`` value) would be overrun."""
+        if not 1 <= len(urls) <= MAX_URLS_PER_REQUEST:
+            raise ValueError(f"IndexNow takes 1 to {MAX_URLS_PER_REQUEST} URLs, got {len(urls)}")
+        body = self.payload(urls)
+        status: int | None = None
+        reason = ""
+        attempt = 0
+        while attempt < self.max_attempts:
+            if deadline is not None and self.clock() + self.timeout_seconds > deadline:
+                reason = f"{reason}; " if reason else ""
+                reason += "no time left for a request in this invocation"
+                break
+            attempt += 1
+            status, reason, retry_after = self._post(body)
+            final = verdict_for(status) if status is not None else None
+            if final is not None:
+                return Submission(final, status, reason, attempt)
+            if not worth_retrying(status) or attempt == self.max_attempts:
+                break
+            delay = self.delay(attempt, retry_after)
+            if deadline is not None and self.clock() + delay + self.timeout_seconds > deadline:
+                reason += "; no time left to retry in this invocation"
+                break
+            self.sleep(delay)
+        return Submission(Verdict.FAILED, status, reason, attempt)
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Exponential backoff with equal jitter: half the step, plus up to the other half;
+        at least what ``Retry-After`` asked for."""
+        step = min(self.max_backoff_seconds, self.backoff_seconds * 2.0 ** (attempt - 1))
+        delay = step / 2 + self.jitter() * step / 2
+        return max(delay, retry_after) if retry_after is not None else delay
+
+    def _post(self, body: bytes) -> tuple[int | None, str, float | None]:
+        """(status or None, reason, Retry-After seconds or None)."""
+        request = urllib.request.Request(  # noqa: S310 - the endpoint is validated http(s)
+            self.endpoint,
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json; charset=utf-8", "User-Agent": USER_AGENT},
+        )
+        try:
+            with self.opener.open(request, timeout=self.timeout_seconds) as response:
+                status = int(response.status)
+                return status, _reason(status, response.read(_REASON_BYTES)), None
+        except urllib.error.HTTPError as error:
+            retry_after = _seconds(error.headers.get("Retry-After") if error.headers else None)
+            detail: bytes | str = _read(error)
+            if 300 <= error.code < 400:
+                detail = f"redirected to {error.headers.get('Location')}" if error.headers else ""
+            return error.code, _reason(error.code, detail), retry_after
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
+            return None, f"no answer: {type(error).__name__}: {error}", None
+
+
+def _reason(status: int, detail: bytes | str) -> str:
+    text = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else detail
+    phrase = http.client.responses.get(status, "")
+    return " ".join(f"HTTP {status} {phrase}: {text}".split())[:_REASON_BYTES].rstrip(": ")
+
+
+def _read(error: urllib.error.HTTPError) -> bytes:
+    try:
+        return error.read(_REASON_BYTES)
+    except (OSError, http.client.HTTPException):
+        return b""
+
+
+def _seconds(value: str | None) -> float | None:
+    """Retry-After as a number of seconds (an HTTP date is ignored: backoff applies)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value.strip())
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None

@@ -1,0 +1,52 @@
+"""IndexNow Lambda: URLs of applied changes from the standard indexnow queue, submitted in
+requests of up to 10,000 (partial batch failures: see usecases/indexnow.py)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from sitemap_updater.bootstrap import App, app
+from sitemap_updater.observability import logger, metrics, tracer
+from sitemap_updater.usecases.indexnow import Message
+
+# Stop starting HTTP attempts this long before the function's timeout: what is not
+# submitted by then is failed, and SQS delivers it again.
+SAFETY_SECONDS = 5.0
+
+
+class NotSubmitted(Exception):
+    """The message's URLs could not be submitted this time; SQS will deliver it again."""
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler(capture_response=False)
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any], context: LambdaContext, app_: App | None = None
+) -> PartialItemFailureResponse:
+    submit = (app_ or app()).submit_indexnow
+    records = event.get("Records", [])
+    deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS
+    result = submit([Message(r["messageId"], r["body"]) for r in records], deadline)
+
+    def record_handler(record: SQSRecord) -> str:
+        if record.message_id in result.retry:
+            raise NotSubmitted(record.message_id)
+        return "dead-lettered" if record.message_id in result.dead_lettered else "submitted"
+
+    # Every record failing is an outage of the endpoint, not of this function: report the
+    # failures (SQS retries, then dead-letters) without counting a function error.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

@@ -1,0 +1,132 @@
+"""IndexNow: submit the URLs of applied changes, in requests of at most 10,000, never in the
+way of the sitemaps.
+
+The ingest function queues the URLs of the events it applied (``IngestBatch.flush``, after
+its rebuild requests, and never raising); the indexnow function receives up to a thousand
+of those messages at a time, de-duplicates their URLs, and submits them here. What each
+message becomes:
+
+* every chunk it contributed to was accepted: done;
+* a chunk failed (the endpoint down, throttling, a timeout, the key not yet fetchable) after
+  the client's own retries: the message fails, SQS delivers it again later, and after five
+  receives moves it to the dead-letter queue, from where ``sitemap-updater redrive`` sends
+  it back;
+* a chunk was rejected (400/422: retrying the same request can never succeed): the message
+  goes to the dead-letter queue at once, with the endpoint's answer as its reason;
+* the body is not a list of this site's URLs: dead-lettered at once (``malformed_message``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sitemap_updater.domain.indexnow import MAX_URLS_PER_REQUEST, Submission, Verdict
+from sitemap_updater.domain.urls import Site
+from sitemap_updater.observability import Metric, logger, metrics
+
+
+class UrlSubmitter(Protocol):
+    def submit(self, urls: Sequence[str], deadline: float | None = None) -> Submission: ...
+
+
+class DeadLetters(Protocol):
+    def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Message:
+    message_id: str
+    body: str
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    submitted: int  # URLs accepted
+    retry: frozenset[str]  # message ids to fail, so SQS delivers them again
+    dead_lettered: frozenset[str]  # message ids parked with their reason
+
+
+class SubmitChanges:
+    def __init__(
+        self,
+        site: Site,
+        client: UrlSubmitter,
+        dead_letters: DeadLetters,
+        max_urls_per_request: int = MAX_URLS_PER_REQUEST,
+    ):
+        self.site = site
+        self.client = client
+        self.dead_letters = dead_letters
+        self.max_urls_per_request = max_urls_per_request
+
+    def __call__(self, messages: Sequence[Message], deadline: float | None = None) -> SubmitResult:
+        senders: dict[str, list[str]] = {}  # URL -> ids of the messages that carry it
+        bodies = {message.message_id: message.body for message in messages}
+        rejected: dict[str, str] = {}  # message id -> why it is dead-lettered
+        for message in messages:
+            urls = self._urls(message.body)
+            if urls is None:
+                rejected[message.message_id] = "malformed_message: not a list of this site's URLs"
+                continue
+            for url in urls:
+                senders.setdefault(url, []).append(message.message_id)
+        unique = list(senders)  # de-duplicated, in order of first appearance
+        retry: set[str] = set()
+        submitted = 0
+        for start in range(0, len(unique), self.max_urls_per_request):
+            chunk = unique[start : start + self.max_urls_per_request]
+            ids = {message_id for url in chunk for message_id in senders[url]}
+            outcome = self.client.submit(chunk, deadline)
+            if outcome.verdict is Verdict.ACCEPTED:
+                submitted += len(chunk)
+                continue
+            log = logger.error if outcome.verdict is Verdict.REJECTED else logger.warning
+            log(
+                "IndexNow submission " + outcome.verdict.value,
+                status=outcome.status,
+                reason=outcome.reason,
+                attempts=outcome.attempts,
+                urls=len(chunk),
+            )
+            if outcome.verdict is Verdict.REJECTED:
+                for message_id in ids:
+                    rejected.setdefault(message_id, f"indexnow_rejected: {outcome.reason}")
+            else:
+                retry |= ids
+        parked: set[str] = set()
+        for message_id, reason in rejected.items():
+            if message_id in retry:  # it also waits for a retry; rejected again then
+                continue
+            code = reason.split(":", 1)[0]
+            try:
+                self.dead_letters.dead_letter(bodies[message_id], code, reason, message_id)
+            except Exception as exc:  # noqa: BLE001 - whatever SQS raised: retry the message
+                logger.warning("could not dead-letter", message_id=message_id, reason=str(exc))
+                retry.add(message_id)
+            else:
+                parked.add(message_id)
+        _count(Metric.INDEXNOW_SUBMITTED, submitted)
+        _count(Metric.INDEXNOW_DEAD_LETTERED, len(parked))
+        _count(Metric.INDEXNOW_RETRIED, len(retry))
+        return SubmitResult(submitted, frozenset(retry), frozenset(parked))
+
+    def _urls(self, body: str) -> list[str] | None:
+        try:
+            value: Any = json.loads(body)
+        except ValueError:
+            return None
+        urls = value.get("urls") if isinstance(value, dict) else None
+        prefix = self.site.url_for("")
+        if not isinstance(urls, list) or not urls:
+            return None
+        if not all(isinstance(url, str) and url.startswith(prefix) for url in urls):
+            return None
+        return urls
+
+
+def _count(name: str, value: int) -> None:
+    if value:
+        metrics.add_metric(name=name, unit="Count", value=value)

@@ -180,11 +180,19 @@ class RebuildShard:
         if not output.retiring:
             retiring = replace(output, retiring=True, generation=output.generation + 1)
             self.registry.save_shard_output(retiring, output.generation)
-            output = retiring
+            # Read ``listed`` again, after the mark: an index may have named the shard since
+            # the first read, and none can start to from now on (set_listed refuses).
+            output = self.registry.shard_output(output.shard)
+            if output.generation != retiring.generation:
+                raise ConcurrentChange(f"{output.shard} changed while it was retiring")
         if output.listed:
             self.index.request_index(f"{output.shard}@{output.generation}")
             return Rebuilt.RETIRING
-        self.store.delete(obj.key)
+        try:  # only the object recorded: never one a concurrent republish has just written
+            self.store.delete(obj.key, expected_etag=obj.etag)
+        except WriteConflict:
+            self._adopt(output, obj.key, obj.lastmod)
+            raise
         self.registry.save_shard_output(output.with_object(None), output.generation)
         self._invalidate(obj.key)
         return Rebuilt.DELETED

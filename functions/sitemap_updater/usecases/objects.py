@@ -109,6 +109,20 @@ def observe(store: ObjectStore, key: str, fallback_lastmod: str) -> ObjectState 
     )
 
 
+def newer_output(found: StoredObjectView, recorded: ObjectState) -> bool:
+    """Whether ``found`` is output of ours written since ``recorded`` (by a concurrent writer
+    that has not recorded it yet), rather than an altered object or an older one put back.
+
+    A restore must never put the recorded (older) bytes over it. Our objects carry their
+    hash and lastmod; a writer's lastmod is taken after it read the record, so it is never
+    before the recorded one (equal within a second: counted as newer, the safe side).
+    """
+    meta = found.metadata
+    if "sha256" not in meta or meta["sha256"] == recorded.sha256:
+        return False
+    return meta.get("lastmod", "") >= recorded.lastmod
+
+
 def _int(value: str | None) -> int:
     try:
         return int(value) if value is not None else 0

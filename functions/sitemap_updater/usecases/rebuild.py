@@ -30,6 +30,7 @@ from sitemap_updater.usecases.objects import (
     XML_CONTENT_TYPE,
     Invalidator,
     ObjectStore,
+    newer_output,
     observe,
     sha256,
     w3c_now,
@@ -81,6 +82,18 @@ class RebuildShard:
         self.cdn = cdn
 
     def __call__(self, shard: str, *, restore: bool = False) -> Rebuilt:
+        outcome = last = self._attempts(shard, restore)
+        for _check in range(MAX_ATTEMPTS):
+            # A restore runs outside the shard's FIFO message group, so no rebuild is queued
+            # behind it: a change committed after its read, whose own rebuild has already
+            # found nothing to do, would stay unrendered under the bytes it wrote. So it
+            # reads again until a pass finds nothing to write.
+            if not restore or last not in _WRITES:
+                return outcome
+            last = self._attempts(shard, restore)
+        raise ConcurrentChange(f"{shard} kept changing while it was restored")
+
+    def _attempts(self, shard: str, restore: bool) -> Rebuilt:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 outcome = self._rebuild(shard, restore)
@@ -109,7 +122,11 @@ class RebuildShard:
         key = shard_key(shard, self.compress)
         current = output.obj
         if current is not None and current.sha256 == digest and current.key == key:
-            restored = self._restore(current, document) if restore else None
+            try:
+                restored = self._restore(current, document) if restore else None
+            except WriteConflict:
+                self._adopt(output, key, current.lastmod)
+                raise
             if not output.retiring:
                 if restored is not None:
                     self.registry.save_shard_output(output.with_object(restored), output.generation)
@@ -163,6 +180,8 @@ class RebuildShard:
         found = self.store.head(recorded.key)
         if found is not None and found.metadata.get("sha256") == recorded.sha256:
             return None
+        if found is not None and newer_output(found, recorded):
+            raise WriteConflict(f"{recorded.key} was rewritten since its record was read")
         there = None if found is None else replace(recorded, etag=found.etag)
         return write_object(
             self.store,
@@ -202,6 +221,7 @@ class RebuildShard:
             self.cdn.invalidate([key])
 
 
+_WRITES = {Rebuilt.WRITTEN, Rebuilt.RESTORED}
 _METRICS = {
     Rebuilt.WRITTEN: Metric.SHARDS_WRITTEN,
     Rebuilt.RESTORED: Metric.SHARDS_WRITTEN,

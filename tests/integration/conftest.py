@@ -105,7 +105,7 @@ class Recorder:
                 self.violations.append(str(exc))
             if _is_index(key):
                 existing = set(self.pipeline.objects())
-                for loc in _locs(body):
+                for loc in index_locs(body):
                     if loc.removeprefix(f"{SITE}/") not in existing:
                         self.violations.append(f"{key} names missing {loc}")
 
@@ -114,7 +114,7 @@ class Recorder:
             return
         deleted = f"{SITE}/{context['recorded_params']['Key']}"
         for key, body in self.pipeline.objects().items():
-            if _is_index(key) and deleted in _locs(body):
+            if _is_index(key) and deleted in index_locs(body):
                 self.violations.append(f"deleted {deleted} while {key} names it")
 
     def count(self, operation: str) -> int:
@@ -129,7 +129,7 @@ def _is_index(key: str) -> bool:
     return key == "sitemap.xml" or key.startswith("sitemap-index-")
 
 
-def _locs(index_body: bytes) -> list[str]:
+def index_locs(index_body: bytes) -> list[str]:
     return [loc.text for loc in parse(index_body).findall("sm:sitemap/sm:loc", NS)]
 
 

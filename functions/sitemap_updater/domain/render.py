@@ -31,12 +31,14 @@ def escape(text: str) -> str:
 def render_entry(entry: SitemapEntry) -> str:
     """One ``<url>`` element on one line."""
     parts = ["<url><loc>", escape(entry.url), "</loc>"]
+    # The other fields' grammars leave nothing to escape; escaped all the same, so no value
+    # that got past validation some other way (a registry item) could ever be markup.
     if entry.lastmod is not None:
-        parts += ["<lastmod>", entry.lastmod, "</lastmod>"]
+        parts += ["<lastmod>", escape(entry.lastmod), "</lastmod>"]
     if entry.changefreq is not None:
-        parts += ["<changefreq>", entry.changefreq, "</changefreq>"]
+        parts += ["<changefreq>", escape(entry.changefreq), "</changefreq>"]
     if entry.priority is not None:
-        parts += ["<priority>", entry.priority, "</priority>"]
+        parts += ["<priority>", escape(entry.priority), "</priority>"]
     parts.append("</url>\n")
     return "".join(parts)
 
@@ -65,6 +67,6 @@ def render_index(entries: Iterable[IndexEntry]) -> bytes:
     """A complete ``<sitemapindex>`` document."""
     lines = []
     for entry in entries:
-        lastmod = f"<lastmod>{entry.lastmod}</lastmod>" if entry.lastmod else ""
+        lastmod = f"<lastmod>{escape(entry.lastmod)}</lastmod>" if entry.lastmod else ""
         lines.append(f"<sitemap><loc>{escape(entry.loc)}</loc>{lastmod}</sitemap>\n")
     return f"{INDEX_OPEN}{''.join(lines)}{INDEX_CLOSE}".encode()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 MAX_DETAIL_CHARS = 300
 
 

@@ -444,19 +444,23 @@ def test_urls_published_while_their_shard_closes_are_placed_exactly_once(
             ),
         )
     rng = random.Random(4)
-    events = []
+    events: list[dict[str, Any]] = []
+    shares: list[list[dict[str, Any]]] = [[] for _ in workers]
     for n in range(48):
         path = f"/new-{n}" + ("-" + "x" * rng.randint(900, 1400) if n % 3 == 0 else "")
-        events.append(publish(path, 1, lastmod="2026-11-20"))
+        copies = [publish(path, 1, lastmod="2026-11-20")]
         if n % 4 == 1:
-            events.append(publish(path, 1, lastmod="2026-11-20"))  # delivered twice
+            copies.append(publish(path, 1, lastmod="2026-11-20"))  # delivered twice
         if n % 6 == 2:
-            events.append(publish(path, 2, lastmod="2026-11-21", changefreq="daily"))
-    rng.shuffle(events)
-    # Two copies of one event never go to the same worker: they race on different ones.
-    shares: list[list[dict[str, Any]]] = [[] for _ in workers]
-    for number, event in enumerate(events):
-        shares[number % len(workers)].append(event)
+            copies.append(publish(path, 2, lastmod="2026-11-21", changefreq="daily"))
+        # The copies of one page go to different workers: they race each other.
+        for number, event in enumerate(copies):
+            shares[(n + number) % len(shares)].append(event)
+        events += copies
+    for share in shares:
+        rng.shuffle(share)
+    for app in workers:  # each has read the open shard (pages-00001) before the race
+        app.apply_change._open_shard("pages")
     start = threading.Barrier(len(workers), timeout=BARRIER_SECONDS)
 
     def ingest(app: App, share: list[dict[str, Any]]) -> Callable[[], None]:
@@ -498,7 +502,8 @@ def test_urls_published_while_their_shard_closes_are_placed_exactly_once(
         )
         assert int(record["version"]["N"]) == newest["version"]
     assert len(capacity) >= len(urls) // max_urls  # shards did fill and close
-    assert refused  # and workers did collide
+    # Workers collided: every worker first meant to place into pages-00001, which holds four.
+    assert refused
 
     for shard in sorted(capacity):
         pipeline.app.rebuild_shard(shard)

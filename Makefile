@@ -1,6 +1,6 @@
 # Two commands for a fresh clone (each sets itself up: virtualenv, packages, system tools):
 #   make local   run the whole pipeline on the embedded moto stack over events/ -> site/
-#   make test    lint, type-check and run every test (what CI runs, via .ci/run)
+#   make test    lint, type-check, audit dependencies and run every test (what CI runs, via .ci/run)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -11,7 +11,7 @@ SITE_URL ?= https://www.example.com
 CDK := cd infra && PATH="$(abspath $(BIN)):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
 	./node_modules/.bin/cdk
 
-.PHONY: local test lint typecheck pytest synth system-deps clean
+.PHONY: local test lint typecheck audit pytest synth system-deps clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Known vulnerabilities in the functions' pinned requirements and the installed environment
+# (pip-audit, PyPI's vulnerability data; see scripts/audit.py and docs/SECURITY.md).
+audit: $(STAMP)
+	$(BIN)/python scripts/audit.py
+
 pytest: $(STAMP) system-deps
 	$(BIN)/pytest -n 2
 
@@ -44,7 +49,7 @@ pytest: $(STAMP) system-deps
 synth: $(STAMP) $(CDK_STAMP)
 	$(CDK) synth -c site_url=$(SITE_URL) --quiet
 
-test: lint typecheck pytest synth
+test: lint typecheck audit pytest synth
 
 clean:
 	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis infra/node_modules infra/cdk.out

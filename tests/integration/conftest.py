@@ -11,6 +11,7 @@ import pytest
 from lxml import etree
 from moto import mock_aws
 
+from sitemap_updater.bootstrap import App
 from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import LOCAL_STACK_NAME, register_stack
 from sitemap_updater.schemas import sitemap_schema
@@ -75,13 +76,13 @@ class Recorder:
         self.puts: list[str] = []
         self.violations: list[str] = []
         self.pipeline = pipeline
-        for client in (
-            pipeline.app.store.client,
-            pipeline.app.registry.client,
-            pipeline.app.queues.client,
-        ):
+        self.watch(pipeline.app)
+
+    def watch(self, app: App) -> None:
+        """Record and check the calls of another function instance too (its own clients)."""
+        for client in (app.store.client, app.registry.client, app.queues.client):
             client.meta.events.register("provide-client-params.*.*", self._record)
-        store_events = pipeline.app.store.client.meta.events
+        store_events = app.store.client.meta.events
         store_events.register("after-call.s3.PutObject", self._after_put)
         store_events.register("after-call.s3.DeleteObject", self._after_delete)
 
@@ -104,14 +105,16 @@ class Recorder:
                 self.violations.append(str(exc))
             if _is_index(key):
                 existing = set(self.pipeline.objects())
-                for loc in _locs(body):
+                for loc in index_locs(body):
                     if loc.removeprefix(f"{SITE}/") not in existing:
                         self.violations.append(f"{key} names missing {loc}")
 
     def _after_delete(self, http_response: Any, context: dict[str, Any], **_: Any) -> None:
+        if http_response.status_code not in (200, 204):  # refused (a conditional delete)
+            return
         deleted = f"{SITE}/{context['recorded_params']['Key']}"
         for key, body in self.pipeline.objects().items():
-            if _is_index(key) and deleted in _locs(body):
+            if _is_index(key) and deleted in index_locs(body):
                 self.violations.append(f"deleted {deleted} while {key} names it")
 
     def count(self, operation: str) -> int:
@@ -126,7 +129,7 @@ def _is_index(key: str) -> bool:
     return key == "sitemap.xml" or key.startswith("sitemap-index-")
 
 
-def _locs(index_body: bytes) -> list[str]:
+def index_locs(index_body: bytes) -> list[str]:
     return [loc.text for loc in parse(index_body).findall("sm:sitemap/sm:loc", NS)]
 
 

@@ -217,3 +217,64 @@ def test_a_crash_after_the_shard_write_still_reaches_the_index(
     pipeline.drain()
     assert faults.fired
     assert set(site_entries(pipeline.objects())) == {f"{SITE}/only"}
+
+
+# What AWS answers when it throttles, as botocore would raise it after its own retries ran
+# out: (operation, occurrence) -> (HTTP status, error code, cancellation reasons).
+THROTTLES = {
+    ("TransactWriteItems", 1): (400, "TransactionCanceledException", ["ThrottlingError"]),
+    ("TransactWriteItems", 2): (400, "ProvisionedThroughputExceededException", None),
+    ("GetItem", 3): (400, "ThrottlingException", None),
+    ("Query", 1): (400, "RequestLimitExceeded", None),
+    ("PutObject", 2): (503, "SlowDown", None),
+    ("GetObject", 1): (503, "SlowDown", None),
+    ("SendMessageBatch", 1): (400, "RequestThrottled", None),
+    ("SendMessage", 2): (400, "RequestThrottled", None),
+}
+
+
+def test_throttling_anywhere_is_retried_until_it_passes(clock: FakeClock) -> None:
+    """DynamoDB, S3 and SQS each throttle some calls (fewer per message than
+    maxReceiveCount): each throttled message fails, alone, and SQS delivers it again; the
+    site converges and nothing is dead-lettered."""
+    from botocore.awsrequest import AWSResponse
+    from moto import mock_aws
+
+    with mock_aws():
+        pipeline = Pipeline.create(
+            SITE, {"MAX_URLS_PER_SHARD": 2}, visibility_timeout=0, clock=clock, prefix="thr"
+        )
+        recorder = Recorder(pipeline)
+        seen: dict[str, int] = {}
+        fired: list[str] = []
+
+        def throttle(model: Any, **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+            seen[model.name] = seen.get(model.name, 0) + 1
+            answer = THROTTLES.get((model.name, seen[model.name]))
+            if answer is None:
+                return None
+            status, code, reasons = answer
+            fired.append(code)
+            parsed: dict[str, Any] = {
+                "Error": {"Code": code, "Message": "throttled (injected)"},
+                "ResponseMetadata": {"HTTPStatusCode": status},
+            }
+            if reasons is not None:
+                parsed["CancellationReasons"] = [{"Code": reason} for reason in reasons]
+            return AWSResponse("https://aws.invalid", status, {}, None), parsed
+
+        for client in (
+            pipeline.app.store.client,
+            pipeline.app.registry.client,
+            pipeline.app.queues.client,
+        ):
+            client.meta.events.register("before-call.*.*", throttle)
+        for event in CRASH_HISTORY:
+            pipeline.send_events([event])
+            pipeline.drain()
+
+        assert len(fired) == len(THROTTLES)
+        assert site_entries(pipeline.objects()) == expected_site(CRASH_HISTORY)
+        assert pipeline.dead_letters() == []
+        assert pipeline.function_errors >= 1  # the SendMessageBatch: the whole batch retried
+        assert recorder.violations == []

@@ -17,7 +17,14 @@ from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.usecases.ingest import ApplyChange
 from sitemap_updater.usecases.rebuild import Rebuilt
 from tests.conftest import SITE
-from tests.integration.conftest import PipelineFactory, Recorder, publish, shard_urls, unpublish
+from tests.integration.conftest import (
+    PipelineFactory,
+    Recorder,
+    publish,
+    shard_urls,
+    site_entries,
+    unpublish,
+)
 
 
 def apply(pipeline: Pipeline, event: dict[str, Any]) -> None:
@@ -204,3 +211,173 @@ def _gunzip(body: bytes) -> bytes:
     import gzip
 
     return gzip.decompress(body)
+
+
+# -- found by tests/integration/test_races.py --------------------------------------------------
+# The rebuild and index functions run at the same time (different message groups), and
+# `sitemap-updater rebuild` runs next to both. Each test below replays, step by step, one
+# interleaving the threaded race test hit.
+
+
+def test_a_retiring_shard_named_by_an_index_meanwhile_is_not_deleted(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    """The rebuild reads the shard's record (not yet listed), the index function names the
+    shard (listed), then the rebuild marks it retiring: it must not delete what the index
+    now names."""
+    apply(pipeline, publish("/p", 1))
+    assert pipeline.app.rebuild_shard("pages-00001") is Rebuilt.WRITTEN
+    apply(pipeline, unpublish("/p", 2))
+    registry = pipeline.app.registry
+    real_entries = registry.shard_entries
+
+    def index_runs_meanwhile(shard: str) -> list[SitemapEntry]:
+        registry.shard_entries = real_entries  # type: ignore[method-assign]
+        pipeline.app.publish_index()  # names the shard: its record said listed=False before
+        return real_entries(shard)
+
+    registry.shard_entries = index_runs_meanwhile  # type: ignore[method-assign]
+    assert pipeline.app.rebuild_shard("pages-00001") is Rebuilt.RETIRING
+    assert "sitemap-pages-00001.xml.gz" in pipeline.objects()
+    pipeline.app.publish_index()  # stops naming it and asks for its rebuild, which deletes
+    assert pipeline.app.rebuild_shard("pages-00001") is Rebuilt.DELETED
+    assert "sitemap.xml" not in pipeline.objects()
+    assert "sitemap-pages-00001.xml.gz" not in pipeline.objects()
+
+
+def test_an_index_does_not_name_a_shard_that_began_retiring_after_the_index_read_it(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    """The index reads the shard (nameable, not yet listed); the rebuild retires and deletes
+    it; the index must not go on to name it."""
+    apply(pipeline, publish("/p", 1))
+    assert pipeline.app.rebuild_shard("pages-00001") is Rebuilt.WRITTEN
+    apply(pipeline, unpublish("/p", 2))
+    registry = pipeline.app.registry
+    real_outputs = registry.shard_outputs
+    outcomes = []
+
+    def rebuild_runs_meanwhile() -> list[Any]:
+        read = real_outputs()
+        if not outcomes:
+            outcomes.append(pipeline.app.rebuild_shard("pages-00001"))
+        return read
+
+    registry.shard_outputs = rebuild_runs_meanwhile  # type: ignore[method-assign]
+    result = pipeline.app.publish_index()
+    assert outcomes == [Rebuilt.DELETED]  # nothing named it yet: deleting was right
+    assert result.index_files == []
+    assert "sitemap.xml" not in pipeline.objects()
+
+
+def test_a_retirement_never_deletes_the_object_a_concurrent_republish_wrote(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    """Worker A reads the shard empty (retiring, unlisted) and stalls; the page is
+    republished and worker B writes the shard; A's delete must not remove B's object."""
+    apply(pipeline, publish("/p", 1, priority=0.1))
+    worker_b = pipeline.app.rebuild_shard
+    assert worker_b("pages-00001") is Rebuilt.WRITTEN
+    pipeline.app.publish_index()
+    apply(pipeline, unpublish("/p", 2))
+    assert worker_b("pages-00001") is Rebuilt.RETIRING
+    pipeline.app.publish_index()  # unlisted: the next rebuild deletes
+    registry = pipeline.app.registry
+    real_entries = registry.shard_entries
+
+    def republished_meanwhile(shard: str) -> list[SitemapEntry]:
+        entries = real_entries(shard)
+        registry.shard_entries = real_entries  # type: ignore[method-assign]
+        apply(pipeline, publish("/p", 3, priority=0.9))
+        assert worker_b(shard) is Rebuilt.WRITTEN
+        return entries  # A goes on with its stale, empty read
+
+    registry.shard_entries = republished_meanwhile  # type: ignore[method-assign]
+    assert pipeline.app.rebuild_shard("pages-00001") is Rebuilt.UNCHANGED  # worker A
+    assert b"<priority>0.9</priority>" in _gunzip(shard_body(pipeline))
+    output = registry.shard_output("pages-00001")
+    assert output.obj is not None
+    assert not output.retiring
+    pipeline.app.publish_index()
+    assert set(site_entries(pipeline.objects())) == {f"{SITE}/p"}
+
+
+def test_a_restore_never_puts_older_bytes_over_a_concurrent_rebuild(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    """``sitemap-updater rebuild`` reads the shard (unchanged since its record), the page
+    changes and the rebuild function writes the new bytes; the restore must not take those
+    for an altered object and put the old bytes back."""
+    apply(pipeline, publish("/p", 1, priority=0.1))
+    worker = pipeline.app.rebuild_shard
+    assert worker("pages-00001") is Rebuilt.WRITTEN
+    registry = pipeline.app.registry
+    real_entries = registry.shard_entries
+
+    def changed_meanwhile(shard: str) -> list[SitemapEntry]:
+        entries = real_entries(shard)
+        registry.shard_entries = real_entries  # type: ignore[method-assign]
+        apply(pipeline, publish("/p", 2, priority=0.9))
+        assert worker(shard) is Rebuilt.WRITTEN
+        return entries  # the restore goes on with its stale read
+
+    registry.shard_entries = changed_meanwhile  # type: ignore[method-assign]
+    recorder.reset()
+    assert pipeline.app.rebuild_shard("pages-00001", restore=True) is Rebuilt.UNCHANGED
+    assert recorder.puts == ["sitemap-pages-00001.xml.gz"]  # the function's write only
+    assert b"<priority>0.9</priority>" in _gunzip(shard_body(pipeline))
+
+
+def test_an_index_restore_never_puts_an_older_index_over_a_newer_one(
+    pipeline: Pipeline, recorder: Recorder, clock: Any
+) -> None:
+    """The restore reads the index record; the index function publishes a newer index; the
+    restore must report the index as behind, not write the old one back."""
+    apply(pipeline, publish("/p", 1))
+    pipeline.app.rebuild_shard("pages-00001")
+    pipeline.app.publish_index()
+    registry = pipeline.app.registry
+    real_indexes = registry.index_outputs
+
+    def published_meanwhile() -> dict[str, Any]:
+        read = real_indexes()
+        registry.index_outputs = real_indexes  # type: ignore[method-assign]
+        clock.advance(60)
+        apply(pipeline, publish("/p", 2, priority=0.9))
+        pipeline.app.rebuild_shard("pages-00001")
+        pipeline.app.publish_index()  # a new lastmod for the shard: a new index
+        return read
+
+    registry.index_outputs = published_meanwhile  # type: ignore[method-assign]
+    recorder.reset()
+    restored = pipeline.app.publish_index.restore()
+    assert restored.behind
+    assert recorder.puts == ["sitemap-pages-00001.xml.gz", "sitemap.xml"]  # no restore write
+    index = pipeline.objects()["sitemap.xml"].decode()
+    assert "<lastmod>2026-11-21T12:01:00Z</lastmod>" in index
+
+
+def test_a_restore_that_read_before_a_change_does_not_leave_the_change_unrendered(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    """``sitemap-updater rebuild`` runs outside the shard's message group: it reads a page,
+    the page is unpublished and the function's rebuild (reading after) finds nothing to
+    do; the restore then writes what it read. Nothing is queued behind it, so it must read
+    again and put the shard right itself."""
+    apply(pipeline, publish("/p", 1))  # committed; its rebuild has not run yet
+    registry = pipeline.app.registry
+    real_entries = registry.shard_entries
+    function_outcomes = []
+
+    def unpublished_meanwhile(shard: str) -> list[SitemapEntry]:
+        entries = real_entries(shard)
+        registry.shard_entries = real_entries  # type: ignore[method-assign]
+        apply(pipeline, unpublish("/p", 2))
+        function_outcomes.append(pipeline.app.rebuild_shard(shard))
+        return entries  # the restore goes on with its stale read
+
+    registry.shard_entries = unpublished_meanwhile  # type: ignore[method-assign]
+    assert pipeline.app.rebuild_shard("pages-00001", restore=True) is Rebuilt.WRITTEN
+    assert function_outcomes == [Rebuilt.ABSENT]
+    assert "sitemap-pages-00001.xml.gz" not in pipeline.objects()  # read again, and retired
+    assert registry.shard_output("pages-00001").obj is None

@@ -436,11 +436,25 @@ class Registry:
         )
 
     def set_listed(self, shard: str, listed: bool) -> None:
-        self.client.update_item(
-            TableName=self.table,
-            Key=shard_output_key(shard),
-            UpdateExpression="SET listed = :listed",
-            ExpressionAttributeValues={":listed": {"BOOL": listed}},
+        """Mark a shard as (no longer) named by an index.
+
+        Listing is refused (ConcurrentChange) once the shard has no object or has begun
+        retiring: a rebuild that marked it retiring decides on deleting it from ``listed``
+        as read after that mark, so no index may start naming it from then on.
+        """
+        if not listed:
+            self.client.update_item(
+                TableName=self.table,
+                Key=shard_output_key(shard),
+                UpdateExpression="SET listed = :listed",
+                ExpressionAttributeValues={":listed": {"BOOL": False}},
+            )
+            return
+        self._conditional_update(
+            shard_output_key(shard),
+            "SET listed = :listed",
+            "attribute_exists(obj) AND (attribute_not_exists(retiring) OR retiring = :no)",
+            {":listed": {"BOOL": True}, ":no": {"BOOL": False}},
         )
 
     def index_outputs(self) -> dict[str, IndexOutput]:

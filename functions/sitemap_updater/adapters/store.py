@@ -92,8 +92,18 @@ class SitemapStore:
             body=response["Body"].read(),
         )
 
-    def delete(self, key: str) -> None:
-        self.client.delete_object(Bucket=self.bucket, Key=key)
+    def delete(self, key: str, expected_etag: str | None = None) -> None:
+        """Delete ``key`` (only if it still holds ``expected_etag``, when given: raises
+        WriteConflict otherwise). An object that is already gone is not an error."""
+        condition: dict[str, Any] = {} if expected_etag is None else {"IfMatch": expected_etag}
+        try:
+            self.client.delete_object(Bucket=self.bucket, Key=key, **condition)
+        except ClientError as exc:
+            if _code(exc) in {"404", "NoSuchKey", "NotFound"}:
+                return
+            if _code(exc) in _CONFLICTS:
+                raise WriteConflict(f"{key} changed since it was read") from exc
+            raise
 
 
 def _code(exc: ClientError) -> str:

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+MAX_DETAIL_CHARS = 300
+
 
 class InvalidEvent(Exception):
     """An event that can never be applied: retrying it cannot help.
 
     ``code`` is a stable, machine-readable slug (it travels as a DLQ message attribute);
-    ``detail`` says what exactly was wrong, for a person.
+    ``detail`` says what exactly was wrong, for a person. It may quote part of the event
+    (a field name, a host), so it is cut to :data:`MAX_DETAIL_CHARS`: the reason is logged
+    and travels as a message attribute, and a hostile body must never be echoed whole.
     """
 
     def __init__(self, code: str, detail: str) -> None:
+        if len(detail) > MAX_DETAIL_CHARS:
+            cut = len(detail) - MAX_DETAIL_CHARS
+            detail = f"{detail[:MAX_DETAIL_CHARS]}... ({cut:,} more characters)"
         super().__init__(f"{code}: {detail}")
         self.code = code
         self.detail = detail

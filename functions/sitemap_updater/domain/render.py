@@ -30,27 +30,33 @@ INDEX_OPEN = f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}">\n'
 INDEX_CLOSE = "</sitemapindex>\n"
 URLSET_FRAME_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
 
-_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+# A raw carriage return would reach a parser as a line feed (XML end-of-line handling), so it
+# goes out as a character reference, like the five markup characters.
+_ESCAPES = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;", "\r": "&#13;"}
+)
 
 
 def escape(text: str) -> str:
-    """Escape the five XML special characters (for element text and attribute values)."""
+    """Escape the five XML special characters and CR (for element text and attribute values)."""
     return text.translate(_ESCAPES)
 
 
 def render_entry(entry: SitemapEntry) -> str:
     """One ``<url>`` element on one line."""
     parts = ["<url><loc>", escape(entry.url), "</loc>"]
+    # The other fields' grammars leave nothing to escape; escaped all the same, so no value
+    # that got past validation some other way (a registry item) could ever be markup.
     if entry.lastmod is not None:
-        parts += ["<lastmod>", entry.lastmod, "</lastmod>"]
+        parts += ["<lastmod>", escape(entry.lastmod), "</lastmod>"]
     if entry.changefreq is not None:
-        parts += ["<changefreq>", entry.changefreq, "</changefreq>"]
+        parts += ["<changefreq>", escape(entry.changefreq), "</changefreq>"]
     if entry.priority is not None:
-        parts += ["<priority>", entry.priority, "</priority>"]
+        parts += ["<priority>", escape(entry.priority), "</priority>"]
     for hreflang, href in entry.alternates:
         parts += [
             '<xhtml:link rel="alternate" hreflang="',
-            hreflang,
+            escape(hreflang),
             '" href="',
             escape(href),
             '"/>',
@@ -95,7 +101,12 @@ def _video(video: Video) -> str:
     if video.restriction is not None:
         relationship, countries = video.restriction
         parts.append(
-            _element("video", "restriction", " ".join(countries), f' relationship="{relationship}"')
+            _element(
+                "video",
+                "restriction",
+                " ".join(countries),
+                f' relationship="{escape(relationship)}"',
+            )
         )
     parts.append(_element("video", "requires_subscription", _yes_no(video.requires_subscription)))
     if video.uploader is not None:
@@ -104,7 +115,9 @@ def _video(video: Video) -> str:
     if video.platform is not None:
         relationship, platforms = video.platform
         parts.append(
-            _element("video", "platform", " ".join(platforms), f' relationship="{relationship}"')
+            _element(
+                "video", "platform", " ".join(platforms), f' relationship="{escape(relationship)}"'
+            )
         )
     parts += [_element("video", "live", _yes_no(video.live)), "</video:video>"]
     return "".join(parts)
@@ -149,6 +162,6 @@ def render_index(entries: Iterable[IndexEntry], *, stylesheet: str | None = None
     """A complete ``<sitemapindex>`` document (``stylesheet``: as for ``render_urlset``)."""
     lines = []
     for entry in entries:
-        lastmod = f"<lastmod>{entry.lastmod}</lastmod>" if entry.lastmod else ""
+        lastmod = f"<lastmod>{escape(entry.lastmod)}</lastmod>" if entry.lastmod else ""
         lines.append(f"<sitemap><loc>{escape(entry.loc)}</loc>{lastmod}</sitemap>\n")
     return with_stylesheet(f"{INDEX_OPEN}{''.join(lines)}{INDEX_CLOSE}".encode(), stylesheet)

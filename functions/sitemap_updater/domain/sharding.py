@@ -68,12 +68,19 @@ def parse_shard_id(shard: str) -> tuple[str, int]:
 
 
 def shard_key(shard: str, compressed: bool) -> str:
-    """The object key (and root-relative path) of a shard."""
+    """The object key (and root-relative path) of a shard.
+
+    Only a valid shard id makes a key (ValueError otherwise): no '/', '..', or anything
+    else a message could carry can ever reach an S3 key.
+    """
+    parse_shard_id(shard)
     return f"sitemap-{shard}.xml.gz" if compressed else f"sitemap-{shard}.xml"
 
 
 def index_key(position: int) -> str:
     """The key of the n-th index file (0-based): sitemap.xml, sitemap-index-2.xml, ..."""
+    if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+        raise ValueError(f"not an index position: {position!r}")
     return INDEX_KEY if position == 0 else f"sitemap-index-{position + 1}.xml"
 
 

@@ -3,7 +3,10 @@
 Each shard goes through the rebuild function's own use case (``RebuildShard``) in restore
 mode, run right here rather than through the rebuild queue, so it works even when the
 functions do not. That is safe next to a running pipeline: every write is conditional on
-the ETag and generation it read, so an older read can never overwrite newer output.
+the ETag and generation it read, so an older read can never overwrite newer output; an
+object of ours newer than its record (a rebuild between its write and its record) is never
+taken for an altered one; and, as no rebuild is queued behind this command, a shard it
+wrote is read again until a pass finds nothing to write (``tests/integration/test_races.py``).
 
 * Bytes changed (the registry was edited, or a rebuild was lost): written with a new
   lastmod, and the index function is asked to refresh, as after any rebuild.

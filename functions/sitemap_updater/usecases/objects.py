@@ -42,7 +42,7 @@ class ObjectStore(Protocol):
 
     def head(self, key: str) -> StoredObjectView | None: ...
 
-    def delete(self, key: str) -> None: ...
+    def delete(self, key: str, expected_etag: str | None = None) -> None: ...
 
 
 class Invalidator(Protocol):
@@ -107,6 +107,20 @@ def observe(store: ObjectStore, key: str, fallback_lastmod: str) -> ObjectState 
         bytes=_int(meta.get("bytes")),
         lastmod=meta.get("lastmod", fallback_lastmod),
     )
+
+
+def newer_output(found: StoredObjectView, recorded: ObjectState) -> bool:
+    """Whether ``found`` is output of ours written since ``recorded`` (by a concurrent writer
+    that has not recorded it yet), rather than an altered object or an older one put back.
+
+    A restore must never put the recorded (older) bytes over it. Our objects carry their
+    hash and lastmod; a writer's lastmod is taken after it read the record, so it is never
+    before the recorded one (equal within a second: counted as newer, the safe side).
+    """
+    meta = found.metadata
+    if "sha256" not in meta or meta["sha256"] == recorded.sha256:
+        return False
+    return meta.get("lastmod", "") >= recorded.lastmod
 
 
 def _int(value: str | None) -> int:

@@ -36,6 +36,7 @@ from sitemap_updater.usecases.objects import (
     XML_CONTENT_TYPE,
     Invalidator,
     ObjectStore,
+    newer_output,
     observe,
     sha256,
     w3c_now,
@@ -270,6 +271,8 @@ class PublishIndex:
         found = self.store.head(key)
         if found is not None and found.metadata.get("sha256") == recorded.sha256:
             return Restored.UNCHANGED
+        if found is not None and newer_output(found, recorded):
+            return Restored.BEHIND  # the index function has published since: never undo it
         written = write_object(
             self.store,
             recorded,

@@ -32,6 +32,7 @@ from sitemap_updater.usecases.objects import (
     XML_CONTENT_TYPE,
     Invalidator,
     ObjectStore,
+    newer_output,
     observe,
     sha256,
     w3c_now,
@@ -86,6 +87,18 @@ class RebuildShard:
         self.cdn = cdn
 
     def __call__(self, shard: str, *, restore: bool = False) -> Rebuilt:
+        outcome = last = self._attempts(shard, restore)
+        for _check in range(MAX_ATTEMPTS):
+            # A restore runs outside the shard's FIFO message group, so no rebuild is queued
+            # behind it: a change committed after its read, whose own rebuild has already
+            # found nothing to do, would stay unrendered under the bytes it wrote. So it
+            # reads again until a pass finds nothing to write.
+            if not restore or last not in _WRITES:
+                return outcome
+            last = self._attempts(shard, restore)
+        raise ConcurrentChange(f"{shard} kept changing while it was restored")
+
+    def _attempts(self, shard: str, restore: bool) -> Rebuilt:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
                 outcome = self._rebuild(shard, restore)
@@ -117,7 +130,11 @@ class RebuildShard:
         key = shard_key(shard, self.compress)
         current = output.obj
         if current is not None and current.sha256 == digest and current.key == key:
-            restored = self._restore(current, document) if restore else None
+            try:
+                restored = self._restore(current, document) if restore else None
+            except WriteConflict:
+                self._adopt(output, key, current.lastmod)
+                raise
             if not output.retiring:
                 if restored is not None:
                     self.registry.save_shard_output(
@@ -189,6 +206,8 @@ class RebuildShard:
         found = self.store.head(recorded.key)
         if found is not None and found.metadata.get("sha256") == recorded.sha256:
             return None
+        if found is not None and newer_output(found, recorded):
+            raise WriteConflict(f"{recorded.key} was rewritten since its record was read")
         there = None if found is None else replace(recorded, etag=found.etag)
         return write_object(
             self.store,
@@ -206,11 +225,19 @@ class RebuildShard:
         if not output.retiring:
             retiring = replace(output, retiring=True, generation=output.generation + 1)
             self.registry.save_shard_output(retiring, output.generation)
-            output = retiring
+            # Read ``listed`` again, after the mark: an index may have named the shard since
+            # the first read, and none can start to from now on (set_listed refuses).
+            output = self.registry.shard_output(output.shard)
+            if output.generation != retiring.generation:
+                raise ConcurrentChange(f"{output.shard} changed while it was retiring")
         if output.listed:
             self.index.request_index(f"{output.shard}@{output.generation}")
             return Rebuilt.RETIRING
-        self.store.delete(obj.key)
+        try:  # only the object recorded: never one a concurrent republish has just written
+            self.store.delete(obj.key, expected_etag=obj.etag)
+        except WriteConflict:
+            self._adopt(output, obj.key, obj.lastmod)
+            raise
         self.registry.save_shard_output(output.with_object(None), output.generation)
         self._invalidate(obj.key)
         return Rebuilt.DELETED
@@ -220,6 +247,7 @@ class RebuildShard:
             self.cdn.invalidate([key])
 
 
+_WRITES = {Rebuilt.WRITTEN, Rebuilt.RESTORED}
 _METRICS = {
     Rebuilt.WRITTEN: Metric.SHARDS_WRITTEN,
     Rebuilt.RESTORED: Metric.SHARDS_WRITTEN,

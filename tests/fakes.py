@@ -131,6 +131,25 @@ class MemoryRegistry:
                     self.entries[commit.shard].pop(url, None)
             self.commits.append(commit)
 
+    def commit_all(self, commits: Sequence[Commit]) -> None:
+        """All or nothing, as one DynamoDB transaction."""
+        with self.lock:
+            saved = (
+                dict(self.urls),
+                {shard: dict(entries) for shard, entries in self.entries.items()},
+                dict(self.capacity),
+                len(self.commits),
+            )
+            try:
+                for commit in commits:
+                    self.commit(commit)
+            except Exception:
+                self.urls, entries, capacity, count = saved
+                self.entries = defaultdict(dict, entries)
+                self.capacity = defaultdict(lambda: (0, 0), capacity)
+                del self.commits[count:]
+                raise
+
     def _check_record(self, url: str, version: Decimal | None, cluster: str | None) -> None:
         stored = self.urls.get(url) or _Stored(None, None)
         held = stored.record.version if stored.record else None

@@ -31,7 +31,11 @@ def test_no_resource_policy_lets_anyone_in(synthesized: Synthesized) -> None:
         if statement["Effect"] == "Deny":
             continue
         assert set(principal) == {"Service"}, (kind, statement)
-        assert principal["Service"] in {"cloudfront.amazonaws.com", "logging.s3.amazonaws.com"}
+        assert principal["Service"] in {
+            "cloudfront.amazonaws.com",  # reads the site bucket
+            "logging.s3.amazonaws.com",  # writes access logs
+            "events.amazonaws.com",  # the news sweep's schedule sends to the index queue
+        }
         conditions = {key for test in statement["Condition"].values() for key in test}
         assert conditions & {"AWS:SourceArn", "aws:SourceArn"}, (kind, statement)
     denies = [s for _, s in statements(synthesized) if s["Effect"] == "Deny"]

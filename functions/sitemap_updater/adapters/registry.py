@@ -45,7 +45,12 @@ from botocore.exceptions import ClientError
 from sitemap_updater.domain.clusters import Cluster, Member
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
-from sitemap_updater.domain.placement import ClusterWrite, Commit
+from sitemap_updater.domain.placement import (
+    MAX_COMMITS_TOGETHER,
+    ClusterWrite,
+    Commit,
+    combined_reservations,
+)
 from sitemap_updater.domain.records import (
     IndexOutput,
     ObjectState,
@@ -53,7 +58,7 @@ from sitemap_updater.domain.records import (
     UrlRecord,
     UrlState,
 )
-from sitemap_updater.domain.sharding import Limits, parse_shard_id, shard_id
+from sitemap_updater.domain.sharding import Limits, Reservation, parse_shard_id, shard_id
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -172,6 +177,42 @@ class Registry:
 
     def commit(self, commit: Commit) -> None:
         """Apply one planned commit atomically, or raise ConcurrentChange / ShardFull."""
+        actions = self._record_actions(commit)
+        if commit.cluster is not None:
+            actions.extend(self._cluster_actions(commit.cluster))
+        if commit.reservation is not None:  # last: its cancellation reason means ShardFull
+            actions.append(self._reservation_action(commit.reservation))
+        try:
+            self.client.transact_write_items(TransactItems=actions)
+        except ClientError as exc:
+            reservations = [commit.reservation] if commit.reservation else []
+            raise self._translate_cancellation(
+                exc, commit.change.url, reservations, len(actions)
+            ) from exc
+
+    def commit_all(self, commits: Sequence[Commit]) -> None:
+        """Apply several commits of distinct URLs, none with a cluster, in one transaction:
+        all or nothing, with the same conditions and outcomes as ``commit`` (each shard's
+        reservations are summed into one condition). At most ``MAX_COMMITS_TOGETHER``."""
+        if len(commits) > MAX_COMMITS_TOGETHER:
+            raise ValueError(f"{len(commits)} commits, over {MAX_COMMITS_TOGETHER} a transaction")
+        if any(commit.cluster is not None for commit in commits):
+            raise ValueError("a commit with a cluster is applied on its own")
+        actions = [action for commit in commits for action in self._record_actions(commit)]
+        reservations = combined_reservations(commits)
+        for reservation in reservations:  # more than even an empty shard holds
+            limit = min(self.limits.max_urls_per_shard, reservation.max_slots)
+            if reservation.slots > limit or reservation.bytes > self.limits.max_entry_bytes:
+                raise ShardFull(reservation.shard)
+        actions.extend(self._reservation_action(r) for r in reservations)
+        try:
+            self.client.transact_write_items(TransactItems=actions)
+        except ClientError as exc:
+            urls = ", ".join(commit.change.url for commit in commits)
+            raise self._translate_cancellation(exc, urls, reservations, len(actions)) from exc
+
+    def _record_actions(self, commit: Commit) -> list[Any]:
+        """The URL record, and its entry written, removed or moved."""
         actions: list[Any] = [self._url_action(commit)]
         entry = commit.change.entry
         if commit.shard is not None and entry is not None:
@@ -188,14 +229,7 @@ class Registry:
         if commit.previous_shard is not None:
             key = entry_key(commit.previous_shard, commit.change.url)
             actions.append({"Delete": {"TableName": self.table, "Key": key}})
-        if commit.cluster is not None:
-            actions.extend(self._cluster_actions(commit.cluster))
-        if commit.reservation is not None:  # last: its cancellation reason means ShardFull
-            actions.append(self._reservation_action(commit))
-        try:
-            self.client.transact_write_items(TransactItems=actions)
-        except ClientError as exc:
-            raise self._translate_cancellation(exc, commit, len(actions)) from exc
+        return actions
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
         cluster = write.cluster
@@ -275,9 +309,7 @@ class Registry:
             put["ExpressionAttributeValues"] = values
         return {"Put": put}
 
-    def _reservation_action(self, commit: Commit) -> Item:
-        reservation = commit.reservation
-        assert reservation is not None  # noqa: S101 - guarded by the caller
+    def _reservation_action(self, reservation: Reservation) -> Item:
         group, number = parse_shard_id(reservation.shard)
         limit = min(self.limits.max_urls_per_shard, reservation.max_slots)
         max_slots = limit - reservation.slots
@@ -301,7 +333,10 @@ class Registry:
             }
         }
 
-    def _translate_cancellation(self, exc: ClientError, commit: Commit, count: int) -> Exception:
+    def _translate_cancellation(
+        self, exc: ClientError, urls: str, reservations: Sequence[Reservation], count: int
+    ) -> Exception:
+        """``reservations``: the transaction's last actions, in order."""
         error = exc.response.get("Error", {})
         if error.get("Code") != "TransactionCanceledException":
             if error.get("Code") in _THROTTLED:
@@ -309,13 +344,15 @@ class Registry:
             return exc
         reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
         reasons += ["None"] * (count - len(reasons))
-        if commit.reservation is not None and reasons[-1] == "ConditionalCheckFailed":
-            return ShardFull(commit.reservation.shard)
-        if "ConditionalCheckFailed" in reasons:  # the URL record or a cluster record moved on
-            return ConcurrentChange(f"{commit.change.url} changed since it was read")
+        tail = reasons[len(reasons) - len(reservations) :] if reservations else []
+        for reservation, reason in zip(reservations, tail, strict=True):
+            if reason == "ConditionalCheckFailed":
+                return ShardFull(reservation.shard)
+        if "ConditionalCheckFailed" in reasons:  # a URL record or a cluster record moved on
+            return ConcurrentChange(f"{urls} changed since it was read")
         if "TransactionConflict" in reasons:
             time.sleep(random.uniform(0.01, 0.1))  # noqa: S311 - jitter, not cryptography
-            return ConcurrentChange(f"transaction conflict on {commit.change.url}")
+            return ConcurrentChange(f"transaction conflict on {urls}")
         if _THROTTLED.intersection(reasons):
             return RetryableError(f"registry throttled: {reasons}")
         return exc

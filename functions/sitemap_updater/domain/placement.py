@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -20,6 +20,10 @@ from sitemap_updater.domain.clusters import Cluster
 from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.records import UrlRecord
 from sitemap_updater.domain.sharding import PROTOCOL_MAX_URLS, Reservation
+
+# Commits applied in one registry transaction (ingest's batched path): two actions each and
+# at most one reservation per commit stay within DynamoDB's 100 actions a transaction.
+MAX_COMMITS_TOGETHER = 32
 
 
 @dataclass(frozen=True)
@@ -114,3 +118,25 @@ def plan_commit(
     if target == placed:
         raise ValueError(f"cannot move an entry of {placed} into itself; close it first")
     return commit(target, placed, Reservation(target, 1, size, max_slots), size)
+
+
+def combined_reservations(commits: Iterable[Commit]) -> list[Reservation]:
+    """The commits' reservations summed per shard (in order of first appearance): what
+    they claim together, checked against each shard's room in one condition."""
+    combined: dict[str, Reservation] = {}
+    for commit in commits:
+        claim = commit.reservation
+        if claim is None:
+            continue
+        held = combined.get(claim.shard)
+        combined[claim.shard] = (
+            claim
+            if held is None
+            else Reservation(
+                claim.shard,
+                held.slots + claim.slots,
+                held.bytes + claim.bytes,
+                min(held.max_slots, claim.max_slots),
+            )
+        )
+    return list(combined.values())

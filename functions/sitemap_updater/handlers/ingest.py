@@ -21,12 +21,16 @@ def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None
 ) -> PartialItemFailureResponse:
     batch = (app_ or app()).ingest_batch()
+    records = event["Records"]
+    # The batch's plain changes are committed together first (a burst costs a few requests,
+    # not two per event); each record then reports its outcome, or is applied on its own.
+    batch.prepare([(record["messageId"], record["body"]) for record in records])
 
     def record_handler(record: SQSRecord) -> IngestResult:
         return batch.handle(record.message_id, record.body, redelivered=_redelivered(record))
 
     processor = BatchProcessor(event_type=EventType.SQS)
-    with processor(records=event["Records"], handler=record_handler, lambda_context=context):
+    with processor(records=records, handler=record_handler, lambda_context=context):
         processor.process()
     # Only after every record is committed: one rebuild request per touched shard. If this
     # raises, the whole batch is retried; its committed events come back as duplicates,

@@ -15,8 +15,9 @@ and the URLs in the order url, images, alternates; so does this module.
 from __future__ import annotations
 
 import re
+from datetime import date, datetime
 from decimal import Decimal
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from sitemap_updater.domain.contract import (
@@ -43,6 +44,8 @@ _PATH_AND_QUERY = rf"/{_CHAR}*(?:\?(?:{_CHAR}|\?)+)?"
 _DNS_NAME = r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*"
 _ANY_HOST = re.compile(rf"https?://{_DNS_NAME}{_PATH_AND_QUERY}", re.ASCII)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+_UTC_SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", re.ASCII)
 
 
 @cache
@@ -72,6 +75,36 @@ def canonical_or_normalised(site: Site) -> UrlNormaliser:
         return normalise_url(raw, site, field, same_site)
 
     return normalise
+
+
+def lastmod_of(value: Any) -> str:
+    """``normalise_lastmod(value)``, short-cut for values already in a normal form (a real
+    date, or a real UTC time to the second, which it returns unchanged)."""
+    if type(value) is str:
+        try:
+            if _DATE.fullmatch(value):
+                date.fromisoformat(value)
+                return value
+            if _UTC_SECONDS.fullmatch(value):
+                datetime.fromisoformat(value[:-1])
+                return value
+        except ValueError:
+            pass  # not a real date or time: normalise_lastmod says so, with its message
+    return normalise_lastmod(value)
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _cached_priority(value: Decimal | float | int) -> str:
+    return normalise_priority(value)
+
+
+def priority_of(value: Any) -> str:
+    """``normalise_priority(value)``, remembered for the few values sites use (by type and
+    value: equal numbers of one type give the same text)."""
+    kind = type(value)
+    if kind is int or kind is float or (kind is Decimal and value.is_finite()):
+        return _cached_priority(value)
+    return normalise_priority(value)
 
 
 def _is_url_text(value: Any) -> bool:
@@ -126,13 +159,13 @@ def fast_change(record: dict[str, Any], site: Site, default_version: Decimal) ->
         version = normalise_version(record["version"]) if "version" in record else default_version
         lastmod = record.get("lastmod")
         if lastmod is not None:
-            lastmod = normalise_lastmod(lastmod)
+            lastmod = lastmod_of(lastmod)
         changefreq = record.get("changefreq")
         if changefreq is not None:
             changefreq = normalise_changefreq(changefreq)
         priority = record.get("priority")
         if priority is not None:
-            priority = normalise_priority(priority)
+            priority = priority_of(priority)
         hreflang = record.get("hreflang")
         if hreflang is not None:
             hreflang = normalise_hreflang(hreflang)

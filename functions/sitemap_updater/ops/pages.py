@@ -53,8 +53,9 @@ def _reject_constant(name: str) -> Any:
 # One decoder for every line: json.loads(..., parse_float=...) would build one per call.
 _DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=_reject_constant)
 # Where a float may not be the decimal its text says: 16 digits or more (a double holds 15
-# exactly), or an exponent (beyond a double's range). Such lines go to _DECODER.
-_LOSSY_NUMBER = re.compile(r"[0-9.]{16}|[0-9][eE]", re.ASCII)
+# exactly; orjson also reads integers beyond 64 bits as floats), or an exponent (beyond a
+# double's range). A line holding a float and this goes to _DECODER.
+_LOSSY_NUMBER = re.compile(r"[0-9](?:[0-9.]{15}|[eE])", re.ASCII)
 
 
 def _orjson_loads() -> Callable[[str], Any] | None:
@@ -68,13 +69,15 @@ def _orjson_loads() -> Callable[[str], Any] | None:
 _FAST_LOADS = _orjson_loads()
 
 
-def _exact_numbers(value: Any) -> Any:
-    """A record decoded by orjson with its floats as the exact decoder's Decimals (equal in
-    value: see _LOSSY_NUMBER); None when a float sits deeper than we look."""
+def _exact_numbers(value: Any, text: str) -> Any:
+    """A record decoded by orjson with its floats as the exact decoder's Decimals, equal in
+    value; None when a float may differ (see _LOSSY_NUMBER) or sits deeper than we look."""
     if type(value) is not dict:
         return None if _holds_float(value) else value
     for key, field in value.items():
         if type(field) is float:
+            if _LOSSY_NUMBER.search(text):
+                return None
             value[key] = Decimal(repr(field))
         elif type(field) is list:
             for item in field:
@@ -107,7 +110,7 @@ class Record:
 
 
 def _decode(text: str, origin: str) -> Record:
-    if _FAST_LOADS is not None and not _LOSSY_NUMBER.search(text):
+    if _FAST_LOADS is not None:
         value = _fast_value(text)
         if value is not None:
             return Record(origin, value)
@@ -127,7 +130,7 @@ def _fast_value(text: str) -> Any:
         value = _FAST_LOADS(text)
     except ValueError:
         return None
-    return _exact_numbers(value)
+    return _exact_numbers(value, text)
 
 
 def _json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
@@ -226,17 +229,20 @@ def as_event(record: Any, default_version: Decimal) -> Any:
     return event
 
 
-def page_change(record: Any, site: Site, default_version: Decimal = Decimal(0)) -> PageChange:
+def page_change(
+    record: Any, site: Site, default_version: Decimal = Decimal(0), *, fast: bool = True
+) -> PageChange:
     """Validate a page record as its publish event; raises InvalidEvent with the same reason.
 
     The common shapes are checked by ``ops.fast_records`` with the contract's own rules,
-    without pydantic; anything else goes through ``parse_event`` (imported only then, as it
-    builds the pydantic models). Tests hold the two paths to the same answers.
+    without pydantic; anything else (every record with ``fast=False``) goes through
+    ``parse_event``, imported only then, as it builds the pydantic models. Tests hold the
+    two paths to the same answers.
     """
-    if type(record) is dict:
-        fast = fast_change(record, site, default_version)
-        if fast is not None:
-            return fast
+    if fast and type(record) is dict:
+        change = fast_change(record, site, default_version)
+        if change is not None:
+            return change
     from sitemap_updater.domain.events import parse_event  # noqa: PLC0415 - see above
 
     return parse_event(as_event(record, default_version), site)

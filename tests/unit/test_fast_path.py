@@ -137,6 +137,45 @@ def test_any_record_gets_the_same_entry_or_the_same_reason_on_both_paths(record:
     assert fast == full
 
 
+# Mostly valid records, so that the fast path's acceptances are compared too.
+GOOD_URLS = st.builds(
+    lambda tail: f"https://www.example.com/{tail}",
+    st.text(alphabet=st.sampled_from(list("aZ09-._~&=/?%\u00e9 E")), max_size=12),
+)
+LIKELY_GOOD = st.fixed_dictionaries(
+    {"url": GOOD_URLS},
+    optional={
+        "version": st.one_of(st.integers(min_value=0, max_value=10**6), st.floats(0, 1e6)),
+        "lastmod": st.one_of(
+            st.dates().map(str),
+            st.datetimes().map(lambda moment: moment.strftime("%Y-%m-%dT%H:%M:%SZ")),
+        ),
+        "changefreq": st.sampled_from(["daily", "weekly"]),
+        "priority": st.one_of(st.decimals(0, 1, places=2), st.floats(0, 1), st.just(1)),
+        "hreflang": st.sampled_from(["en", "de-AT", "X-DEFAULT"]),
+        "images": st.lists(
+            st.fixed_dictionaries(
+                {"loc": st.builds(lambda u: u.replace("www.", "cdn."), GOOD_URLS)}
+            ),
+            max_size=3,
+        ),
+        "alternates": st.lists(
+            st.fixed_dictionaries(
+                {"hreflang": st.sampled_from(["fr", "en-gb"]), "href": GOOD_URLS}
+            ),
+            max_size=3,
+        ),
+    },
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(record=LIKELY_GOOD)
+def test_likely_good_records_get_the_same_entry_on_both_paths(record: Any) -> None:
+    fast, full = both_paths(record)
+    assert fast == full
+
+
 @settings(max_examples=500, deadline=None)
 @given(value=LASTMODS)
 def test_the_lastmod_shortcut_is_normalise_lastmod(value: Any) -> None:

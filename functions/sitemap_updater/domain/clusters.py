@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from sitemap_updater.domain.extensions import X_DEFAULT
+from sitemap_updater.domain.contract import X_DEFAULT
 
 MAX_CLUSTER_MEMBERS = 64
 LINK_FRAME = len('<xhtml:link rel="alternate" hreflang="" href=""/>')

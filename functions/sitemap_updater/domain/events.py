@@ -15,7 +15,6 @@ from the models here (``sitemap-updater schema``); a test fails when it drifts.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -29,7 +28,15 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from sitemap_updater.domain.dates import W3C_DATETIME, normalise_w3c
+from sitemap_updater.domain.contract import (
+    CHANGEFREQS,
+    PageChange,
+    normalise_changefreq,
+    normalise_lastmod,
+    normalise_priority,
+    normalise_version,
+)
+from sitemap_updater.domain.dates import W3C_DATETIME
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.extensions import (
@@ -48,56 +55,9 @@ from sitemap_updater.domain.extensions import (
 from sitemap_updater.domain.sharding import GROUP_NAME
 from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
 
-MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
-VERSION_EXPONENTS = (-130, 125)  # ... from 1E-130 to 9.99...E+125
-MAX_PRIORITY_PLACES = 17  # enough for any float; bounds the rendered <priority>
-CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | Decimal | float) and not isinstance(value, bool)
-
-
-def _version(value: Any) -> Decimal:
-    if not _is_number(value):
-        raise ValueError("version must be a JSON number")
-    number = Decimal(str(value)) if isinstance(value, float) else Decimal(value)
-    if not number.is_finite() or number < 0:
-        raise ValueError("version must be a finite number >= 0")
-    if len(number.as_tuple().digits) > MAX_VERSION_DIGITS:
-        raise ValueError(f"version has more than {MAX_VERSION_DIGITS} significant digits")
-    if number and not VERSION_EXPONENTS[0] <= number.adjusted() <= VERSION_EXPONENTS[1]:
-        raise ValueError("version is outside the range DynamoDB can store (1E-130..1E+126)")
-    return number
-
-
-def _priority(value: Any) -> str:
-    if not _is_number(value):
-        raise ValueError("priority must be a JSON number from 0.0 to 1.0")
-    number = Decimal(str(value)) if isinstance(value, float) else Decimal(value)
-    if not number.is_finite() or not Decimal(0) <= number <= Decimal(1):
-        raise ValueError("priority must be from 0.0 to 1.0")
-    number = abs(number).normalize()  # abs: -0.0 is 0.0
-    if -number.as_tuple().exponent > MAX_PRIORITY_PLACES:  # type: ignore[operator]
-        raise ValueError(f"priority has more than {MAX_PRIORITY_PLACES} decimal places")
-    text = format(number, "f")
-    return text if "." in text else f"{text}.0"
-
-
-def normalise_lastmod(value: Any) -> str:
-    """W3C Datetime (see :func:`sitemap_updater.domain.dates.normalise_w3c`)."""
-    return normalise_w3c(value, "lastmod")
-
-
-def _changefreq(value: Any) -> str:
-    if value not in CHANGEFREQS:
-        raise ValueError(f"changefreq must be one of {', '.join(CHANGEFREQS)}")
-    return str(value)
-
-
 Version = Annotated[
     Decimal,
-    PlainValidator(_version),
+    PlainValidator(normalise_version),
     WithJsonSchema(
         {
             "type": "number",
@@ -130,12 +90,12 @@ Lastmod = Annotated[
 ]
 ChangeFreq = Annotated[
     str,
-    PlainValidator(_changefreq),
+    PlainValidator(normalise_changefreq),
     WithJsonSchema({"type": "string", "enum": list(CHANGEFREQS)}),
 ]
 Priority = Annotated[
     str,
-    PlainValidator(_priority),
+    PlainValidator(normalise_priority),
     WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1}),
 ]
 
@@ -204,22 +164,6 @@ class UnpublishEvent(BaseModel):
 
 Event = Annotated[PublishEvent | UnpublishEvent, Field(discriminator="type")]
 EVENT_ADAPTER: TypeAdapter[PublishEvent | UnpublishEvent] = TypeAdapter(Event)
-
-
-@dataclass(frozen=True)
-class PageChange:
-    """A validated, normalised event: the only thing the use cases ever see."""
-
-    url: str
-    version: Decimal
-    entry: SitemapEntry | None  # None for an unpublish
-    hreflang: str | None = None  # this page's own language, if the event says
-    alternates: tuple[tuple[str, str], ...] = ()  # declared (hreflang, href), sorted
-    group: str | None = None  # an explicit sitemap group
-
-    @property
-    def live(self) -> bool:
-        return self.entry is not None
 
 
 def event_json_schema() -> dict[str, Any]:

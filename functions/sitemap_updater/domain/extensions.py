@@ -15,47 +15,28 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, WithJsonSchema, model_validator
 
+from sitemap_updater.domain.contract import (
+    MAX_ALTERNATES,
+    MAX_IMAGES,
+    X_DEFAULT,
+    alternate_pairs,
+    image_locs,
+    normalise_hreflang,
+)
 from sitemap_updater.domain.dates import normalise_w3c
 from sitemap_updater.domain.entries import News, Video
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
 
-MAX_IMAGES = 1000  # Google: up to 1,000 images per page
 MAX_VIDEOS = 100
-MAX_ALTERNATES = 64
 MAX_TAGS = 32  # the video schema
 MAX_VIDEO_TITLE = 100  # the video schema
 MAX_VIDEO_DESCRIPTION = 2048  # the video schema and Google
 MAX_DURATION = 28_800  # seconds; the video schema and Google
 MAX_TEXT = 2048
-X_DEFAULT = "x-default"
-_HREFLANG = re.compile(
-    r"(?P<language>[a-z]{2,3})(?:-(?P<script>[a-z]{4}))?(?:-(?P<region>[a-z]{2}|[0-9]{3}))?",
-    re.ASCII | re.IGNORECASE,
-)
 _NEWS_LANGUAGE = re.compile(r"^(?:zh-cn|zh-tw|[a-z]{2,3})$", re.ASCII)
 _COUNTRY = re.compile(r"^[A-Z]{2}$", re.ASCII)
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def normalise_hreflang(value: Any) -> str:
-    """``en``, ``en-GB``, ``zh-Hant-TW``, ``es-419`` or ``x-default``, in canonical case."""
-    if not isinstance(value, str):
-        raise ValueError("hreflang must be a string")  # noqa: TRY004 - pydantic reports ValueError
-    if value.lower() == X_DEFAULT:
-        return X_DEFAULT
-    match = _HREFLANG.fullmatch(value)
-    if not match:
-        raise ValueError(
-            "hreflang must be an ISO 639 language, optionally with a script and an ISO 3166 "
-            "region (en, en-GB, zh-Hant-TW, es-419), or x-default"
-        )
-    parts = [match["language"].lower()]
-    if match["script"]:
-        parts.append(match["script"].title())
-    if match["region"]:
-        parts.append(match["region"].upper())
-    return "-".join(parts)
 
 
 def _text(limit: int) -> Any:
@@ -189,10 +170,7 @@ def _foreign(raw: str, site: Site, field: str) -> str:
 def to_images(images: list[Image] | None, site: Site) -> tuple[str, ...]:
     if not images:
         return ()
-    if len(images) > MAX_IMAGES:
-        raise InvalidEvent("invalid_image", f"{len(images)} images, over Google's {MAX_IMAGES}")
-    locs = [_foreign(image.loc, site, "image") for image in images]
-    return tuple(dict.fromkeys(locs))  # a repeated image is listed once
+    return image_locs([image.loc for image in images], site)
 
 
 def to_videos(videos: list[VideoModel] | None, page: str, site: Site) -> tuple[Video, ...]:
@@ -260,12 +238,7 @@ def to_alternates(alternates: list[Alternate] | None, site: Site) -> tuple[tuple
     """The declared language versions, each a page of this site, in a canonical order."""
     if not alternates:
         return ()
-    if len(alternates) > MAX_ALTERNATES:
-        raise InvalidEvent(
-            "invalid_alternate", f"{len(alternates)} alternates, over {MAX_ALTERNATES}"
-        )
-    pairs = {(a.hreflang, normalise_url(a.href, site, field="alternate")) for a in alternates}
-    return tuple(sorted(pairs))
+    return alternate_pairs([(a.hreflang, a.href) for a in alternates], site)
 
 
 def _date(value: str | None, name: str, code: str = "invalid_video") -> str | None:
@@ -280,6 +253,7 @@ def _date(value: str | None, name: str, code: str = "invalid_video") -> str | No
 __all__ = [
     "MAX_ALTERNATES",
     "MAX_IMAGES",
+    "X_DEFAULT",
     "Alternate",
     "Image",
     "NewsModel",

@@ -137,8 +137,12 @@ def _news(news: News) -> str:
 
 def entry_size(entry: SitemapEntry) -> int:
     """Bytes this entry adds to a shard (UTF-8): what placement reserves for it."""
-    text = render_entry(entry)
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+    return rendered_size(render_entry(entry))
+
+
+def rendered_size(rendered: str) -> int:
+    """Bytes a rendered ``<url>`` line adds to a shard (UTF-8)."""
+    return len(rendered) if rendered.isascii() else len(rendered.encode("utf-8"))
 
 
 def render_urlset(entries: Iterable[SitemapEntry], *, stylesheet: str | None = None) -> bytes:
@@ -146,7 +150,12 @@ def render_urlset(entries: Iterable[SitemapEntry], *, stylesheet: str | None = N
 
     ``stylesheet``: the href of the human view's XSL (see ``domain/stylesheet.py``).
     """
-    body = "".join(render_entry(entry) for entry in entries)
+    return urlset_of((render_entry(entry) for entry in entries), stylesheet=stylesheet)
+
+
+def urlset_of(rendered: Iterable[str], *, stylesheet: str | None = None) -> bytes:
+    """A complete ``<urlset>`` document from entries already rendered (``render_entry``)."""
+    body = "".join(rendered)
     return with_stylesheet(f"{URLSET_OPEN}{body}{URLSET_CLOSE}".encode(), stylesheet)
 
 

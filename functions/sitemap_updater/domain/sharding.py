@@ -17,7 +17,12 @@ from urllib.parse import urlsplit
 
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent, LimitExceeded
-from sitemap_updater.domain.render import URLSET_FRAME_BYTES, entry_size, render_urlset
+from sitemap_updater.domain.render import (
+    URLSET_FRAME_BYTES,
+    render_entry,
+    rendered_size,
+    urlset_of,
+)
 from sitemap_updater.domain.stylesheet import with_stylesheet
 
 PROTOCOL_MAX_URLS = 50_000
@@ -96,7 +101,12 @@ def split_index(shards: Sequence[str], limits: Limits) -> list[tuple[str, list[s
 
 def checked_entry_size(entry: SitemapEntry, limits: Limits) -> int:
     """The bytes ``entry`` adds to a shard; InvalidEvent when no shard could ever hold it."""
-    size = entry_size(entry)
+    return checked_rendered_size(render_entry(entry), limits)
+
+
+def checked_rendered_size(rendered: str, limits: Limits) -> int:
+    """``checked_entry_size`` of an entry already rendered (``render_entry``)."""
+    size = rendered_size(rendered)
     if size > limits.max_entry_bytes:
         raise InvalidEvent(
             "entry_too_large", f"entry is {size} bytes; a shard holds {limits.max_entry_bytes}"
@@ -112,9 +122,16 @@ def render_shard(
     Placement guarantees the limits; LimitExceeded here is a bug, never a write.
     ``stylesheet`` adds the human view's processing instruction when it fits the byte limit.
     """
-    if len(entries) > limits.max_urls_per_shard:
-        raise LimitExceeded(f"{len(entries)} entries, over {limits.max_urls_per_shard}")
-    document = render_urlset(entries)
+    return shard_document([render_entry(entry) for entry in entries], limits, stylesheet=stylesheet)
+
+
+def shard_document(
+    rendered: Sequence[str], limits: Limits, *, stylesheet: str | None = None
+) -> bytes:
+    """``render_shard`` of entries already rendered (``render_entry``), in URL order."""
+    if len(rendered) > limits.max_urls_per_shard:
+        raise LimitExceeded(f"{len(rendered)} entries, over {limits.max_urls_per_shard}")
+    document = urlset_of(rendered)
     if len(document) > limits.max_shard_bytes:
         raise LimitExceeded(f"{len(document)} bytes, over {limits.max_shard_bytes}")
     return with_stylesheet(document, stylesheet, max_bytes=limits.max_shard_bytes)
@@ -163,6 +180,8 @@ class GroupRules:
     def group_for(self, url: str, explicit: str | None = None) -> str:
         if explicit is not None:
             return explicit
+        if not self.prefixes:
+            return self.default
         path = urlsplit(url).path
         for prefix, group in self.prefixes:
             if path.startswith(prefix):

@@ -4,7 +4,8 @@ The same rules as the functions, from the same code: each record is validated as
 publish event (:func:`sitemap_updater.ops.pages.page_change`), entries are placed the way
 ingest places new URLs (in input order, into their group's open shard, which closes when
 the next entry would break the entry or byte limit), shards are rendered and gzipped by
-the rebuild's own functions (``render_shard``, ``shard_body``), the index by
+the rebuild's own functions (``render_entry`` and ``shard_document``, which make up its
+``render_shard``, and ``shard_body``), the index by
 ``render_index`` and robots.txt by ``with_sitemaps``. The same input gives the same bytes.
 
 Choices a snapshot has to make:
@@ -26,26 +27,28 @@ import re
 import tempfile
 import time
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
+from typing import TypeVar
 
 from sitemap_updater.domain.clusters import Cluster, Member, alternates
+from sitemap_updater.domain.contract import PageChange, normalise_lastmod
 from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
-from sitemap_updater.domain.events import PageChange, normalise_lastmod
 from sitemap_updater.domain.news import current_news
-from sitemap_updater.domain.render import IndexEntry, render_index
+from sitemap_updater.domain.render import IndexEntry, render_entry, render_index
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
     ROBOTS_KEY,
     GroupRules,
     Limits,
-    checked_entry_size,
-    render_shard,
+    checked_rendered_size,
     shard_body,
+    shard_document,
     shard_id,
     shard_key,
     split_index,
@@ -56,6 +59,7 @@ from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.pages import Record, page_change, read_paths
 from sitemap_updater.ops.progress import Progress
 
+Placed = TypeVar("Placed")
 _SHOW_SHARDS = 20
 # Files a build owns in its output folder: shards, index files, the human view's stylesheet.
 # Others are never touched.
@@ -112,7 +116,12 @@ class BuiltSite:
 
 
 def collect(
-    records: Iterable[Record], site: Site, result: BuildResult, progress: Progress
+    records: Iterable[Record],
+    site: Site,
+    result: BuildResult,
+    progress: Progress,
+    *,
+    fast: bool = True,
 ) -> dict[str, tuple[Decimal, PageChange]]:
     """URL -> (version, its newest change), in order of first appearance."""
     pages: dict[str, tuple[Decimal, PageChange]] = {}
@@ -122,7 +131,7 @@ def collect(
         try:
             if record.error is not None:
                 raise record.error
-            change = page_change(record.value, site)
+            change = page_change(record.value, site, fast=fast)
         except InvalidEvent as rejected:
             result.rejected.append(Rejected(record.origin, rejected.reason))
             continue
@@ -167,17 +176,19 @@ def clusters_of(changes: Iterable[PageChange]) -> dict[str, Cluster]:
 
 
 def place(
-    entries: Iterable[tuple[SitemapEntry, int, str]],
+    entries: Iterable[tuple[Placed, int, str]],
     limits: Limits,
     rules: GroupRules | None = None,
-) -> dict[str, list[SitemapEntry]]:
+) -> dict[str, list[Placed]]:
     """Fill each group's open shard in order; the next entry that does not fit closes it.
 
-    The condition is the registry's capacity check: at most the group's URL limit (news
-    groups hold fewer) and ``max_entry_bytes`` of entries per shard.
+    ``entries``: (entry, its size in bytes, its group); an entry may be anything (the build
+    places an entry with its rendering). The condition is the registry's capacity check: at
+    most the group's URL limit (news groups hold fewer) and ``max_entry_bytes`` of entries
+    per shard.
     """
     rules = rules or GroupRules()
-    shards: dict[str, list[SitemapEntry]] = {}
+    shards: dict[str, list[Placed]] = {}
     groups: dict[str, _Open] = {}
     for entry, size, group in entries:
         state = groups.setdefault(group, _Open())
@@ -204,20 +215,24 @@ def render_site(
     rules: GroupRules | None = None,
     now: datetime | None = None,
     stylesheet: bool = False,
+    fast: bool = True,
 ) -> BuiltSite:
     """Validate, place and render: every file of the site, keyed by its path.
 
     ``stylesheet``: the human view, as the STYLESHEET setting does (``/sitemap.xsl``,
-    referenced from the index and shards).
+    referenced from the index and shards). ``fast=False`` validates every record with
+    ``parse_event`` (see ``page_change``): the same files, slower; for tests.
     """
     started = time.perf_counter()
     result = BuildResult(stylesheet=stylesheet)
     with progress or Progress("build", enabled=False) as bar:
-        pages = collect(records, site, result, bar)
+        pages = collect(records, site, result, bar, fast=fast)
     rules = rules or GroupRules()
     moment = now or datetime.now(UTC)
     clusters = clusters_of(change for _, change in pages.values())
-    sized: list[tuple[SitemapEntry, int, str]] = []
+    # Each entry is rendered once: its text gives its size and goes into its shard as is
+    # (re-rendered only when news ageing changes the entry).
+    sized: list[tuple[tuple[SitemapEntry, str], int, str]] = []
     for url, (_version, change) in pages.items():
         entry = change.entry
         if entry is None:
@@ -225,12 +240,13 @@ def render_site(
             continue
         if url in clusters:
             entry = replace(entry, alternates=alternates(clusters[url], url))
+        rendered = render_entry(entry)
         try:
-            size = checked_entry_size(entry, limits)
+            size = checked_rendered_size(rendered, limits)
         except InvalidEvent as rejected:
             result.rejected.append(Rejected(url, rejected.reason))
             continue
-        sized.append((entry, size, rules.group_for(url, change.group)))
+        sized.append(((entry, rendered), size, rules.group_for(url, change.group)))
     result.pages = len(sized)
 
     files: dict[str, bytes] = {}
@@ -238,15 +254,24 @@ def render_site(
     if stylesheet:
         files[STYLESHEET_KEY] = stylesheet_bytes()
     index_entries: dict[str, IndexEntry] = {}
-    for shard, placed in sorted(place(sized, limits, rules).items()):
-        placed.sort(key=lambda entry: entry.url)  # the registry's order
-        entries, _expiry = current_news(placed, moment)
-        document = render_shard(entries, limits, stylesheet=href)
-        key = shard_key(shard, compress)
-        files[key] = shard_body(document, compress)
-        newest = lastmod or max((e.lastmod for e in entries if e.lastmod), default=None)
-        index_entries[shard] = IndexEntry(site.url_for(key), newest)
-        result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
+    # zlib lets go of the GIL while it compresses: shards are gzipped on other threads while
+    # the next ones render (the bytes are the same, shard by shard).
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        bodies: dict[str, Future[bytes]] = {}
+        for shard, placed in sorted(place(sized, limits, rules).items()):
+            placed.sort(key=lambda pair: pair[0].url)  # the registry's order
+            entries, _expiry = current_news([entry for entry, _ in placed], moment)
+            texts = [
+                text if entry is original else render_entry(entry)
+                for entry, (original, text) in zip(entries, placed, strict=True)
+            ]
+            document = shard_document(texts, limits, stylesheet=href)
+            key = shard_key(shard, compress)
+            bodies[key] = pool.submit(shard_body, document, compress)
+            newest = lastmod or max((e.lastmod for e in entries if e.lastmod), default=None)
+            index_entries[shard] = IndexEntry(site.url_for(key), newest)
+            result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
+        files.update((key, body.result()) for key, body in bodies.items())
     for key, shards in split_index(list(index_entries), limits):
         files[key] = render_index((index_entries[s] for s in shards), stylesheet=href)
         result.index_files.append(key)

@@ -16,6 +16,11 @@ Formats, chosen by the file name:
   that is not one JSON document but has several lines is read as JSON Lines.
 
 JSON numbers are read as decimals (as the ingest function reads them), so ``0.1`` stays 0.1.
+With orjson installed (the ``cli`` extra), JSON Lines are decoded by orjson where that gives
+the very same value: its floats become those decimals, and a line with a number of 16 or
+more digits or an exponent (where a float could differ from the decimal), a float nested
+deeper than a record's fields and the items of their lists, or anything orjson refuses, is
+decoded by the standard library as before.
 """
 
 from __future__ import annotations
@@ -23,25 +28,17 @@ from __future__ import annotations
 import csv
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.errors import InvalidEvent
-from sitemap_updater.domain.events import (
-    PageChange,
-    _changefreq,
-    _priority,
-    _version,
-    normalise_lastmod,
-    parse_event,
-)
-from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
+from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
+from sitemap_updater.ops.fast_records import fast_change
 
 FIELDS = ("type", "url", "version", "lastmod", "changefreq", "priority")
 _FIELD_SET = frozenset(FIELDS)
@@ -55,6 +52,52 @@ def _reject_constant(name: str) -> Any:
 
 # One decoder for every line: json.loads(..., parse_float=...) would build one per call.
 _DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=_reject_constant)
+# Where a float may not be the decimal its text says: 16 digits or more (a double holds 15
+# exactly; orjson also reads integers beyond 64 bits as floats), or an exponent (beyond a
+# double's range). A line holding a float and this goes to _DECODER.
+_LOSSY_NUMBER = re.compile(r"[0-9](?:[0-9.]{15}|[eE])", re.ASCII)
+
+
+def _orjson_loads() -> Callable[[str], Any] | None:
+    try:
+        import orjson  # noqa: PLC0415 - optional: the cli extra brings it
+    except ImportError:  # pragma: no cover - the dev environment has it
+        return None
+    return orjson.loads
+
+
+_FAST_LOADS = _orjson_loads()
+
+
+def _exact_numbers(value: Any, text: str) -> Any:
+    """A record decoded by orjson with its floats as the exact decoder's Decimals, equal in
+    value; None when a float may differ (see _LOSSY_NUMBER) or sits deeper than we look."""
+    if type(value) is not dict:
+        return None if _holds_float(value) else value
+    for key, field in value.items():
+        if type(field) is float:
+            if _LOSSY_NUMBER.search(text):
+                return None
+            value[key] = Decimal(repr(field))
+        elif type(field) is list:
+            for item in field:
+                if type(item) is float or (type(item) is dict and _holds_float(item)):
+                    return None
+                if type(item) is list and _holds_float(item):
+                    return None
+        elif type(field) is dict and _holds_float(field):
+            return None
+    return value
+
+
+def _holds_float(value: Any) -> bool:
+    if type(value) is float:
+        return True
+    if type(value) is dict:
+        return any(_holds_float(item) for item in value.values())
+    if type(value) is list:
+        return any(_holds_float(item) for item in value)
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,10 +110,27 @@ class Record:
 
 
 def _decode(text: str, origin: str) -> Record:
+    if _FAST_LOADS is not None:
+        value = _fast_value(text)
+        if value is not None:
+            return Record(origin, value)
     try:
         return Record(origin, _DECODER.decode(text))
     except (ValueError, RecursionError) as exc:
         return Record(origin, error=InvalidEvent("malformed_json", f"not JSON: {exc}"))
+
+
+def _fast_value(text: str) -> Any:
+    """The value orjson decodes, exactly as _DECODER would; None to ask _DECODER (orjson
+    refused the text, or it holds a float we do not convert: _DECODER gives the answer and
+    any error's message)."""
+    if _FAST_LOADS is None:  # pragma: no cover - the caller checks
+        return None
+    try:
+        value = _FAST_LOADS(text)
+    except ValueError:
+        return None
+    return _exact_numbers(value, text)
 
 
 def _json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
@@ -169,50 +229,20 @@ def as_event(record: Any, default_version: Decimal) -> Any:
     return event
 
 
-def page_change(record: Any, site: Site, default_version: Decimal = Decimal(0)) -> PageChange:
+def page_change(
+    record: Any, site: Site, default_version: Decimal = Decimal(0), *, fast: bool = True
+) -> PageChange:
     """Validate a page record as its publish event; raises InvalidEvent with the same reason.
 
-    The common case (a publish record whose URL is already canonical) is checked here
-    without building the pydantic model, with the contract's own field validators; anything
-    else goes through ``parse_event``. A test holds the two paths to the same answers.
+    The common shapes are checked by ``ops.fast_records`` with the contract's own rules,
+    without pydantic; anything else (every record with ``fast=False``) goes through
+    ``parse_event``, imported only then, as it builds the pydantic models. Tests hold the
+    two paths to the same answers.
     """
-    if type(record) is dict:
-        fast = _fast_change(record, site, default_version)
-        if fast is not None:
-            return fast
+    if fast and type(record) is dict:
+        change = fast_change(record, site, default_version)
+        if change is not None:
+            return change
+    from sitemap_updater.domain.events import parse_event  # noqa: PLC0415 - see above
+
     return parse_event(as_event(record, default_version), site)
-
-
-def _fast_change(record: dict[str, Any], site: Site, default_version: Decimal) -> PageChange | None:
-    """The PageChange for a plain publish record, or None to leave it to parse_event."""
-    if not _FIELD_SET.issuperset(record) or record.get("type", "publish") != "publish":
-        return None
-    url = record.get("url")
-    if type(url) is not str or not 0 < len(url) <= MAX_URL_LENGTH:
-        return None
-    try:
-        version = _version(record["version"]) if "version" in record else default_version
-        lastmod = record.get("lastmod")
-        if lastmod is not None:
-            lastmod = normalise_lastmod(lastmod)
-        changefreq = record.get("changefreq")
-        if changefreq is not None:
-            changefreq = _changefreq(changefreq)
-        priority = record.get("priority")
-        if priority is not None:
-            priority = _priority(priority)
-    except ValueError:
-        return None
-    if not (_canonical_url(site).fullmatch(url) and "/." not in url and "%2E" not in url):
-        url = normalise_url(url, site)  # the model accepted every field: its URL check is next
-    entry = SitemapEntry(url=url, lastmod=lastmod, changefreq=changefreq, priority=priority)
-    return PageChange(url=url, version=version, entry=entry)
-
-
-@cache
-def _canonical_url(site: Site) -> re.Pattern[str]:
-    """URLs that ``normalise_url`` returns unchanged: on the site's origin, only characters
-    it leaves alone, upper-case escapes, a non-empty query if any. (Dot segments are
-    excluded by the caller.)"""
-    char = r"(?:[A-Za-z0-9\-._~!$&()*+,;=:@/]|%[0-9A-F]{2})"
-    return re.compile(rf"{re.escape(site.origin)}/{char}*(?:\?(?:{char}|\?)+)?", re.ASCII)

@@ -1,0 +1,344 @@
+"""build's fast path answers exactly as the ingest function's full validation.
+
+``ops.fast_records`` (records of the common shape, no pydantic), the orjson decoder and the
+render-once build must give the same entry or the same rejection reason as ``parse_event``,
+record by record, and the same files byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitemap_updater.domain.contract import normalise_lastmod, normalise_priority
+from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.events import _loads, parse_event, unwrap
+from sitemap_updater.domain.sharding import Limits
+from sitemap_updater.domain.urls import Site
+from sitemap_updater.ops import pages
+from sitemap_updater.ops.build import render_site
+from sitemap_updater.ops.fast_records import lastmod_of, priority_of
+from sitemap_updater.ops.pages import Record, as_event, page_change, read_records
+
+SITE = Site.parse("https://www.example.com")
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "bad-input"
+
+
+def outcome(call: Any) -> Any:
+    try:
+        return call()
+    except InvalidEvent as exc:
+        return ("rejected", exc.reason)
+
+
+def both_paths(record: Any, site: Site = SITE) -> tuple[Any, Any]:
+    fast = outcome(lambda: page_change(record, site))
+    full = outcome(lambda: parse_event(as_event(record, Decimal(0)), site))
+    return fast, full
+
+
+# --- record by record -------------------------------------------------------------------------
+
+URL_TAIL = st.text(
+    alphabet=st.sampled_from(list("aZ09-._~!$&()*+,;=:@/?%#'<> \u00e9\u200e\t\ud800\ufffd2Ee")),
+    max_size=20,
+)
+SITE_URLS = st.one_of(
+    st.builds(lambda tail: f"https://www.example.com/{tail}", URL_TAIL),
+    st.builds(lambda tail: f"https://WWW.example.com:443/{tail}", URL_TAIL),
+    st.builds(lambda tail: f"https://other.example.com/{tail}", URL_TAIL),
+    st.just("https://www.example.com/" + "x" * 2030),
+    st.just(""),
+    st.integers(),
+)
+ANY_URLS = st.one_of(
+    SITE_URLS,
+    st.builds(lambda tail: f"https://cdn.example.net/{tail}", URL_TAIL),
+    st.builds(lambda tail: f"http://img-1.example.org:8080/{tail}", URL_TAIL),
+    st.builds(lambda tail: f"https://bad_host.example/{tail}", URL_TAIL),
+)
+LANGS = st.one_of(
+    st.sampled_from(["en", "de", "EN-gb", "zh-hant-tw", "es-419", "x-default", "X-Default"]),
+    st.sampled_from(["", "english", "e", "de_DE", 1]),
+)
+IMAGES = st.one_of(
+    st.lists(st.fixed_dictionaries({"loc": ANY_URLS}), max_size=3),
+    st.lists(st.just({"loc": "https://cdn.example.net/a.jpg", "title": "x"}), max_size=1),
+    st.just([{"loc": "https://cdn.example.net/a.jpg"}] * 1001),
+    st.just([{}]),
+    st.just("https://cdn.example.net/a.jpg"),
+    st.none(),
+)
+ALTERNATES = st.one_of(
+    st.lists(st.fixed_dictionaries({"hreflang": LANGS, "href": SITE_URLS}), max_size=3),
+    st.just([{"hreflang": "de"}]),
+    st.just([{"href": "https://www.example.com/de", "hreflang": "de", "rel": "x"}]),
+    st.just([{"hreflang": "de", "href": "https://www.example.com/de"}] * 65),
+    st.none(),
+)
+LASTMODS = st.one_of(
+    st.sampled_from(
+        [
+            "2026-11-20",
+            "2026-02-30",
+            "0000-01-01",
+            "2026-11-20T09:30:00Z",
+            "2026-11-20T24:00:00Z",
+            "2026-11-20T09:30:60Z",
+            "2026-11-20T09:30Z",
+            "2026-11-20T09:30:00.5+01:00",
+            "20261120",
+            "2026-W47-5",
+            "2026-11-20T09:30:00",
+            "2026-11-20t09:30:00z",
+        ]
+    ),
+    st.dates().map(str),
+    st.datetimes().map(lambda moment: moment.strftime("%Y-%m-%dT%H:%M:%SZ")),
+    st.text(alphabet="0123456789-:TZ", max_size=20),
+    st.integers(),
+    st.none(),
+)
+NUMBERS = st.one_of(
+    st.decimals(min_value=-1, max_value=2, places=3),
+    st.decimals(allow_nan=True),
+    st.floats(allow_nan=True),
+    st.integers(min_value=-2, max_value=10**40),
+    st.sampled_from([Decimal("0.10"), Decimal("0.1"), Decimal("1E-20"), True, "0.5"]),
+    st.none(),
+)
+FIELDS = {
+    "type": st.sampled_from(["publish", "unpublish", "other"]),
+    "version": NUMBERS,
+    "lastmod": LASTMODS,
+    "changefreq": st.sampled_from(["daily", "Daily", "sometimes", None]),
+    "priority": NUMBERS,
+    "hreflang": st.one_of(LANGS, st.none()),
+    "images": IMAGES,
+    "alternates": ALTERNATES,
+    "sitemap": st.sampled_from(["news", "Bad Group"]),
+    "videos": st.just([]),
+    "title": st.just("x"),
+}
+RECORDS = st.fixed_dictionaries({"url": SITE_URLS}, optional=FIELDS)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(record=RECORDS)
+def test_any_record_gets_the_same_entry_or_the_same_reason_on_both_paths(record: Any) -> None:
+    fast, full = both_paths(record)
+    assert fast == full
+
+
+# Mostly valid records, so that the fast path's acceptances are compared too.
+GOOD_URLS = st.builds(
+    lambda tail: f"https://www.example.com/{tail}",
+    st.text(alphabet=st.sampled_from(list("aZ09-._~&=/?%\u00e9 E")), max_size=12),
+)
+LIKELY_GOOD = st.fixed_dictionaries(
+    {"url": GOOD_URLS},
+    optional={
+        "version": st.one_of(st.integers(min_value=0, max_value=10**6), st.floats(0, 1e6)),
+        "lastmod": st.one_of(
+            st.dates().map(str),
+            st.datetimes().map(lambda moment: moment.strftime("%Y-%m-%dT%H:%M:%SZ")),
+        ),
+        "changefreq": st.sampled_from(["daily", "weekly"]),
+        "priority": st.one_of(st.decimals(0, 1, places=2), st.floats(0, 1), st.just(1)),
+        "hreflang": st.sampled_from(["en", "de-AT", "X-DEFAULT"]),
+        "images": st.lists(
+            st.fixed_dictionaries(
+                {"loc": st.builds(lambda u: u.replace("www.", "cdn."), GOOD_URLS)}
+            ),
+            max_size=3,
+        ),
+        "alternates": st.lists(
+            st.fixed_dictionaries(
+                {"hreflang": st.sampled_from(["fr", "en-gb"]), "href": GOOD_URLS}
+            ),
+            max_size=3,
+        ),
+    },
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(record=LIKELY_GOOD)
+def test_likely_good_records_get_the_same_entry_on_both_paths(record: Any) -> None:
+    fast, full = both_paths(record)
+    assert fast == full
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=LASTMODS)
+def test_the_lastmod_shortcut_is_normalise_lastmod(value: Any) -> None:
+    def call(normalise: Any) -> Any:
+        try:
+            return normalise(value)
+        except ValueError as exc:
+            return ("refused", str(exc))
+
+    assert call(lastmod_of) == call(normalise_lastmod)
+
+
+@settings(max_examples=500, deadline=None)
+@given(value=NUMBERS)
+def test_the_remembered_priorities_are_normalise_priority(value: Any) -> None:
+    def call(normalise: Any) -> Any:
+        try:
+            return normalise(value)
+        except ValueError as exc:
+            return ("refused", str(exc))
+
+    assert call(priority_of) == call(normalise_priority)
+    # A float and the Decimal of its exact value are equal numbers: never one cache entry.
+    if isinstance(value, float) and not math.isnan(value):
+        assert call(priority_of) == call(lambda _: normalise_priority(Decimal(str(value))))
+        assert call(lambda _: priority_of(Decimal(value))) == call(
+            lambda _: normalise_priority(Decimal(value))
+        )
+
+
+def _corpus_events() -> list[tuple[str, Any]]:
+    cases = []
+    for path in sorted(CORPUS.glob("*.json")):
+        case = json.loads(path.read_text(encoding="ascii"))
+        if "pad_to_bytes" in case:
+            continue  # the body limit, not the contract
+        body = case["body"] if "body" in case else json.dumps(case["event"])
+        try:
+            cases.append((path.name, unwrap(_loads(body))))
+        except (ValueError, RecursionError, InvalidEvent):
+            continue  # not JSON (or an envelope holding none): never a record
+    return cases
+
+
+@pytest.mark.parametrize(("name", "event"), _corpus_events())
+def test_every_bad_input_case_gets_the_same_reason_on_both_paths(name: str, event: Any) -> None:
+    fast, full = both_paths(event)
+    assert fast == full, name
+
+
+# --- decoding ---------------------------------------------------------------------------------
+
+JSON_NUMBERS = st.one_of(
+    st.integers(min_value=-(10**25), max_value=10**25).map(str),
+    st.decimals(allow_nan=False, allow_infinity=False).map(lambda d: str(d).replace("E", "e")),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["0.10", "-0.0", "1E2", "0.30000000000000001", "1e-400", "1e400", "5.0"]),
+)
+JSON_RECORDS = st.fixed_dictionaries(
+    {"url": st.just('"https://www.example.com/a"')},
+    optional={
+        "priority": JSON_NUMBERS,
+        "version": JSON_NUMBERS,
+        "images": JSON_NUMBERS.map(lambda n: f'[{{"loc": "x", "n": {n}}}]'),
+        "videos": JSON_NUMBERS.map(lambda n: f'[{{"rating": [{n}]}}]'),
+        "nested": JSON_NUMBERS.map(lambda n: f'{{"a": {{"b": {n}}}}}'),
+        "list": JSON_NUMBERS.map(lambda n: f"[[{n}]]"),
+    },
+).map(lambda fields: "{" + ", ".join(f'"{k}": {v}' for k, v in fields.items()) + "}")
+
+
+def _typed(value: Any) -> Any:
+    """A value with every number's type and exact value spelled out, for comparison."""
+    if isinstance(value, dict):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    if isinstance(value, Decimal):
+        return ("decimal", value.normalize() if value.is_finite() else str(value))
+    return (type(value).__name__, value)
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=st.one_of(JSON_RECORDS, JSON_NUMBERS, st.just('{"url": "\\ud800"}')))
+def test_the_orjson_decoder_gives_the_exact_decoders_values(text: str) -> None:
+    fast = pages._decode(text, "t")
+    exact = pages._DECODER.decode(text)
+    assert fast.error is None
+    assert _typed(fast.value) == _typed(exact)
+
+
+def test_orjson_is_what_decodes_in_this_environment() -> None:
+    assert pages._FAST_LOADS is not None  # the dev extra installs it: the tests above use it
+
+
+# --- whole builds -----------------------------------------------------------------------------
+
+
+def mixed_pages(count: int) -> list[dict[str, Any]]:
+    """Escaping, non-ASCII, images, hreflang clusters, duplicates, unpublishes and bad rows."""
+    rows: list[dict[str, Any]] = []
+    for n in range(count):
+        row: dict[str, Any] = {"url": f"https://www.example.com/p/{n}?a=1&b=<{n % 3}>"}
+        if n % 5 == 1:
+            row["url"] = f"https://WWW.example.com/caf\u00e9/{n}/\u65e5\u672c"
+        if n % 3:
+            row["lastmod"] = f"2026-0{1 + n % 9}-1{n % 10}T0{n % 10}:30:00+01:00"
+        if n % 4 == 0:
+            row["priority"] = [0.1, Decimal("0.10"), 1, 0.25][n % 16 // 4]
+        if n % 6 == 0:
+            row["changefreq"] = "weekly"
+        if n % 10 == 3:
+            row["images"] = [
+                {"loc": f"https://cdn.example.net/{n}/{k}\u00e9.jpg"} for k in range(3)
+            ]
+        if n % 10 == 5:
+            lang = ("en", "de", "fr")[n // 10 % 3]
+            row["url"] = f"https://www.example.com/{lang}/{n // 30}"
+            row["hreflang"] = lang
+            row["alternates"] = [
+                {"hreflang": other, "href": f"https://www.example.com/{other}/{n // 30}"}
+                for other in ("en", "de", "fr")
+                if other != lang
+            ]
+        if n % 17 == 0:
+            row["url"] = "https://www.example.com/p/1?a=1&b=<1>"  # a duplicate
+            row["version"] = n
+        if n % 19 == 0:
+            row = {"type": "unpublish", "url": row["url"], "version": n + 1}
+        if n % 23 == 0:
+            row["lastmod"] = "2026-02-30"  # rejected
+        if n % 29 == 0:
+            row["url"] = "https://www.example.com/a b"  # rejected
+        rows.append(row)
+    rows.append({"url": "https://www.example.com/news/1", "news": {"x": 1}})  # full path only
+    return rows
+
+
+def test_build_writes_the_same_bytes_on_the_fast_and_the_full_path(tmp_path: Path) -> None:
+    rows = mixed_pages(600)
+    source = tmp_path / "pages.jsonl"
+    source.write_text(
+        "".join(json.dumps(row, ensure_ascii=False, default=float) + "\n" for row in rows),
+        encoding="utf-8",
+    )
+    records = list(read_records(source))
+    limits = Limits(max_urls_per_shard=100)
+    fast = render_site(records, SITE, limits, fast=True)
+    full = render_site(records, SITE, limits, fast=False)
+    assert fast.files == full.files
+    assert fast.result.rejected == full.result.rejected
+    assert fast.result.rejected  # the bad rows were there, and refused alike
+    assert (fast.result.pages, fast.result.duplicates, fast.result.removed) == (
+        full.result.pages,
+        full.result.duplicates,
+        full.result.removed,
+    )
+    shard = fast.files["sitemap-pages-00001.xml.gz"]
+    assert shard == render_site(records, SITE, limits).files["sitemap-pages-00001.xml.gz"]
+
+
+def test_records_in_memory_build_alike_on_both_paths() -> None:
+    records = [Record(str(n), row) for n, row in enumerate(mixed_pages(200))]
+    fast = render_site(records, SITE, Limits(max_urls_per_shard=50))
+    full = render_site(records, SITE, Limits(max_urls_per_shard=50), fast=False)
+    assert fast.files == full.files

@@ -14,7 +14,6 @@ from tests.httpsite import StaticSite
 # Powertools objects read these when sitemap_updater.observability is first imported.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "sitemap-updater-test")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "SitemapUpdaterTest")
-os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 
 SITE = "https://www.example.com"
 

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache, cached_property
+from typing import TYPE_CHECKING
 
-import boto3
 from botocore.config import Config
 
+from sitemap_updater.adapters import clients
 from sitemap_updater.adapters.cdn import Cdn
 from sitemap_updater.adapters.indexnow import IndexNowClient
 from sitemap_updater.adapters.indexnow_queue import IndexNowQueue
@@ -27,12 +28,18 @@ from sitemap_updater.domain.stylesheet import (
     stylesheet_bytes,
 )
 from sitemap_updater.settings import Settings
-from sitemap_updater.usecases.indexnow import SubmitChanges
-from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
 from sitemap_updater.usecases.objects import TEXT_CONTENT_TYPE
-from sitemap_updater.usecases.publish_index import PublishIndex
-from sitemap_updater.usecases.rebuild import RebuildShard
 from sitemap_updater.usecases.site_files import PublishSiteFiles, SiteFile
+
+# Each function imports only its own use case, when it first needs it: a cold start of the
+# rebuild function never loads ingest's event models (bench/coldstart.py measures it).
+if TYPE_CHECKING:
+    import boto3
+
+    from sitemap_updater.usecases.indexnow import SubmitChanges
+    from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
+    from sitemap_updater.usecases.publish_index import PublishIndex
+    from sitemap_updater.usecases.rebuild import RebuildShard
 
 # Throttling and 5xx are retried a few times by botocore, then raised so SQS retries.
 CLIENT_CONFIG = Config(
@@ -81,6 +88,8 @@ class App:
 
     @cached_property
     def apply_change(self) -> ApplyChange:
+        from sitemap_updater.usecases.ingest import ApplyChange  # noqa: PLC0415
+
         return ApplyChange(
             registry=self.registry,
             limits=self.settings.limits,
@@ -91,6 +100,8 @@ class App:
 
     def ingest_batch(self) -> IngestBatch:
         """A fresh batch per invocation (it collects the shards to rebuild)."""
+        from sitemap_updater.usecases.ingest import IngestBatch  # noqa: PLC0415
+
         return IngestBatch(
             site=self.settings.site,
             max_event_bytes=self.settings.max_event_bytes,
@@ -101,6 +112,8 @@ class App:
 
     @cached_property
     def rebuild_shard(self) -> RebuildShard:
+        from sitemap_updater.usecases.rebuild import RebuildShard  # noqa: PLC0415
+
         return RebuildShard(
             limits=self.settings.limits,
             compress=self.settings.compress_shards,
@@ -115,6 +128,8 @@ class App:
 
     @cached_property
     def publish_index(self) -> PublishIndex:
+        from sitemap_updater.usecases.publish_index import PublishIndex  # noqa: PLC0415
+
         return PublishIndex(
             site=self.settings.site,
             limits=self.settings.limits,
@@ -147,6 +162,8 @@ class App:
     def submit_indexnow(self) -> SubmitChanges:
         if self.indexnow_queue is None:
             raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
+        from sitemap_updater.usecases.indexnow import SubmitChanges  # noqa: PLC0415
+
         return SubmitChanges(self.settings.site, self.indexnow_client, self.indexnow_queue)
 
     @cached_property
@@ -164,31 +181,32 @@ def build_app(
     clock: Callable[[], datetime] = utc_now,
     endpoint_url: str | None = None,
 ) -> App:
-    """Wire the adapters to real (or moto) clients.
+    """Wire the adapters to real (or moto) clients: from ``session`` when given (the local
+    runtime, the operator commands, tests), otherwise from botocore (adapters/clients.py).
 
-    boto3 honours AWS_ENDPOINT_URL; the operator commands pass ``endpoint_url`` instead.
+    Clients honour AWS_ENDPOINT_URL; the operator commands pass ``endpoint_url`` instead.
     """
-    session = session or boto3.session.Session()
+    client = session.client if session is not None else clients.client
     return App(
         settings=settings,
         registry=Registry(
             settings.table_name,
             settings.limits,
-            client=session.client("dynamodb", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
+            client=client("dynamodb", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
         ),
         store=SitemapStore(
             settings.bucket_name,
-            client=session.client("s3", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
+            client=client("s3", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
         ),
         queues=Queues(
             rebuild_queue_url=settings.rebuild_queue_url,
             index_queue_url=settings.index_queue_url,
             dead_letter_url=settings.ingest_dlq_url,
-            client=session.client("sqs", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
+            client=client("sqs", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
         ),
         clock=clock,
         cdn=(
-            Cdn(settings.distribution_id, client=session.client("cloudfront", config=CLIENT_CONFIG))
+            Cdn(settings.distribution_id, client=client("cloudfront", config=CLIENT_CONFIG))
             if settings.invalidate_paths
             else None
         ),
@@ -196,7 +214,7 @@ def build_app(
             IndexNowQueue(
                 settings.indexnow_queue_url,
                 settings.indexnow_dlq_url,
-                client=session.client("sqs", endpoint_url=endpoint_url, config=NOTIFY_CONFIG),
+                client=client("sqs", endpoint_url=endpoint_url, config=NOTIFY_CONFIG),
             )
             if settings.indexnow_key
             else None

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sitemap_updater.adapters import clients
 from sitemap_updater.observability import Metric, logger, metrics
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ class Cdn:
 
     def __init__(self, distribution_id: str, client: CloudFrontClient | None = None):
         self.distribution_id = distribution_id
-        self.client: CloudFrontClient = client or boto3.client("cloudfront")
+        self.client: CloudFrontClient = client or clients.client("cloudfront")
 
     def invalidate(self, keys: Sequence[str]) -> bool:
         """Invalidate the paths of ``keys``; True if CloudFront accepted the request."""

@@ -7,8 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import boto3
-
+from sitemap_updater.adapters import clients
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -27,7 +26,7 @@ class IndexNowQueue:
     def __init__(self, queue_url: str, dead_letter_url: str, client: SQSClient | None = None):
         self.queue_url = queue_url
         self.dead_letter_url = dead_letter_url
-        self.client: SQSClient = client or boto3.client("sqs")
+        self.client: SQSClient = client or clients.client("sqs")
 
     def notify(self, urls: Sequence[str]) -> None:
         """Queue ``urls`` for submission (raises if SQS refuses)."""

@@ -8,8 +8,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import boto3
-
+from sitemap_updater.adapters import clients
 from sitemap_updater.domain.errors import RetryableError
 
 if TYPE_CHECKING:
@@ -38,7 +37,7 @@ class Queues:
         self.rebuild_queue_url = rebuild_queue_url
         self.index_queue_url = index_queue_url
         self.dead_letter_url = dead_letter_url
-        self.client: SQSClient = client or boto3.client("sqs")
+        self.client: SQSClient = client or clients.client("sqs")
 
     def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None:
         """Ask for one rebuild per shard. ``requests`` maps shard -> the ids of the changes that

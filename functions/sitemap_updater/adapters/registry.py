@@ -39,9 +39,9 @@ from dataclasses import asdict
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-import boto3
 from botocore.exceptions import ClientError
 
+from sitemap_updater.adapters import clients
 from sitemap_updater.domain.clusters import Cluster, Member
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
@@ -117,7 +117,7 @@ class Registry:
     def __init__(self, table_name: str, limits: Limits, client: DynamoDBClient | None = None):
         self.table = table_name
         self.limits = limits
-        self.client: DynamoDBClient = client or boto3.client("dynamodb")
+        self.client: DynamoDBClient = client or clients.client("dynamodb")
 
     # -- URL records -----------------------------------------------------------------------
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import boto3
 from botocore.exceptions import ClientError
 
+from sitemap_updater.adapters import clients
 from sitemap_updater.domain.errors import WriteConflict
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class SitemapStore:
 
     def __init__(self, bucket: str, client: S3Client | None = None):
         self.bucket = bucket
-        self.client: S3Client = client or boto3.client("s3")
+        self.client: S3Client = client or clients.client("s3")
 
     def put(
         self,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from sitemap_updater.domain.clusters import Cluster
-from sitemap_updater.domain.events import PageChange
+from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.records import UrlRecord
 from sitemap_updater.domain.sharding import PROTOCOL_MAX_URLS, Reservation
 

@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sitemap_updater.bootstrap import App, app
-from sitemap_updater.observability import logger, metrics, tracer
+from sitemap_updater.observability import logger, metrics
 from sitemap_updater.usecases.indexnow import Message
 
 # Stop starting HTTP attempts this long before the function's timeout: what is not
@@ -29,7 +29,6 @@ class NotSubmitted(Exception):
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None

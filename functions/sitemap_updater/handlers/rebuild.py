@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict
 
 from sitemap_updater.bootstrap import App, app
-from sitemap_updater.observability import logger, metrics, tracer
+from sitemap_updater.observability import logger, metrics
 
 
 class RebuildRequest(BaseModel):
@@ -21,7 +21,6 @@ class RebuildRequest(BaseModel):
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler(capture_response=False)
 @metrics.log_metrics
 def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None

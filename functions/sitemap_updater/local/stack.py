@@ -72,7 +72,6 @@ def local_environment() -> dict[str, str]:
         "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         "POWERTOOLS_METRICS_DISABLED": "true",
-        "POWERTOOLS_TRACE_DISABLED": "true",
     }
 
 

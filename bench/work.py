@@ -1,0 +1,295 @@
+"""AWS work per event as the site grows, and how a burst coalesces (on moto, in process).
+
+    .venv/bin/python bench/work.py [--sizes 1000,10000,100000] [--shard-size 1000] [--burst 1000]
+
+A printout, not a test (CI runs it at a small size only, to check that it still works).
+
+The functions' own boto3 clients are watched with botocore event hooks: every request they
+make is counted, with the bytes sent (request body) and received (response body), and the
+DynamoDB capacity it consumes (estimated the way DynamoDB bills it: strongly consistent reads
+at 1 RRU per 4 KB, transactional writes at 2 WRU per item and KB). What Lambda's event source
+mappings do (polling the queues) is not the functions' work and is left out; the README's
+cost section adds it.
+
+Work per event: a registry of N URLs in full shards of ``--shard-size`` URLs (loaded through
+ingest's batched path, every shard rendered and the index written), then, one at a time, each
+event through ingest -> rebuild -> index until the queues are drained:
+
+* publish of an existing URL (a new lastmod, so its shard's bytes change),
+* unpublish of an existing URL,
+* a new URL (every shard is full: it opens the next one),
+* a second new URL (into that new shard).
+
+Burst: ``--burst`` publishes of existing URLs of one shard, all on the ingest queue before the
+functions start, drained as Lambda would (batches of the ingest function's batch size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from math import ceil
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "functions"))
+
+SITE = "https://www.example.com"
+KB = 1024
+
+
+@dataclass
+class Work:
+    """Requests, bytes and capacity units, by service."""
+
+    requests: Counter[str] = field(default_factory=Counter)
+    operations: Counter[str] = field(default_factory=Counter)
+    sent: int = 0
+    received: int = 0
+    read_units: float = 0.0
+    write_units: float = 0.0
+    s3_puts: int = 0
+    s3_bytes_written: int = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self.requests.values())
+
+
+class Meter:
+    """Hooks on the functions' clients: each request they make is counted into ``work``."""
+
+    def __init__(self, clients: Sequence[Any]):
+        self.work = Work()
+        for client in clients:
+            events = client.meta.events
+            events.register("provide-client-params.*.*", self._params)
+            events.register("request-created.*.*", self._request)
+            events.register("after-call.*.*", self._response)
+
+    def reset(self) -> Work:
+        done, self.work = self.work, Work()
+        return done
+
+    @staticmethod
+    def _params(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context["bench_params"] = dict(params)
+
+    def _request(self, request: Any, operation_name: str, **_: Any) -> None:
+        body = request.body
+        self.work.sent += len(body) if isinstance(body, bytes | str) else 0
+
+    def _response(
+        self,
+        http_response: Any,
+        parsed: dict[str, Any],
+        model: Any,
+        context: dict[str, Any],
+        **_: Any,
+    ) -> None:
+        service = model.service_model.service_name
+        self.work.requests[service] += 1
+        self.work.operations[f"{service}.{model.name}"] += 1
+        if model.has_streaming_output:  # reading the body here would consume it: its length
+            self.work.received += int(http_response.headers.get("content-length") or 0)
+        else:
+            self.work.received += len(http_response.content or b"")
+        params = context.get("bench_params", {})
+        if service == "dynamodb":
+            self._capacity(model.name, params, parsed)
+        if service == "s3" and model.name == "PutObject":
+            self.work.s3_puts += 1
+            self.work.s3_bytes_written += len(params.get("Body", b""))
+
+    def _capacity(self, operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> None:
+        def size(item: dict[str, Any]) -> int:
+            return len(json.dumps(item))  # close enough to DynamoDB's item size
+
+        if operation == "TransactWriteItems":
+            for action in params["TransactItems"]:
+                (kind,) = action
+                item = action[kind].get("Item") or action[kind].get("Key") or {}
+                self.work.write_units += 2 * max(1, ceil(size(item) / KB))
+        elif operation in {"PutItem", "UpdateItem", "DeleteItem"}:
+            self.work.write_units += max(1, ceil(size(params.get("Item", {})) / KB))
+        elif operation == "GetItem":
+            self.work.read_units += max(1, ceil(size(parsed.get("Item", {})) / (4 * KB)))
+        elif operation == "BatchGetItem":
+            for items in parsed.get("Responses", {}).values():
+                self.work.read_units += sum(max(1, ceil(size(i) / (4 * KB))) for i in items)
+        elif operation == "Query":
+            self.work.read_units += max(1, ceil(sum(size(i) for i in parsed["Items"]) / (4 * KB)))
+
+
+def fake_aws_environment() -> None:
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+    }.items():
+        os.environ[name] = value
+    os.environ.pop("AWS_ENDPOINT_URL", None)
+    from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
+
+    os.environ.update(local_environment())
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
+
+
+def page(number: int, lastmod: str = "2026-11-01") -> dict[str, Any]:
+    return {
+        "type": "publish",
+        "url": f"{SITE}/articles/{number:07d}/a-title-of-some-length",
+        "version": 1,
+        "lastmod": lastmod,
+        "changefreq": "weekly",
+    }
+
+
+def load_registry(pipeline: Any, urls: int) -> None:
+    """N pages through ingest's own batched path, then every shard rendered and the index
+    written (the functions' use cases, called directly: loading is not what is measured)."""
+    from sitemap_updater.domain.events import parse_body  # noqa: PLC0415
+
+    app = pipeline.app
+    settings = app.settings
+    for start in range(0, urls, 100):
+        changes = [
+            parse_body(json.dumps(page(n)), settings.site, settings.max_event_bytes)
+            for n in range(start, min(start + 100, urls))
+        ]
+        app.apply_change.apply_plain(changes)
+    shards = ceil(urls / settings.max_urls_per_shard)
+    for number in range(1, shards + 1):
+        app.rebuild_shard(f"pages-{number:05d}")
+    pipeline.drain()  # the index function, asked by the rebuilds
+
+
+def one_event(pipeline: Any, meter: Meter, event: dict[str, Any]) -> Work:
+    meter.reset()
+    pipeline.send_events([event])
+    pipeline.drain()
+    if pipeline.function_errors:
+        raise RuntimeError(f"a function failed on {event}")
+    return meter.reset()
+
+
+EVENTS: list[tuple[str, Callable[[int], dict[str, Any]]]] = [
+    ("publish of an existing URL", lambda n: {**page(7, "2026-11-21"), "version": 2}),
+    (
+        "unpublish of an existing URL",
+        lambda n: {"type": "unpublish", "url": page(8)["url"], "version": 2},
+    ),
+    ("new URL (opens the next shard)", page),
+    ("a second new URL", lambda n: page(n + 1)),
+]
+
+
+def measure_sizes(sizes: Sequence[int], shard_size: int) -> dict[int, list[Work]]:
+    from moto import mock_aws  # noqa: PLC0415
+
+    from sitemap_updater.local.runtime import Pipeline  # noqa: PLC0415
+
+    results: dict[int, list[Work]] = {}
+    for size in sizes:
+        with mock_aws():
+            started = time.perf_counter()
+            pipeline = Pipeline.create(
+                SITE, {"MAX_URLS_PER_SHARD": shard_size}, visibility_timeout=5
+            )
+            load_registry(pipeline, size)
+            print(
+                f"  registry of {size:,} URLs loaded in {time.perf_counter() - started:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+            app = pipeline.app
+            meter = Meter([app.registry.client, app.store.client, app.queues.client])
+            results[size] = [one_event(pipeline, meter, make(size)) for _, make in EVENTS]
+    return results
+
+
+def measure_burst(events: int, shard_size: int) -> tuple[Work, int, dict[str, int]]:
+    """Work for ``events`` publishes of existing URLs of one shard, sent together."""
+    from moto import mock_aws  # noqa: PLC0415
+
+    from sitemap_updater.local.runtime import Pipeline  # noqa: PLC0415
+    from sitemap_updater.resources import INGEST  # noqa: PLC0415
+
+    with mock_aws():
+        pipeline = Pipeline.create(SITE, {"MAX_URLS_PER_SHARD": shard_size}, visibility_timeout=30)
+        load_registry(pipeline, events)
+        app = pipeline.app
+        meter = Meter([app.registry.client, app.store.client, app.queues.client])
+        before = {name: mapping.invocations for name, mapping in pipeline.mappings.items()}
+        pipeline.send_events([{**page(n, "2026-11-21"), "version": 2} for n in range(events)])
+        pipeline.drain()
+        if pipeline.function_errors:
+            raise RuntimeError("a function failed during the burst")
+        invocations = {
+            name: mapping.invocations - before[name] for name, mapping in pipeline.mappings.items()
+        }
+        return meter.reset(), INGEST.batch_size, invocations
+
+
+def cell(work: Work) -> str:
+    return (
+        f"{work.total:>3} req {work.sent / KB:>6.1f}/{work.received / KB:>6.1f} KB "
+        f"{work.read_units:>4.0f} RRU {work.write_units:>3.0f} WRU"
+    )
+
+
+def print_sizes(results: dict[int, list[Work]], shard_size: int) -> None:
+    sizes = list(results)
+    print(f"\nWork per event, by registry size (full shards of {shard_size:,} URLs)")
+    print("requests the functions make; KB sent/received; DynamoDB read/write units\n")
+    header = f"{'event':<32}" + "".join(f" | {f'{size:,} URLs':<41}" for size in sizes)
+    print(header)
+    print("-" * len(header))
+    for row, (name, _) in enumerate(EVENTS):
+        print(f"{name:<32}" + "".join(f" | {cell(results[s][row]):<41}" for s in sizes))
+    first = results[sizes[0]]
+    same = all([w.requests for w in results[s]] == [w.requests for w in first] for s in sizes)
+    print(f"\nrequests identical at every size: {'yes' if same else 'NO'}")
+    for row, (name, _) in enumerate(EVENTS):
+        print(
+            f"  {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(first[row].operations.items()))
+        )
+
+
+def print_burst(work: Work, events: int, batch_size: int, invocations: dict[str, int]) -> None:
+    per_event = work.total / events
+    print(f"\nBurst: {events:,} publishes into one shard, on the queue together")
+    print(f"  ingest batch size {batch_size}; invocations: " + ", ".join(
+        f"{name} {count}" for name, count in invocations.items() if count
+    ))  # fmt: skip
+    print(f"  {work.total:,} requests = {per_event:.2f} per event (goal: at most 1.3)")
+    print("  " + ", ".join(f"{k} {v}" for k, v in sorted(work.operations.items())))
+    print(
+        f"  {work.read_units / events:.2f} RRU and {work.write_units / events:.2f} WRU per event; "
+        f"{work.s3_puts} shard/index writes"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,100000", help="registry sizes")
+    parser.add_argument("--shard-size", type=int, default=1000, help="URLs per shard (1000)")
+    parser.add_argument("--burst", type=int, default=1000, help="publishes in the burst")
+    args = parser.parse_args(argv)
+    sizes = [int(size) for size in args.sizes.split(",")]
+    fake_aws_environment()
+    print_sizes(measure_sizes(sizes, args.shard_size), args.shard_size)
+    work, batch_size, invocations = measure_burst(args.burst, max(args.burst, args.shard_size))
+    print_burst(work, args.burst, batch_size, invocations)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,7 +11,7 @@ SITE_URL ?= https://www.example.com
 CDK := cd infra && PATH="$(abspath $(BIN)):$$PATH" JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 \
 	./node_modules/.bin/cdk
 
-.PHONY: local test lint typecheck audit pytest synth system-deps clean
+.PHONY: local test lint typecheck audit pytest synth bench system-deps clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,5 +51,10 @@ synth: $(STAMP) $(CDK_STAMP)
 
 test: lint typecheck audit pytest synth
 
+# Render speed against sitemap.js, AWS work per event and in a burst, cold start: one table
+# each (a printout; the README's Performance section records a run). Several minutes.
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
 clean:
-	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis infra/node_modules infra/cdk.out
+	rm -rf $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis infra/node_modules infra/cdk.out bench/.cache bench/node/node_modules

@@ -56,6 +56,8 @@ class Work:
     write_units: float = 0.0
     s3_puts: int = 0
     s3_bytes_written: int = 0
+    invocations: Counter[str] = field(default_factory=Counter)
+    seconds: Counter[str] = field(default_factory=Counter)  # in the handlers, by function
 
     @property
     def total(self) -> int:
@@ -63,15 +65,31 @@ class Work:
 
 
 class Meter:
-    """Hooks on the functions' clients: each request they make is counted into ``work``."""
+    """Hooks on the functions' clients: each request they make is counted into ``work``;
+    each invocation of a function is timed (wall time in the handler, moto's own time in
+    the calls included: an upper bound of what Lambda would bill)."""
 
-    def __init__(self, clients: Sequence[Any]):
+    def __init__(self, pipeline: Any):
         self.work = Work()
-        for client in clients:
+        app = pipeline.app
+        for name, mapping in pipeline.mappings.items():
+            mapping.handler = self._timed(name, mapping.handler)
+        for client in (app.registry.client, app.store.client, app.queues.client):
             events = client.meta.events
             events.register("provide-client-params.*.*", self._params)
             events.register("request-created.*.*", self._request)
             events.register("after-call.*.*", self._response)
+
+    def _timed(self, name: str, handler: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(event: dict[str, Any], context: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return handler(event, context)
+            finally:
+                self.work.invocations[name] += 1
+                self.work.seconds[name] += time.perf_counter() - started
+
+        return timed
 
     def reset(self) -> Work:
         done, self.work = self.work, Work()
@@ -209,8 +227,7 @@ def measure_sizes(sizes: Sequence[int], shard_size: int) -> dict[int, list[Work]
                 file=sys.stderr,
                 flush=True,
             )
-            app = pipeline.app
-            meter = Meter([app.registry.client, app.store.client, app.queues.client])
+            meter = Meter(pipeline)
             results[size] = [one_event(pipeline, meter, make(size)) for _, make in EVENTS]
     return results
 
@@ -225,17 +242,13 @@ def measure_burst(events: int, shard_size: int) -> tuple[Work, int, dict[str, in
     with mock_aws():
         pipeline = Pipeline.create(SITE, {"MAX_URLS_PER_SHARD": shard_size}, visibility_timeout=30)
         load_registry(pipeline, events)
-        app = pipeline.app
-        meter = Meter([app.registry.client, app.store.client, app.queues.client])
-        before = {name: mapping.invocations for name, mapping in pipeline.mappings.items()}
+        meter = Meter(pipeline)
         pipeline.send_events([{**page(n, "2026-11-21"), "version": 2} for n in range(events)])
         pipeline.drain()
         if pipeline.function_errors:
             raise RuntimeError("a function failed during the burst")
-        invocations = {
-            name: mapping.invocations - before[name] for name, mapping in pipeline.mappings.items()
-        }
-        return meter.reset(), INGEST.batch_size, invocations
+        work = meter.reset()
+        return work, INGEST.batch_size, dict(work.invocations)
 
 
 def cell(work: Work) -> str:
@@ -277,6 +290,53 @@ def print_burst(work: Work, events: int, batch_size: int, invocations: dict[str,
     )
 
 
+# us-east-1 list prices (November 2026): what one unit of each costs, in dollars.
+PRICES = {
+    "sqs_standard_request": 0.40e-6,
+    "sqs_fifo_request": 0.50e-6,
+    "dynamodb_rru": 0.125e-6,  # on-demand read request unit
+    "dynamodb_wru": 0.625e-6,  # on-demand write request unit
+    "s3_put": 0.005e-3,
+    "s3_get": 0.0004e-3,
+    "lambda_request": 0.20e-6,
+    "lambda_gb_second_arm": 0.0000133334,
+    "logs_gb": 0.50,
+}
+MEMORY_GB = {"ingest": 0.5, "rebuild": 1.0, "index": 1.0, "indexnow": 0.25}
+LOG_BYTES_PER_INVOCATION = 1500  # START/END/REPORT lines, a few structured lines, metrics
+
+
+def dollars_per_event(work: Work, events: int) -> dict[str, float]:
+    """What ``work`` (for ``events`` events) costs per event, by service, at list prices.
+
+    SQS counts the functions' sends plus what Lambda's pollers do for each invocation (one
+    receive, one delete) and the CMS's own send; FIFO queues (rebuild, index) at their price.
+    """
+    p = PRICES
+    fifo_polls = 2 * (work.invocations["rebuild"] + work.invocations["index"])
+    standard_polls = 2 * work.invocations["ingest"] + events  # + the CMS's sends
+    sends_fifo = work.operations["sqs.SendMessageBatch"] + work.operations["sqs.SendMessage"]
+    lambda_seconds = sum(seconds * MEMORY_GB[name] for name, seconds in work.seconds.items())
+    cost = {
+        "sqs": standard_polls * p["sqs_standard_request"]
+        + (fifo_polls + sends_fifo) * p["sqs_fifo_request"],
+        "dynamodb": work.read_units * p["dynamodb_rru"] + work.write_units * p["dynamodb_wru"],
+        "s3": work.operations["s3.PutObject"] * p["s3_put"]
+        + (work.operations["s3.GetObject"] + work.operations["s3.HeadObject"]) * p["s3_get"],
+        "lambda": sum(work.invocations.values()) * p["lambda_request"]
+        + lambda_seconds * p["lambda_gb_second_arm"],
+        "logs": sum(work.invocations.values()) * LOG_BYTES_PER_INVOCATION / 1e9 * p["logs_gb"],
+    }
+    return {service: amount / events for service, amount in cost.items()}
+
+
+def print_cost(label: str, work: Work, events: int) -> None:
+    cost = dollars_per_event(work, events)
+    total = sum(cost.values()) * 1e6
+    parts = ", ".join(f"{service} ${amount * 1e6:.2f}" for service, amount in cost.items())
+    print(f"  {label}: ${total:.2f} per million events ({parts})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000", help="registry sizes")
@@ -285,9 +345,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",")]
     fake_aws_environment()
-    print_sizes(measure_sizes(sizes, args.shard_size), args.shard_size)
-    work, batch_size, invocations = measure_burst(args.burst, max(args.burst, args.shard_size))
-    print_burst(work, args.burst, batch_size, invocations)
+    by_size = measure_sizes(sizes, args.shard_size)
+    print_sizes(by_size, args.shard_size)
+    burst, batch_size, invocations = measure_burst(args.burst, max(args.burst, args.shard_size))
+    print_burst(burst, args.burst, batch_size, invocations)
+    largest = by_size[sizes[-1]]
+    print(
+        f"\nCost at list prices (shards of {args.shard_size:,} URLs; Lambda time measured on moto,"
+    )
+    print("an upper bound; the README scales this to a site's shard size)")
+    print_cost("each publish alone (an existing URL)", largest[0], 1)
+    print_cost(f"a burst of {args.burst:,} into one shard", burst, args.burst)
     return 0
 
 

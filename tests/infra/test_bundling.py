@@ -20,6 +20,7 @@ from sitemap_infra.bundling import (
     PipBundling,
     asset_hash,
     function_code,
+    runtime_interpreter,
 )
 from sitemap_updater.resources import functions_for
 from tests.infra.conftest import NO_BUNDLING
@@ -39,7 +40,7 @@ def _s3_key(source: Path) -> str:
     lambda_.Function(
         stack,
         "F",
-        runtime=lambda_.Runtime.PYTHON_3_14,
+        runtime=lambda_.Runtime.PYTHON_3_12,
         handler="sitemap_updater.handlers.ingest.handler",
         code=function_code(source),
     )
@@ -84,11 +85,21 @@ def test_bundles_for_the_lambda_platform_without_docker(tmp_path: Path) -> None:
     assert PipBundling(FUNCTIONS_DIR).try_bundle(str(out)) is True
     tag = f"cpython-{PYTHON_VERSION.replace('.', '')}-aarch64-linux-gnu"
     assert list((out / "pydantic_core").glob(f"_pydantic_core.{tag}.so"))
+    package = out / PACKAGE
     for name in ("aws_lambda_powertools", "pydantic", "boto3", "botocore"):
         assert (out / name / "__init__.py").is_file(), name
     assert not (out / "aws_xray_sdk").exists()  # no X-Ray SDK: its import cost a cold start
-    assert not list(out.rglob("*.pyc"))  # --no-compile
-    package = out / PACKAGE
+    # Compiled for the runtime's Python (Lambda cannot write bytecode at run time), by
+    # compileall rather than pip: pip's own interpreter may be another version.
+    interpreter = runtime_interpreter()
+    magic = f"cpython-{PYTHON_VERSION.replace('.', '')}.pyc"
+    handler_bytecode = package / "handlers" / "__pycache__" / f"ingest.{magic}"
+    if interpreter is not None:
+        assert handler_bytecode.is_file()
+        assert list((out / "botocore" / "__pycache__").glob(f"client.{magic}"))
+        assert not [p for p in out.rglob("*.pyc") if not p.name.endswith(magic)]
+    else:
+        assert not list(out.rglob("*.pyc"))
     for left_out in LEFT_OUT:
         assert not (package / left_out).exists()
     assert (package / "assets" / "sitemap.xsl").is_file()  # the human view, read at run time

@@ -182,7 +182,7 @@ def test_every_queue_refuses_plain_http(default: Synthesized) -> None:
 def test_functions(default: Synthesized, spec: Any) -> None:
     _, function = function_of(default, spec.name)
     props = function["Properties"]
-    assert props["Runtime"] == "python3.14"
+    assert props["Runtime"] == "python3.12"
     assert props["Architectures"] == ["arm64"]
     assert props["Handler"] == spec.handler
     assert props["Timeout"] == spec.timeout_seconds

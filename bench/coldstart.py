@@ -1,0 +1,163 @@
+"""Cold start: how long importing each handler module takes, as the function's asset holds it.
+
+    .venv/bin/python bench/coldstart.py [--runs 7] [--python python3.12]
+
+A printout, not a test. The functions' pinned requirements (functions/requirements.txt) are
+installed into a virtual environment of their own under bench/.cache (once per requirements
+hash), so what is imported is what Lambda imports: no test or operator packages that happen
+to be in the project's environment (pyOpenSSL, for one, changes what botocore loads). Each
+handler module is imported in a fresh interpreter ``--runs`` times with ``python -X
+importtime``; the table shows the median and the fastest of its total import time, and the
+largest packages it loads. Interpreter start-up itself is not included (Lambda's init phase
+adds it, and the runtime's own bootstrap).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FUNCTIONS = ROOT / "functions"
+REQUIREMENTS = FUNCTIONS / "requirements.txt"
+CACHE = Path(__file__).resolve().parent / ".cache"
+HANDLERS = ("ingest", "rebuild", "index", "indexnow")
+GOAL_MS = 300
+
+
+def runtime_environment(python: str) -> Path:
+    """A virtualenv holding exactly the functions' requirements; its interpreter's path."""
+    digest = hashlib.sha256(REQUIREMENTS.read_bytes() + python.encode()).hexdigest()[:12]
+    venv = CACHE / f"runtime-{digest}"
+    interpreter = venv / "bin" / "python"
+    if interpreter.exists():
+        return interpreter
+    shutil.rmtree(venv, ignore_errors=True)
+    print(f"  installing {REQUIREMENTS.name} into {venv} ...", file=sys.stderr, flush=True)
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    pip = [str(interpreter), "-m", "pip", "install", "--quiet", "--no-compile"]
+    subprocess.run([*pip, "-r", str(REQUIREMENTS)], check=True)
+    return interpreter
+
+
+def compiled_package(interpreter: Path) -> Path:
+    """A copy of the package compiled as the asset is (infra/sitemap_infra/bundling.py)."""
+    folder = CACHE / "package"
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(FUNCTIONS / "sitemap_updater", folder / "sitemap_updater")
+    compile_all = [str(interpreter), "-m", "compileall", "-q"]
+    subprocess.run([*compile_all, "--invalidation-mode", "unchecked-hash", str(folder)], check=True)
+    return folder
+
+
+def import_times(
+    interpreter: Path, package: Path, module: str, *, bytecode: bool = True
+) -> dict[str, int]:
+    """Cumulative import time (microseconds) of every module one import of ``module`` loads;
+    ``bytecode=False``: as from an asset without .pyc files (every module compiled)."""
+    environment = {
+        "PATH": os.environ.get("PATH", ""),
+        "PYTHONPATH": str(package),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "POWERTOOLS_SERVICE_NAME": "sitemap-updater",
+        "POWERTOOLS_METRICS_NAMESPACE": "SitemapUpdater",
+    }
+    # An empty pycache prefix: no bytecode is found anywhere, so every import compiles.
+    no_bytecode = [] if bytecode else ["-X", f"pycache_prefix={CACHE / 'empty-pycache'}"]
+    result = subprocess.run(
+        [str(interpreter), *no_bytecode, "-X", "importtime", "-c", f"import {module}"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    times: dict[str, int] = {}
+    for line in result.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line.removeprefix("import time:").split("|")
+        times.setdefault(name.strip(), int(cumulative))
+    return times
+
+
+def top_level(times: dict[str, int], module: str, count: int = 4) -> list[tuple[str, int]]:
+    """The largest packages loaded (by their top-level name, excluding the handler's own)."""
+    packages: dict[str, int] = {}
+    for name, micros in times.items():
+        root = name.split(".")[0]
+        if name == root and root != module.split(".", maxsplit=1)[0]:
+            packages[root] = max(packages.get(root, 0), micros)
+    return sorted(packages.items(), key=lambda item: -item[1])[:count]
+
+
+def default_python() -> str:
+    """Python 3.12 when this machine runs one (the closest to the functions' runtime), else
+    this interpreter."""
+    candidates = [
+        shutil.which("python3.12"),
+        *map(str, Path.home().glob(".pyenv/versions/3.12*/bin/python3.12")),
+    ]
+    for candidate in candidates:
+        if (
+            candidate
+            and subprocess.run(
+                [candidate, "-c", "pass"], capture_output=True, check=False
+            ).returncode
+            == 0
+        ):
+            return candidate
+    return sys.executable
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=7, help="fresh interpreters per handler")
+    parser.add_argument(
+        "--python",
+        default=None,
+        help="interpreter for the runtime environment (python3.12 when there is one)",
+    )
+    args = parser.parse_args(argv)
+    interpreter = runtime_environment(args.python or default_python())
+    version = subprocess.run(
+        [str(interpreter), "-c", "import sys; print(sys.version.split()[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    package = compiled_package(interpreter)
+    print(f"\nCold start: import time of each handler module (Python {version}, asset packages)")
+    header = (
+        f"{'handler':<34} | {'median':>8} | {'fastest':>8} | {'goal':>6} | "
+        f"{'no .pyc':>8} | largest imports (ms)"
+    )
+    print(header)
+    print("-" * len(header))
+    for name in HANDLERS:
+        module = f"sitemap_updater.handlers.{name}"
+        runs = [import_times(interpreter, package, module) for _ in range(args.runs)]
+        totals = [run[module] / 1000 for run in runs]
+        median = statistics.median(totals)
+        uncompiled = import_times(interpreter, package, module, bytecode=False)[module] / 1000
+        largest = ", ".join(
+            f"{package} {micros / 1000:.0f}" for package, micros in top_level(runs[0], module)
+        )
+        print(
+            f"{module:<34} | {median:>5.0f} ms | {min(totals):>5.0f} ms | "
+            f"{'ok' if median <= GOAL_MS else 'OVER':>6} | {uncompiled:>5.0f} ms | {largest}"
+        )
+    print(
+        f"(goal: {GOAL_MS} ms each, with bytecode as the asset ships it; 'no .pyc': one run "
+        "as from an asset without bytecode, every module compiled at import)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""The in-process event source mapping gathers batches as Lambda does: a batch larger than
+ten takes several receives, yet holds each message once and counts one receive for it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import boto3
+from moto import mock_aws
+
+from sitemap_updater.local.poller import EventSourceMapping
+
+
+def make_queue(sqs: Any, visibility: int) -> tuple[str, str]:
+    url = sqs.create_queue(QueueName="gather", Attributes={"VisibilityTimeout": str(visibility)})[
+        "QueueUrl"
+    ]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
+    return url, arn["QueueArn"]
+
+
+def test_a_large_batch_holds_each_message_once_even_with_no_visibility_timeout() -> None:
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url, arn = make_queue(sqs, visibility=0)
+        for start in range(0, 25, 10):
+            sqs.send_message_batch(
+                QueueUrl=url,
+                Entries=[
+                    {"Id": str(n), "MessageBody": f"m{n}"}
+                    for n in range(start, min(start + 10, 25))
+                ],
+            )
+        batches: list[list[dict[str, Any]]] = []
+
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            batches.append(event["Records"])
+            failed = [r for r in event["Records"] if r["body"] == "m3"]
+            return {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in failed]}
+
+        mapping = EventSourceMapping(sqs, url, arn, "f", handler, batch_size=100)
+        assert mapping.poll_once() == 25
+        (records,) = batches
+        assert sorted(r["body"] for r in records) == sorted(f"m{n}" for n in range(25))
+        assert {r["attributes"]["ApproximateReceiveCount"] for r in records} == {"1"}
+        # The failed one is back at once (the queue's timeout is zero), the others are gone.
+        assert mapping.poll_once() == 1
+        assert [r["body"] for r in batches[1]] == ["m3"]
+        assert batches[1][0]["attributes"]["ApproximateReceiveCount"] == "2"

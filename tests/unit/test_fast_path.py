@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,18 @@ from hypothesis import strategies as st
 from sitemap_updater.domain.contract import normalise_lastmod, normalise_priority
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import _loads, parse_event, unwrap
+from sitemap_updater.domain.render import render_entry
 from sitemap_updater.domain.sharding import Limits
-from sitemap_updater.domain.urls import Site
+from sitemap_updater.domain.urls import Site, check_characters, normalise_url
 from sitemap_updater.ops import pages
 from sitemap_updater.ops.build import render_site
-from sitemap_updater.ops.fast_records import lastmod_of, priority_of
-from sitemap_updater.ops.pages import Record, as_event, page_change, read_records
+from sitemap_updater.ops.fast_records import (
+    NON_ASCII_REFUSED,
+    lastmod_of,
+    line_reader,
+    priority_of,
+)
+from sitemap_updater.ops.pages import Record, as_event, page_change, read_pages, read_records
 
 SITE = Site.parse("https://www.example.com")
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "bad-input"
@@ -226,6 +233,180 @@ def test_every_bad_input_case_gets_the_same_reason_on_both_paths(name: str, even
     assert fast == full, name
 
 
+# --- whole lines (ops.fast_records.line_reader) -----------------------------------------------
+
+READ_LINE = line_reader(SITE)
+
+
+def line_outcomes(line: str) -> tuple[Any, Any, Any]:
+    """(the line reader's page, the build's full path, the ingest function's) for one line."""
+    page = READ_LINE(line)
+
+    def full() -> Any:
+        record = pages._decode(line, "t")
+        if record.error is not None:
+            raise record.error
+        return page_change(record.value, SITE, fast=False)
+
+    def ingest() -> Any:
+        try:
+            document = _loads(line)
+        except ValueError:
+            return ("rejected", "malformed_json")
+        return parse_event(as_event(document, Decimal(0)), SITE)
+
+    return page, outcome(full), outcome(ingest)
+
+
+def assert_same_page(line: str) -> bool:
+    """When the line reader takes a line, both full paths accept it as the very same page."""
+    page, full, ingest = line_outcomes(line)
+    if page is None:
+        return False
+    assert full == ingest, line
+    url, version, text, lastmod = page
+    assert full.url == url, line
+    assert full.version == version, line
+    assert full.entry is not None, line
+    assert render_entry(full.entry) == text, line
+    assert full.entry.lastmod == lastmod, line
+    assert (full.hreflang, full.alternates, full.group) == (None, (), None), line
+    return True
+
+
+def as_line(record: dict[str, Any], style: int) -> str:
+    """A record as one JSON Lines line, written the ways producers write them."""
+    if style == 1 and "url" in record:  # type and version first
+        head = {key: record[key] for key in ("type", "version") if key in record}
+        record = {**head, **record}
+    return (
+        json.dumps(
+            record,
+            ensure_ascii=style == 2,
+            separators=(",", ":") if style == 3 else None,
+            default=str,
+        )
+        + "\n"
+    )
+
+
+LINE_URLS = st.one_of(
+    GOOD_URLS,
+    st.builds(
+        lambda tail: f"https://www.example.com/{tail}",
+        st.text(alphabet=st.characters(codec="utf-8", min_codepoint=0x21), max_size=8),
+    ),
+    st.builds(lambda tail: f"https://www.example.com/{tail}", URL_TAIL),
+    st.sampled_from(
+        [
+            "https://www.example.com/a/./b",
+            "https://www.example.com/%2e%2E/b",
+            "https://www.example.com/a%2x",
+            "https://www.example.com/a?",
+            "https://www.example.com/a?b?c&d",
+            "https://www.example.com",
+            "https://www.example.com/" + "\u00e9" * 700,
+            "https://www.example.com/" + "x" * 2025,
+            "https://www.example.com/a\u200eb",
+            "https://www.example.com/a\u00a0b",
+        ]
+    ),
+)
+LINE_RECORDS = st.fixed_dictionaries(
+    {"url": LINE_URLS},
+    optional={
+        "type": st.sampled_from(["publish", "publish", "unpublish"]),
+        "version": st.one_of(
+            st.integers(min_value=-1, max_value=10**20), st.floats(0, 10), st.just(True)
+        ),
+        "lastmod": LASTMODS,
+        "changefreq": st.sampled_from(["daily", "weekly", "Daily", "sometimes", "never"]),
+        "priority": st.one_of(
+            st.decimals(0, 1, places=2),
+            st.floats(0, 1.5),
+            st.sampled_from([0, 1, 2, 0.1, 1.0, 0.30000000000000004]),
+        ),
+        "images": IMAGES,
+    },
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(record=LINE_RECORDS, style=st.integers(0, 3))
+def test_a_line_the_line_reader_takes_is_the_same_page_on_every_path(
+    record: dict[str, Any], style: int
+) -> None:
+    assert_same_page(as_line(record, style))
+
+
+@settings(max_examples=500, deadline=None)
+@given(record=LIKELY_GOOD, style=st.integers(0, 3))
+def test_likely_good_lines_are_the_same_page_on_every_path(
+    record: dict[str, Any], style: int
+) -> None:
+    record.pop("hreflang", None)
+    record.pop("alternates", None)
+    assert_same_page(as_line(record, style))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"url": "https://www.example.com/a", "version": 1, "version": 2}\n',
+        '{"type": "publish", "url": "https://www.example.com/a", "type": "publish"}\n',
+        '{"version": 1, "url": "https://www.example.com/a", "version": 2}\n',
+        '{"url": "https://www.example.com/a", "lastmod": "2026-02-30"}\n',
+        '{"url": "https://www.example.com/a", "priority": 1.5}\n',
+        '{"url": "https://www.example.com/a", "priority": 01}\n',
+        '{"url": "https://www.example.com/a", "version": 012}\n',
+        '{"url": "https://www.example.com/a", "images": [{"loc": "https://bad_host/a.jpg"}]}\n',
+        '{"url": "https://www.example.com/a"} {"url": "https://www.example.com/b"}\n',
+        '{"url": "https://www.example.com/a",}\n',
+        '{"url": "https://www.example.com/a\\u00e9"}\n',
+        '{"url": "https://www.example.com/a\udcff"}\n',
+    ],
+)
+def test_lines_the_line_reader_leaves_to_the_full_path(line: str) -> None:
+    assert READ_LINE(line) is None
+
+
+def test_lines_of_the_common_shapes_are_taken() -> None:
+    lines = [
+        '{"url": "https://www.example.com/a?b=1&c=2", "lastmod": "2026-11-20"}\n',
+        '{"type":"publish","version":7,"url":"https://www.example.com/caf\u00e9/\u65e5"}',
+        '{"url": "https://www.example.com/", "version": 3, "lastmod": "2026-11-20T09:30:00Z", '
+        '"changefreq": "daily", "priority": 0.50, "images": [{"loc": "https://cdn.example.net'
+        '/a.jpg"}, {"loc": "https://cdn.example.net/a.jpg"}, {"loc": "http://x.org/\u00e9"}]}',
+    ]
+    assert all(assert_same_page(line) for line in lines)
+
+
+def test_the_line_reader_percent_encodes_every_non_ascii_character_it_lets_through() -> None:
+    refused = re.compile(f"[{NON_ASCII_REFUSED}]")
+    allowed = "".join(chr(code) for code in range(0x80, 0x110000) if not refused.match(chr(code)))
+    check_characters(allowed)  # none of them is refused by the URL rules
+    for start in range(0, len(allowed), 150):  # 150 characters encode to at most 1,800
+        chunk = allowed[start : start + 150]
+        line = json.dumps({"url": f"https://www.example.com/{chunk}"}, ensure_ascii=False)
+        page = READ_LINE(line)
+        assert page is not None
+        assert page[0] == normalise_url(f"https://www.example.com/{chunk}", SITE)
+        if start % 15000 == 0:
+            assert assert_same_page(line)
+
+
+@pytest.mark.parametrize(("name", "event"), _corpus_events())
+def test_no_bad_input_case_is_taken_by_the_line_reader_unless_it_is_valid(
+    name: str, event: Any
+) -> None:
+    for style in range(4):
+        try:
+            line = as_line(event, style) if isinstance(event, dict) else json.dumps(event)
+        except (TypeError, ValueError):
+            return
+        assert_same_page(line)
+
+
 # --- decoding ---------------------------------------------------------------------------------
 
 JSON_NUMBERS = st.one_of(
@@ -281,6 +462,10 @@ def mixed_pages(count: int) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"url": f"https://www.example.com/p/{n}?a=1&b=<{n % 3}>"}
         if n % 5 == 1:
             row["url"] = f"https://WWW.example.com/caf\u00e9/{n}/\u65e5\u672c"
+        if n % 4 == 2:  # the commonest shape (JSON Lines: whole lines read as they are)
+            row["url"] = f"https://www.example.com/q/{n % 50}/caf\u00e9?a=1&b=2"
+            if n % 3:
+                row["lastmod"] = f"2026-0{1 + n % 9}-1{n % 10}"
         if n % 3:
             row["lastmod"] = f"2026-0{1 + n % 9}-1{n % 10}T0{n % 10}:30:00+01:00"
         if n % 4 == 0:
@@ -333,6 +518,17 @@ def test_build_writes_the_same_bytes_on_the_fast_and_the_full_path(tmp_path: Pat
         full.result.duplicates,
         full.result.removed,
     )
+    lines = render_site(read_pages([source], SITE), SITE, limits)
+    assert lines.files == full.files
+    assert lines.result.rejected == full.result.rejected
+    assert lines.result.shards == full.result.shards
+    assert (lines.result.pages, lines.result.duplicates, lines.result.removed) == (
+        full.result.pages,
+        full.result.duplicates,
+        full.result.removed,
+    )
+    taken = sum(1 for item in read_pages([source], SITE) if isinstance(item, tuple))
+    assert 0 < taken < len(rows)  # the line reader took most lines, not all
     shard = fast.files["sitemap-pages-00001.xml.gz"]
     assert shard == render_site(records, SITE, limits).files["sitemap-pages-00001.xml.gz"]
 

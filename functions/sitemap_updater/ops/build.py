@@ -31,8 +31,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
+from operator import itemgetter
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sitemap_updater.domain.clusters import Cluster, Member, alternates
 from sitemap_updater.domain.contract import PageChange, normalise_lastmod
@@ -56,10 +57,13 @@ from sitemap_updater.domain.sharding import (
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.pages import Record, page_change, read_paths
+from sitemap_updater.ops.fast_records import FastPage
+from sitemap_updater.ops.pages import Record, page_change, read_pages
 from sitemap_updater.ops.progress import Progress
 
 Placed = TypeVar("Placed")
+# An entry as placed: (URL, its <url> line, its lastmod, the entry or None for a FastPage).
+_Placed = tuple[str, str, str | None, SitemapEntry | None]
 _SHOW_SHARDS = 20
 # Files a build owns in its output folder: shards, index files, the human view's stylesheet.
 # Others are never touched.
@@ -98,13 +102,15 @@ class BuildResult:
     stylesheet: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     """A group's open shard while placing."""
 
+    max_urls: int
     number: int = 1
     count: int = 0
     bytes: int = 0
+    shard: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -115,32 +121,44 @@ class BuiltSite:
     result: BuildResult
 
 
+# A page as collected: (version, its change, or None for a FastPage, whose <url> line and
+# lastmod follow).
+_Page = tuple[Decimal | int, PageChange | None, str, str | None]
+
+
 def collect(
-    records: Iterable[Record],
+    records: Iterable[Record | FastPage],
     site: Site,
     result: BuildResult,
     progress: Progress,
     *,
     fast: bool = True,
-) -> dict[str, tuple[Decimal, PageChange]]:
-    """URL -> (version, its newest change), in order of first appearance."""
-    pages: dict[str, tuple[Decimal, PageChange]] = {}
+) -> dict[str, _Page]:
+    """URL -> (version, its newest change, ...), in order of first appearance."""
+    pages: dict[str, _Page] = {}
+    advance = progress.advance
     for record in records:
         result.records += 1
-        progress.advance()
-        try:
-            if record.error is not None:
-                raise record.error
-            change = page_change(record.value, site, fast=fast)
-        except InvalidEvent as rejected:
-            result.rejected.append(Rejected(record.origin, rejected.reason))
-            continue
-        before = pages.get(change.url)
+        advance()
+        if isinstance(record, tuple):  # a FastPage: already valid and rendered
+            url, version, text, lastmod = record
+            page: _Page = (version, None, text, lastmod)
+        else:
+            try:
+                if record.error is not None:
+                    raise record.error
+                change = page_change(record.value, site, fast=fast)
+            except InvalidEvent as rejected:
+                result.rejected.append(Rejected(record.origin, rejected.reason))
+                continue
+            url, version = change.url, change.version
+            page = (version, change, "", None)
+        before = pages.get(url)
         if before is not None:
             result.duplicates += 1
-            if before[0] > change.version:
+            if before[0] > version:
                 continue
-        pages[change.url] = (change.version, change)
+        pages[url] = page
     return pages
 
 
@@ -188,23 +206,68 @@ def place(
     per shard.
     """
     rules = rules or GroupRules()
+    max_bytes = limits.max_entry_bytes
     shards: dict[str, list[Placed]] = {}
     groups: dict[str, _Open] = {}
     for entry, size, group in entries:
-        state = groups.setdefault(group, _Open())
-        if (
-            state.count + 1 > rules.max_urls(group, limits)
-            or state.bytes + size > limits.max_entry_bytes
-        ):
+        state = groups.get(group)
+        if state is None:
+            state = groups[group] = _Open(max_urls=rules.max_urls(group, limits))
+            state.shard = shards.setdefault(shard_id(group, state.number), [])
+        if state.count >= state.max_urls or state.bytes + size > max_bytes:
             state.number, state.count, state.bytes = state.number + 1, 0, 0
+            state.shard = shards.setdefault(shard_id(group, state.number), [])
         state.count += 1
         state.bytes += size
-        shards.setdefault(shard_id(group, state.number), []).append(entry)
+        state.shard.append(entry)
     return shards
 
 
+def _sized(
+    pages: dict[str, _Page],
+    clusters: dict[str, Cluster],
+    limits: Limits,
+    rules: GroupRules,
+    result: BuildResult,
+) -> list[tuple[_Placed, int, str]]:
+    """Every live page's entry as placed, with its size and group, in the pages' order;
+    entries no shard could hold are rejected."""
+    # Each entry is rendered once: its text gives its size and goes into its shard as is
+    # (re-rendered only when news ageing changes the entry). A FastPage comes rendered.
+    sized: list[tuple[_Placed, int, str]] = []
+    max_bytes = limits.max_entry_bytes
+    plain_group = None if rules.prefixes else rules.default
+    for url, (_version, change, text, page_lastmod) in pages.items():
+        if change is None:
+            size = len(text)  # ASCII
+            if size > max_bytes:
+                try:
+                    checked_rendered_size(text, limits)
+                except InvalidEvent as rejected:
+                    result.rejected.append(Rejected(url, rejected.reason))
+                    continue
+            group = plain_group or rules.group_for(url)
+            sized.append(((url, text, page_lastmod, None), size, group))
+            continue
+        entry = change.entry
+        if entry is None:
+            result.removed += 1
+            continue
+        if url in clusters:
+            entry = replace(entry, alternates=alternates(clusters[url], url))
+        rendered = render_entry(entry)
+        try:
+            size = checked_rendered_size(rendered, limits)
+        except InvalidEvent as rejected:
+            result.rejected.append(Rejected(url, rejected.reason))
+            continue
+        placed_entry = (url, rendered, entry.lastmod, entry)
+        sized.append((placed_entry, size, rules.group_for(url, change.group)))
+    return sized
+
+
 def render_site(
-    records: Iterable[Record],
+    records: Iterable[Record | FastPage],
     site: Site,
     limits: Limits,
     *,
@@ -229,24 +292,8 @@ def render_site(
         pages = collect(records, site, result, bar, fast=fast)
     rules = rules or GroupRules()
     moment = now or datetime.now(UTC)
-    clusters = clusters_of(change for _, change in pages.values())
-    # Each entry is rendered once: its text gives its size and goes into its shard as is
-    # (re-rendered only when news ageing changes the entry).
-    sized: list[tuple[tuple[SitemapEntry, str], int, str]] = []
-    for url, (_version, change) in pages.items():
-        entry = change.entry
-        if entry is None:
-            result.removed += 1
-            continue
-        if url in clusters:
-            entry = replace(entry, alternates=alternates(clusters[url], url))
-        rendered = render_entry(entry)
-        try:
-            size = checked_rendered_size(rendered, limits)
-        except InvalidEvent as rejected:
-            result.rejected.append(Rejected(url, rejected.reason))
-            continue
-        sized.append(((entry, rendered), size, rules.group_for(url, change.group)))
+    clusters = clusters_of(change for _, change, _, _ in pages.values() if change is not None)
+    sized = _sized(pages, clusters, limits, rules, result)
     result.pages = len(sized)
 
     files: dict[str, bytes] = {}
@@ -259,18 +306,14 @@ def render_site(
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         bodies: dict[str, Future[bytes]] = {}
         for shard, placed in sorted(place(sized, limits, rules).items()):
-            placed.sort(key=lambda pair: pair[0].url)  # the registry's order
-            entries, _expiry = current_news([entry for entry, _ in placed], moment)
-            texts = [
-                text if entry is original else render_entry(entry)
-                for entry, (original, text) in zip(entries, placed, strict=True)
-            ]
+            placed.sort(key=itemgetter(0))  # the registry's order: by URL
+            texts = _current_texts(placed, moment)
             document = shard_document(texts, limits, stylesheet=href)
             key = shard_key(shard, compress)
             bodies[key] = pool.submit(shard_body, document, compress)
-            newest = lastmod or max((e.lastmod for e in entries if e.lastmod), default=None)
+            newest = lastmod or max((p[2] for p in placed if p[2]), default=None)
             index_entries[shard] = IndexEntry(site.url_for(key), newest)
-            result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
+            result.shards.append(ShardFile(shard, key, len(texts), len(document), newest))
         files.update((key, body.result()) for key, body in bodies.items())
     for key, shards in split_index(list(index_entries), limits):
         files[key] = render_index((index_entries[s] for s in shards), stylesheet=href)
@@ -282,6 +325,18 @@ def render_site(
         files[ROBOTS_KEY] = robots_txt
     result.seconds = time.perf_counter() - started
     return BuiltSite(files, result)
+
+
+def _current_texts(placed: list[_Placed], moment: datetime) -> list[str]:
+    """The shard's <url> lines as they render at ``moment`` (news ages: domain.news)."""
+    if not any(entry is not None and entry.news is not None for _, _, _, entry in placed):
+        return [text for _, text, _, _ in placed]
+    originals = [entry or SitemapEntry(url) for url, _, _, entry in placed]
+    entries, _expiry = current_news(originals, moment)
+    return [
+        text if entry is original else render_entry(entry)
+        for entry, original, (_, text, _, _) in zip(entries, originals, placed, strict=True)
+    ]
 
 
 def write_site(files: dict[str, bytes], out_dir: Path) -> list[str]:
@@ -335,7 +390,7 @@ def run(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UserError(f"no such file: {path}")
     built = render_site(
-        read_paths(args.pages),
+        read_pages(args.pages, site),
         site,
         limits,
         compress=not args.no_compress,

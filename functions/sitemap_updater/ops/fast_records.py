@@ -15,12 +15,14 @@ and the URLs in the order url, images, alternates; so does this module.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from functools import cache, lru_cache
 from typing import Any
 
 from sitemap_updater.domain.contract import (
+    CHANGEFREQS,
     PageChange,
     UrlNormaliser,
     alternate_pairs,
@@ -32,6 +34,8 @@ from sitemap_updater.domain.contract import (
     normalise_version,
 )
 from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.render import escape
 from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
 
 FAST_FIELDS = frozenset(  # the publish fields, and the extensions of a simple shape
@@ -198,3 +202,148 @@ def fast_change(record: dict[str, Any], site: Site, default_version: Decimal) ->
         hreflang=hreflang,
         alternates=alternate_pairs(alternates, site, normalise) if alternates else (),
     )
+
+
+# --- whole JSON Lines lines of the commonest shape --------------------------------------------
+
+# (url, version, its rendered <url> line, lastmod): the page a JSON Lines line publishes, read
+# straight from the line's text. It declares no language, so its entry has no alternates and
+# its rendering is final as soon as it is read.
+FastPage = tuple[str, Decimal | int, str, str | None]
+
+_W = "[ \t]*"  # JSON whitespace inside a line (lines are split at line ends)
+# Non-ASCII characters that normalise_url may refuse: controls, whitespace, zero-width and
+# bidirectional marks, the BOM, U+FFFD to U+FFFF and lone surrogates (a superset of what
+# check_characters refuses: a test checks every code point). A URL holding one goes the full
+# way; any other non-ASCII character is only percent-encoded, as normalise_url does.
+NON_ASCII_REFUSED = (
+    "\x80-\xa0\u061c\u1680\u2000-\u200f\u2028-\u202f\u205f\u2066-\u2069\u3000"
+    "\ud800-\udfff\ufeff\ufffd-\uffff"
+)
+_NON_ASCII_REFUSED = re.compile(f"[{NON_ASCII_REFUSED}]")
+_PATH_CHARS = r"[A-Za-z0-9\-._~!$&()*+,;=:@/%\u00a1-\U0010ffff]"
+_QUERY_CHARS = r"[A-Za-z0-9\-._~!$&()*+,;=:@/%?\u00a1-\U0010ffff]"
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-F]{2})")
+_LOC = re.compile(r'"loc"[ \t]*:[ \t]*"([^"\\]+)"')
+_PERCENT_BYTES = {byte: f"%{byte:02X}" for byte in range(0x80, 0x100)}
+_CHANGEFREQS = {value: f"<changefreq>{value}</changefreq>" for value in CHANGEFREQS}
+_MISSING = ("", "")
+
+
+def _optional(key: str, value: str) -> str:
+    return rf'(?:{_W},{_W}"{key}"{_W}:{_W}{value})?'
+
+
+@cache
+def _line_pattern(site: Site) -> re.Pattern[str]:
+    """A line holding one publish record of the commonest shape: ``url`` first (``type`` and
+    ``version`` may also come before it), then ``type``, ``version``, ``lastmod``,
+    ``changefreq``, ``priority`` and ``images`` (``[{"loc": ...}, ...]``) in this order, each
+    optional; strings without escapes, plain numbers. The values are checked by line_reader."""
+    image = rf'\{{{_W}"loc"{_W}:{_W}"[^"\\]+"{_W}\}}'
+    version = r"(?:0|[1-9][0-9]{0,17})"
+    return re.compile(
+        rf'\{{{_W}(?P<t1>"type"{_W}:{_W}"publish"{_W},{_W})?'
+        rf'(?:"version"{_W}:{_W}(?P<v1>{version}){_W},{_W})?'
+        rf'"url"{_W}:{_W}"(?P<url>{re.escape(site.origin)}/{_PATH_CHARS}*(?:\?{_QUERY_CHARS}+)?)"'
+        + _optional("type", '(?P<t2>"publish")')
+        + _optional("version", f"(?P<v2>{version})")
+        + _optional("lastmod", r'"(?P<lastmod>[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9:]{8}Z)?)"')
+        + _optional("changefreq", r'"(?P<changefreq>[a-z]{5,7})"')
+        + _optional("priority", r"(?P<priority>[01](?:\.[0-9]{1,6})?)")
+        + _optional("images", rf"\[{_W}(?P<images>{image}(?:{_W},{_W}{image})*){_W}\]")
+        + rf"{_W}\}}[ \t\n]*"
+    )
+
+
+def _lastmod_element(value: str) -> tuple[str, str] | None:
+    try:
+        lastmod = lastmod_of(value)
+    except ValueError:
+        return None
+    return f"<lastmod>{escape(lastmod)}</lastmod>", lastmod
+
+
+def _priority_element(value: str) -> str | None:
+    try:
+        return f"<priority>{escape(normalise_priority(Decimal(value)))}</priority>"
+    except ValueError:
+        return None
+
+
+def line_reader(
+    site: Site, default_version: Decimal = Decimal(0)
+) -> Callable[[str], FastPage | None]:
+    """``read(line)``: the FastPage a JSON Lines line publishes when it is of the commonest
+    shape and every value passes the contract's rules, rendered as ``render_entry`` renders
+    it; None to decode the line and validate it the usual way (which gives the reason of a
+    refusal: this never refuses). Values seen before are looked up, not checked again."""
+    match = _line_pattern(site).fullmatch
+    normalise = canonical_or_normalised(site)
+    lastmods: dict[str, tuple[str, str] | None] = {}
+    priorities: dict[str, str | None] = {}
+    changefreqs = _CHANGEFREQS
+
+    def read(line: str) -> FastPage | None:
+        found = match(line)
+        if found is None:
+            return None
+        t1, v1, url, t2, v2, lastmod, changefreq, priority, images = found.groups()
+        if (t1 and t2) or (v1 and v2):
+            return None  # a field given twice: the full path decides
+        if "%" in url and _BAD_ESCAPE.search(url):
+            return None
+        if "/." in url or "%2E" in url or len(url) > MAX_URL_LENGTH:
+            return None
+        if not url.isascii():
+            if _NON_ASCII_REFUSED.search(url):
+                return None
+            url = url.encode("utf-8").decode("latin-1").translate(_PERCENT_BYTES)
+            if len(url) > MAX_URL_LENGTH:
+                return None
+        lastmod_element, lastmod_value = _MISSING
+        if lastmod is not None:
+            if lastmod in lastmods:
+                known = lastmods[lastmod]
+            else:
+                known = lastmods[lastmod] = _lastmod_element(lastmod)
+            if known is None:
+                return None
+            lastmod_element, lastmod_value = known
+        changefreq_element = ""
+        if changefreq is not None:
+            changefreq_element = changefreqs.get(changefreq, "")
+            if not changefreq_element:
+                return None
+        priority_element = ""
+        if priority is not None:
+            if priority in priorities:
+                known_priority = priorities[priority]
+            else:
+                known_priority = priorities[priority] = _priority_element(priority)
+            if known_priority is None:
+                return None
+            priority_element = known_priority
+        images_element = ""
+        if images is not None:
+            locs = _LOC.findall(images)
+            if not all(_is_url_text(loc) for loc in locs):
+                return None
+            try:
+                normalised = image_locs(locs, site, normalise)
+            except InvalidEvent:
+                return None
+            images_element = "".join(
+                f"<image:image><image:loc>{escape(loc)}</image:loc></image:image>"
+                for loc in normalised
+            )
+        loc = url.replace("&", "&amp;") if "&" in url else url
+        return (
+            url,
+            int(v1 or v2) if (v1 or v2) else default_version,
+            f"<url><loc>{loc}</loc>{lastmod_element}{changefreq_element}{priority_element}"
+            f"{images_element}</url>\n",
+            lastmod_value or None,
+        )
+
+    return read

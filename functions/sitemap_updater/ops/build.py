@@ -30,13 +30,12 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from decimal import Decimal
 from operator import itemgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sitemap_updater.domain.clusters import Cluster, Member, alternates
-from sitemap_updater.domain.contract import PageChange, normalise_lastmod
+from sitemap_updater.domain.clusters import Cluster, Member
+from sitemap_updater.domain.contract import X_DEFAULT, PageChange, normalise_lastmod
 from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
@@ -57,7 +56,7 @@ from sitemap_updater.domain.sharding import (
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.fast_records import FastPage
+from sitemap_updater.ops.fast_records import FastPage, Pairs, with_alternates
 from sitemap_updater.ops.pages import Record, page_change, read_pages
 from sitemap_updater.ops.progress import Progress
 
@@ -123,9 +122,6 @@ class BuiltSite:
 
 # A page as collected: (version, its change, or None for a FastPage, whose <url> line and
 # lastmod follow).
-_Page = tuple[Decimal | int, PageChange | None, str, str | None]
-
-
 def collect(
     records: Iterable[Record | FastPage],
     site: Site,
@@ -133,16 +129,16 @@ def collect(
     progress: Progress,
     *,
     fast: bool = True,
-) -> dict[str, _Page]:
-    """URL -> (version, its newest change, ...), in order of first appearance."""
-    pages: dict[str, _Page] = {}
+) -> dict[str, FastPage]:
+    """URL -> the page of its newest record (a FastPage as read, or one made of a validated
+    PageChange), in order of first appearance."""
+    pages: dict[str, FastPage] = {}
     advance = progress.advance
     for record in records:
         result.records += 1
         advance()
         if isinstance(record, tuple):  # a FastPage: already valid and rendered
-            url, version, text, lastmod = record
-            page: _Page = (version, None, text, lastmod)
+            page = record
         else:
             try:
                 if record.error is not None:
@@ -151,12 +147,20 @@ def collect(
             except InvalidEvent as rejected:
                 result.rejected.append(Rejected(record.origin, rejected.reason))
                 continue
-            url, version = change.url, change.version
-            page = (version, change, "", None)
+            page = (
+                change.url,
+                change.version,
+                "",
+                None,
+                change.hreflang,
+                change.alternates,
+                change,
+            )
+        url = page[0]
         before = pages.get(url)
         if before is not None:
             result.duplicates += 1
-            if before[0] > version:
+            if before[1] > page[1]:
                 continue
         pages[url] = page
     return pages
@@ -164,7 +168,8 @@ def collect(
 
 def clusters_of(changes: Iterable[PageChange]) -> dict[str, Cluster]:
     """URL -> its hreflang cluster, built from every page's declarations (the same rules as
-    the registry's clusters: see domain.clusters)."""
+    the registry's clusters: see domain.clusters). The build uses cluster_alternates, which
+    tests hold to this and domain.clusters.alternates."""
     parent: dict[str, str] = {}
 
     def root(url: str) -> str:
@@ -191,6 +196,62 @@ def clusters_of(changes: Iterable[PageChange]) -> dict[str, Cluster]:
         for group, group_members in members.items()
         for url in group_members
     }
+
+
+def cluster_alternates(
+    declaring: Iterable[tuple[str, str | None, Pairs, bool]],
+) -> dict[str, Pairs]:
+    """URL -> ``alternates(cluster, url)`` for the clusters ``clusters_of`` makes, computed
+    once per cluster rather than once per member; only URLs that list any.
+
+    ``declaring``: (url, hreflang, declared pairs, live) of every page that declares a
+    language or alternates. A cluster's members are linked by declarations, so a member's
+    component is its whole cluster, and every member lists the same pairs (the live members'
+    languages), provided it is live, has a language and the pairs name two pages or more.
+    """
+    parent: dict[str, str] = {}
+
+    def root(url: str) -> str:
+        parent.setdefault(url, url)
+        while parent[url] != url:
+            parent[url] = parent[parent[url]]
+            url = parent[url]
+        return url
+
+    declared = list(declaring)
+    for url, _, pairs, _ in declared:
+        for _, href in pairs:
+            parent[root(href)] = root(url)
+        root(url)
+    groups: dict[str, dict[str, tuple[str | None, Pairs, bool]]] = {}
+    for url, lang, pairs, live in declared:
+        groups.setdefault(root(url), {})[url] = (lang, pairs, live)
+    for url in parent:
+        groups.setdefault(root(url), {}).setdefault(url, (None, (), False))
+    listed_by: dict[str, Pairs] = {}
+    for members in groups.values():
+        declared_for: dict[str, set[str]] = {}
+        for _, pairs, _ in members.values():
+            for lang, href in pairs:
+                declared_for.setdefault(href, set()).add(lang)
+        languages: dict[str, set[str]] = {}
+        for url, (lang, _, _) in members.items():
+            others = declared_for.get(url, set())
+            languages[url] = {lang} | (others & {X_DEFAULT}) if lang is not None else others
+        listed = tuple(
+            sorted(
+                (lang, url)
+                for url, (_, _, live) in members.items()
+                if live
+                for lang in languages[url]
+            )
+        )
+        if len({href for _, href in listed}) < 2:
+            continue
+        for url, (_, _, live) in members.items():
+            if live and languages[url]:
+                listed_by[url] = listed
+    return listed_by
 
 
 def place(
@@ -224,21 +285,22 @@ def place(
 
 
 def _sized(
-    pages: dict[str, _Page],
-    clusters: dict[str, Cluster],
+    pages: dict[str, FastPage],
+    links: dict[str, Pairs],
     limits: Limits,
     rules: GroupRules,
     result: BuildResult,
 ) -> list[tuple[_Placed, int, str]]:
     """Every live page's entry as placed, with its size and group, in the pages' order;
-    entries no shard could hold are rejected."""
+    entries no shard could hold are rejected. ``links``: see cluster_alternates."""
     # Each entry is rendered once: its text gives its size and goes into its shard as is
     # (re-rendered only when news ageing changes the entry). A FastPage comes rendered.
     sized: list[tuple[_Placed, int, str]] = []
     max_bytes = limits.max_entry_bytes
     plain_group = None if rules.prefixes else rules.default
-    for url, (_version, change, text, page_lastmod) in pages.items():
+    for url, (_, _, read_text, page_lastmod, _, _, change) in pages.items():
         if change is None:
+            text = with_alternates(read_text, links[url]) if url in links else read_text
             size = len(text)  # ASCII
             if size > max_bytes:
                 try:
@@ -253,8 +315,8 @@ def _sized(
         if entry is None:
             result.removed += 1
             continue
-        if url in clusters:
-            entry = replace(entry, alternates=alternates(clusters[url], url))
+        if url in links:
+            entry = replace(entry, alternates=links[url])
         rendered = render_entry(entry)
         try:
             size = checked_rendered_size(rendered, limits)
@@ -292,8 +354,12 @@ def render_site(
         pages = collect(records, site, result, bar, fast=fast)
     rules = rules or GroupRules()
     moment = now or datetime.now(UTC)
-    clusters = clusters_of(change for _, change, _, _ in pages.values() if change is not None)
-    sized = _sized(pages, clusters, limits, rules, result)
+    links = cluster_alternates(
+        (url, lang, pairs, change is None or change.live)
+        for url, _, _, _, lang, pairs, change in pages.values()
+        if lang or pairs
+    )
+    sized = _sized(pages, links, limits, rules, result)
     result.pages = len(sized)
 
     files: dict[str, bytes] = {}

@@ -30,7 +30,7 @@ from sitemap_updater.domain.contract import (
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import _loads, parse_event, unwrap
-from sitemap_updater.domain.render import render_entry
+from sitemap_updater.domain.render import _ESCAPES, escape, render_entry
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site, check_characters, normalise_url
 from sitemap_updater.ops import pages
@@ -658,3 +658,9 @@ def test_records_in_memory_build_alike_on_both_paths() -> None:
     fast = render_site(records, SITE, Limits(max_urls_per_shard=50))
     full = render_site(records, SITE, Limits(max_urls_per_shard=50), fast=False)
     assert fast.files == full.files
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("a&<>\"'\r\n;#é"))))
+def test_escape_is_the_translation_table(text: str) -> None:
+    assert escape(text) == text.translate(_ESCAPES)

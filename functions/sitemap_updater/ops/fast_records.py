@@ -234,7 +234,7 @@ _ALTERNATE = re.compile(  # (hreflang, href) or (href, hreflang)
     r'"hreflang"[ \t]*:[ \t]*"([^"]+)"[ \t]*,[ \t]*"href"[ \t]*:[ \t]*"([^"]+)"'
     r'|"href"[ \t]*:[ \t]*"([^"]+)"[ \t]*,[ \t]*"hreflang"[ \t]*:[ \t]*"([^"]+)"'
 )
-_PERCENT_BYTES = {byte: f"%{byte:02X}" for byte in range(0x80, 0x100)}
+_NON_ASCII_RUN = re.compile("[^\x00-\x7f]+")
 _CHANGEFREQS: dict[str | None, str] = {
     None: "",
     **{value: f"<changefreq>{value}</changefreq>" for value in CHANGEFREQS},
@@ -314,7 +314,11 @@ def _encoded(url: str) -> str:
     as UTF-8 (what normalise_url does to them); "" when a rule might refuse it."""
     if len(url) > MAX_URL_LENGTH or _NON_ASCII_REFUSED.search(url):
         return ""
-    return url.encode("utf-8").decode("latin-1").translate(_PERCENT_BYTES)
+    return _NON_ASCII_RUN.sub(_percent_encoded, url)
+
+
+def _percent_encoded(run: re.Match[str]) -> str:
+    return "%" + run.group().encode("utf-8").hex("%").upper()
 
 
 def _images_element(images: str) -> str:

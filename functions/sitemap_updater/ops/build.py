@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from sitemap_updater.domain.clusters import Cluster, Member
 from sitemap_updater.domain.contract import X_DEFAULT, PageChange, normalise_lastmod
@@ -40,7 +40,7 @@ from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.news import current_news
-from sitemap_updater.domain.render import IndexEntry, render_entry, render_index
+from sitemap_updater.domain.render import IndexEntry, render_entry, render_index, rendered_size
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
     ROBOTS_KEY,
@@ -56,11 +56,10 @@ from sitemap_updater.domain.sharding import (
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.fast_records import FastPage, Pairs, with_alternates
+from sitemap_updater.ops.fast_records import FastPage, Pairs, links_of, with_alternates
 from sitemap_updater.ops.pages import Record, page_change, read_pages
 from sitemap_updater.ops.progress import Progress
 
-Placed = TypeVar("Placed")
 # An entry as placed: (URL, its <url> line, its lastmod, the entry or None for a FastPage).
 _Placed = tuple[str, str, str | None, SitemapEntry | None]
 _SHOW_SHARDS = 20
@@ -133,10 +132,12 @@ def collect(
     """URL -> the page of its newest record (a FastPage as read, or one made of a validated
     PageChange), in order of first appearance."""
     pages: dict[str, FastPage] = {}
-    advance = progress.advance
+    advance = progress.advance if progress.enabled else None
+    count = duplicates = 0
     for record in records:
-        result.records += 1
-        advance()
+        count += 1
+        if advance is not None:
+            advance()
         if isinstance(record, tuple):  # a FastPage: already valid and rendered
             page = record
         else:
@@ -159,10 +160,12 @@ def collect(
         url = page[0]
         before = pages.get(url)
         if before is not None:
-            result.duplicates += 1
+            duplicates += 1
             if before[1] > page[1]:
                 continue
         pages[url] = page
+    result.records += count
+    result.duplicates += duplicates
     return pages
 
 
@@ -254,23 +257,55 @@ def cluster_alternates(
     return listed_by
 
 
-def place(
-    entries: Iterable[tuple[Placed, int, str]],
+def _placed(
+    pages: dict[str, FastPage],
+    links: dict[str, Pairs],
     limits: Limits,
-    rules: GroupRules | None = None,
-) -> dict[str, list[Placed]]:
-    """Fill each group's open shard in order; the next entry that does not fit closes it.
+    rules: GroupRules,
+    result: BuildResult,
+) -> dict[str, list[_Placed]]:
+    """Every live page's entry, rendered and placed: shard id -> its entries.
 
-    ``entries``: (entry, its size in bytes, its group); an entry may be anything (the build
-    places an entry with its rendering). The condition is the registry's capacity check: at
-    most the group's URL limit (news groups hold fewer) and ``max_entry_bytes`` of entries
-    per shard.
+    Placement is the ingest's for new URLs: in the pages' order, each group fills its open
+    shard, and the next entry that does not fit (the group's URL limit, news groups holding
+    fewer, or ``max_entry_bytes``) closes it. Entries no shard could hold are rejected.
+    ``links``: see cluster_alternates.
+
+    Each entry is rendered once: its text gives its size and goes into its shard as is
+    (re-rendered only when news ageing changes the entry). A FastPage comes rendered.
     """
-    rules = rules or GroupRules()
     max_bytes = limits.max_entry_bytes
-    shards: dict[str, list[Placed]] = {}
+    plain_group = None if rules.prefixes else rules.default
+    rendered_links: dict[Pairs, str] = {}  # a cluster's members list the same pairs
+    shards: dict[str, list[_Placed]] = {}
     groups: dict[str, _Open] = {}
-    for entry, size, group in entries:
+    for url, (_, _, read_text, page_lastmod, _, _, change) in pages.items():
+        entry = None
+        if change is None:
+            text = read_text
+            if url in links:
+                pairs = links[url]
+                if pairs not in rendered_links:
+                    rendered_links[pairs] = links_of(pairs)
+                text = with_alternates(text, rendered_links[pairs])
+            size = len(text)  # ASCII
+            group = plain_group or rules.group_for(url)
+        else:
+            entry = change.entry
+            if entry is None:
+                result.removed += 1
+                continue
+            if url in links:
+                entry = replace(entry, alternates=links[url])
+            text = render_entry(entry)
+            size = rendered_size(text)
+            group = rules.group_for(url, change.group)
+        if size > max_bytes:
+            try:
+                checked_rendered_size(text, limits)
+            except InvalidEvent as rejected:
+                result.rejected.append(Rejected(url, rejected.reason))
+                continue
         state = groups.get(group)
         if state is None:
             state = groups[group] = _Open(max_urls=rules.max_urls(group, limits))
@@ -280,52 +315,9 @@ def place(
             state.shard = shards.setdefault(shard_id(group, state.number), [])
         state.count += 1
         state.bytes += size
-        state.shard.append(entry)
+        state.shard.append((url, text, page_lastmod if entry is None else entry.lastmod, entry))
+        result.pages += 1
     return shards
-
-
-def _sized(
-    pages: dict[str, FastPage],
-    links: dict[str, Pairs],
-    limits: Limits,
-    rules: GroupRules,
-    result: BuildResult,
-) -> list[tuple[_Placed, int, str]]:
-    """Every live page's entry as placed, with its size and group, in the pages' order;
-    entries no shard could hold are rejected. ``links``: see cluster_alternates."""
-    # Each entry is rendered once: its text gives its size and goes into its shard as is
-    # (re-rendered only when news ageing changes the entry). A FastPage comes rendered.
-    sized: list[tuple[_Placed, int, str]] = []
-    max_bytes = limits.max_entry_bytes
-    plain_group = None if rules.prefixes else rules.default
-    for url, (_, _, read_text, page_lastmod, _, _, change) in pages.items():
-        if change is None:
-            text = with_alternates(read_text, links[url]) if url in links else read_text
-            size = len(text)  # ASCII
-            if size > max_bytes:
-                try:
-                    checked_rendered_size(text, limits)
-                except InvalidEvent as rejected:
-                    result.rejected.append(Rejected(url, rejected.reason))
-                    continue
-            group = plain_group or rules.group_for(url)
-            sized.append(((url, text, page_lastmod, None), size, group))
-            continue
-        entry = change.entry
-        if entry is None:
-            result.removed += 1
-            continue
-        if url in links:
-            entry = replace(entry, alternates=links[url])
-        rendered = render_entry(entry)
-        try:
-            size = checked_rendered_size(rendered, limits)
-        except InvalidEvent as rejected:
-            result.rejected.append(Rejected(url, rejected.reason))
-            continue
-        placed_entry = (url, rendered, entry.lastmod, entry)
-        sized.append((placed_entry, size, rules.group_for(url, change.group)))
-    return sized
 
 
 def render_site(
@@ -359,8 +351,7 @@ def render_site(
         for url, _, _, _, lang, pairs, change in pages.values()
         if lang or pairs
     )
-    sized = _sized(pages, links, limits, rules, result)
-    result.pages = len(sized)
+    placed_by_shard = _placed(pages, links, limits, rules, result)
 
     files: dict[str, bytes] = {}
     href = STYLESHEET_HREF if stylesheet else None
@@ -371,7 +362,7 @@ def render_site(
     # the next ones render (the bytes are the same, shard by shard).
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         bodies: dict[str, Future[bytes]] = {}
-        for shard, placed in sorted(place(sized, limits, rules).items()):
+        for shard, placed in sorted(placed_by_shard.items()):
             placed.sort(key=itemgetter(0))  # the registry's order: by URL
             texts = _current_texts(placed, moment)
             document = shard_document(texts, limits, stylesheet=href)

@@ -327,11 +327,16 @@ def _images_element(images: str) -> str:
     if not _canonical_list(images):
         return ""
     locs = _LOC.findall(images)
-    if len(locs) > MAX_IMAGES or any(len(loc) > MAX_URL_LENGTH for loc in locs):
+    if len(locs) > MAX_IMAGES or (
+        len(images) > MAX_URL_LENGTH and any(len(loc) > MAX_URL_LENGTH for loc in locs)
+    ):
         return ""
+    # Canonical URLs hold no markup character but "&" (check_characters refuses the others).
     return "".join(
-        f"<image:image><image:loc>{escape(loc)}</image:loc></image:image>"
-        for loc in dict.fromkeys(locs)
+        [
+            f"<image:image><image:loc>{loc.replace('&', '&amp;')}</image:loc></image:image>"
+            for loc in (dict.fromkeys(locs) if len(locs) > 1 else locs)
+        ]
     )
 
 
@@ -356,13 +361,15 @@ def _declared(alternates: str, hreflangs: dict[str, str | None]) -> Pairs | None
     return tuple(sorted(normalised))
 
 
-def line_reader(
-    site: Site, default_version: Decimal = Decimal(0)
-) -> Callable[[str], FastPage | None]:
+def line_reader(site: Site, default_version: int = 0) -> Callable[[str], FastPage | None]:
     """``read(line)``: the FastPage a JSON Lines line publishes when it is of the commonest
     shape and every value passes the contract's rules, rendered as ``render_entry`` renders
     it; None to decode the line and validate it the usual way (which gives the reason of a
-    refusal: this never refuses). Values seen before are looked up, not checked again."""
+    refusal: this never refuses). Values seen before are looked up, not checked again.
+
+    Versions are ints (a JSON integer's exact value; versions are only ever compared, and an
+    int equals the Decimal the full path gives), so a FastPage holds only str, int, tuple
+    and None (marshal sends it)."""
     match = _line_pattern(site).fullmatch
     lastmods: dict[str, tuple[str, str] | None] = {}
     priorities: dict[str, str | None] = {}
@@ -438,13 +445,17 @@ def line_reader(
     return read
 
 
-def with_alternates(text: str, pairs: Pairs) -> str:
-    """A FastPage's <url> line with its cluster's alternates, where render_entry puts them
-    (after priority, before the images)."""
-    links = "".join(
+def links_of(pairs: Pairs) -> str:
+    """The <xhtml:link> elements of an entry's alternates, as render_entry renders them."""
+    return "".join(
         f'<xhtml:link rel="alternate" hreflang="{escape(lang)}" href="{escape(href)}"/>'
         for lang, href in pairs
     )
+
+
+def with_alternates(text: str, links: str) -> str:
+    """A FastPage's <url> line with its cluster's alternates (``links_of``), where
+    render_entry puts them (after priority, before the images)."""
     at = text.find(_IMAGE_OPEN)
     if at < 0:
         at = len(text) - len(_URL_CLOSE)

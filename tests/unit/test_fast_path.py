@@ -666,3 +666,55 @@ def test_records_in_memory_build_alike_on_both_paths() -> None:
 @given(text=st.text(alphabet=st.sampled_from(list("a&<>\"'\r\n;#é"))))
 def test_escape_is_the_translation_table(text: str) -> None:
     assert escape(text) == text.translate(_ESCAPES)
+
+
+def plain(items: Any) -> list[Any]:
+    """Records comparable by value (an exception equals only itself)."""
+    return [
+        item if isinstance(item, tuple) else (item.origin, item.value, repr(item.error))
+        for item in items
+    ]
+
+
+def test_reading_in_two_processes_gives_the_same_records_and_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rows = mixed_pages(300)
+    source = tmp_path / "pages.jsonl"
+    lines = [json.dumps(row, ensure_ascii=False, default=float) for row in rows]
+    lines[7:7] = ["", "  ", "not json", "[1, 2]"]  # blank lines are skipped, bad ones refused
+    source.write_text("\n".join(lines), encoding="utf-8")  # no final line end
+    alone = plain(read_pages([source], SITE, parallel_from=10**9))
+    assert plain(read_pages([source], SITE, parallel_from=2)) == alone
+    limits = Limits(max_urls_per_shard=40)
+    full = render_site(read_records(source), SITE, limits, fast=False)
+    built = render_site(read_pages([source], SITE, parallel_from=2), SITE, limits)
+    assert built.files == full.files
+    assert built.result.rejected == full.result.rejected
+    # The other process failing (or no fork): its lines are read here, to the same records.
+    monkeypatch.setattr(pages, "_read_elsewhere", lambda lines, site: lambda: None)
+    assert plain(read_pages([source], SITE, parallel_from=2)) == alone
+    monkeypatch.setattr(pages, "_read_elsewhere", lambda lines, site: None)
+    assert plain(read_pages([source], SITE, parallel_from=2)) == alone
+
+
+def test_a_reader_left_early_still_waits_for_the_other_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "pages.jsonl"
+    source.write_text(
+        "".join(f'{{"url": "https://www.example.com/{n}"}}\n' for n in range(50)), "utf-8"
+    )
+    real, waited = pages._read_elsewhere, []
+
+    def elsewhere(lines: list[str], site: Site) -> Any:
+        result = real(lines, site)
+        assert result is not None
+        return lambda: waited.append(result())
+
+    monkeypatch.setattr(pages, "_read_elsewhere", elsewhere)
+    reader = read_pages([source], SITE, parallel_from=2)
+    assert next(reader)[0] == "https://www.example.com/0"
+    reader.close()  # the generator's finally collects the child: no zombie, no open pipe
+    assert len(waited) == 1
+    assert len(waited[0]) == 30  # the last three fifths, read there

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sitemap_updater.domain import urls
 from sitemap_updater.domain.clusters import alternates
 from sitemap_updater.domain.contract import (
     X_DEFAULT,
@@ -33,7 +34,7 @@ from sitemap_updater.domain.events import _loads, parse_event, unwrap
 from sitemap_updater.domain.render import _ESCAPES, escape, render_entry
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site, check_characters, normalise_url
-from sitemap_updater.ops import pages
+from sitemap_updater.ops import fast_records, pages
 from sitemap_updater.ops.build import cluster_alternates, clusters_of, render_site
 from sitemap_updater.ops.fast_records import (
     NON_ASCII_REFUSED,
@@ -718,3 +719,20 @@ def test_a_reader_left_early_still_waits_for_the_other_process(
     reader.close()  # the generator's finally collects the child: no zombie, no open pipe
     assert len(waited) == 1
     assert len(waited[0]) == 30  # the last three fifths, read there
+
+
+def test_the_line_patterns_url_characters_are_what_normalise_url_keeps() -> None:
+    # ASCII: exactly the characters normalise_url keeps as they are (less those that
+    # check_characters refuses first), and "%" (escapes are checked apart); no non-ASCII
+    # character outside NON_ASCII_REFUSED... is refused by the pattern itself.
+    for chars, safe in (
+        (fast_records._PATH_CHARS, urls._PATH_SAFE),
+        (fast_records._QUERY_CHARS, urls._QUERY_SAFE),
+    ):
+        pattern = re.compile(chars)
+        matched = {chr(code) for code in range(0x80) if pattern.match(chr(code))}
+        assert matched == (safe | {"%"}) - set(urls._FORBIDDEN)
+        refused = re.compile(f"[{NON_ASCII_REFUSED}]")
+        assert all(
+            pattern.match(chr(code)) or refused.match(chr(code)) for code in range(0x80, 0x3000)
+        )

@@ -224,9 +224,12 @@ NON_ASCII_REFUSED = (
     "\ud800-\udfff\ufeff\ufffd-\uffff"
 )
 _NON_ASCII_REFUSED = re.compile(f"[{NON_ASCII_REFUSED}]")
-# What normalise_url leaves as it is (escapes are checked apart: _BAD_ESCAPE), and non-ASCII.
-_PATH_CHARS = r"[A-Za-z0-9\-._~!$&()*+,;=:@/%\u00a1-\U0010ffff]"
-_QUERY_CHARS = r"[A-Za-z0-9\-._~!$&()*+,;=:@/%?\u00a1-\U0010ffff]"
+# What normalise_url leaves as it is (A-Z a-z 0-9 -._~!$&()*+,;=:@/ and escapes, checked
+# apart: _BAD_ESCAPE) and non-ASCII (checked apart: _NON_ASCII_REFUSED), as the complement
+# of the rest of ASCII (a negated class compiles three times faster than the range to
+# U+10FFFF). A test holds it to the safe set.
+_PATH_CHARS = r"[^\x00-\x20\"#'<>?\[\\\]^`{|}\x7f-\xa0]"
+_QUERY_CHARS = r"[^\x00-\x20\"#'<>\[\\\]^`{|}\x7f-\xa0]"
 _ASCII_PATH = r"/[A-Za-z0-9\-._~!$&()*+,;=:@/%]*(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/%?]+)?"
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-F]{2})")
 _LOC = re.compile(r'"loc"[ \t]*:[ \t]*"([^"]+)"')

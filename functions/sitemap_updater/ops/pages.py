@@ -154,6 +154,7 @@ def _fast_json_lines(
     while this one reads the first ones (the machine's second core); its pages come back
     through a pipe and are given in line order, so the records are the same either way.
     """
+    read = line_reader(site)  # its pattern compiled before the fork: once, for both
     split = len(lines)
     elsewhere = None
     if len(lines) >= parallel_from and (os.cpu_count() or 1) > 1:
@@ -161,7 +162,6 @@ def _fast_json_lines(
         elsewhere = _read_elsewhere(lines[split:], site)
         if elsewhere is None:
             split = len(lines)
-    read = line_reader(site)
     try:
         for number in range(split):
             line = lines[number]
@@ -199,7 +199,7 @@ def _read_elsewhere(
         status = 1
         try:
             os.close(source)
-            read = line_reader(site)
+            read = line_reader(site)  # the pattern is compiled already (cached)
             pages = marshal.dumps([read(line) for line in lines])  # str, int, tuple, None
             with os.fdopen(sink, "wb") as stream:
                 stream.write(pages)

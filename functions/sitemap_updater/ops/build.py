@@ -25,9 +25,9 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from operator import itemgetter
@@ -360,18 +360,18 @@ def render_site(
     index_entries: dict[str, IndexEntry] = {}
     # zlib lets go of the GIL while it compresses: shards are gzipped on other threads while
     # the next ones render (the bytes are the same, shard by shard).
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        bodies: dict[str, Future[bytes]] = {}
+    with _Gzip(workers=os.cpu_count() or 1) as pool:
+        bodies: dict[str, list[bytes]] = {}
         for shard, placed in sorted(placed_by_shard.items()):
             placed.sort(key=itemgetter(0))  # the registry's order: by URL
             texts = _current_texts(placed, moment)
             document = shard_document(texts, limits, stylesheet=href)
             key = shard_key(shard, compress)
-            bodies[key] = pool.submit(shard_body, document, compress)
+            bodies[key] = pool.submit(document, compress)
             newest = lastmod or max((p[2] for p in placed if p[2]), default=None)
             index_entries[shard] = IndexEntry(site.url_for(key), newest)
             result.shards.append(ShardFile(shard, key, len(texts), len(document), newest))
-        files.update((key, body.result()) for key, body in bodies.items())
+    files.update((key, body) for key, (body,) in bodies.items())
     for key, shards in split_index(list(index_entries), limits):
         files[key] = render_index((index_entries[s] for s in shards), stylesheet=href)
         result.index_files.append(key)
@@ -382,6 +382,44 @@ def render_site(
         files[ROBOTS_KEY] = robots_txt
     result.seconds = time.perf_counter() - started
     return BuiltSite(files, result)
+
+
+class _Gzip:
+    """``shard_body`` on other threads, at most ``workers`` at once: zlib lets go of the GIL
+    while it compresses. (Plain threads: concurrent.futures would import logging, queue and
+    more for every build.)"""
+
+    def __init__(self, workers: int) -> None:
+        self._slots = threading.BoundedSemaphore(workers)
+        self._threads: list[threading.Thread] = []
+        self._failed: list[BaseException] = []
+
+    def submit(self, document: bytes, compress: bool) -> list[bytes]:
+        """A list that holds the body once ``__exit__`` has returned."""
+        body: list[bytes] = []
+
+        def run() -> None:
+            try:
+                body.append(shard_body(document, compress))
+            except BaseException as exc:  # noqa: BLE001 - raised again in __exit__
+                self._failed.append(exc)
+            finally:
+                self._slots.release()
+
+        self._slots.acquire()
+        thread = threading.Thread(target=run, name="gzip", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        return body
+
+    def __enter__(self) -> _Gzip:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for thread in self._threads:
+            thread.join()
+        if self._failed:
+            raise self._failed[0]
 
 
 def _current_texts(placed: list[_Placed], moment: datetime) -> list[str]:

@@ -736,3 +736,59 @@ def test_the_line_patterns_url_characters_are_what_normalise_url_keeps() -> None
         assert all(
             pattern.match(chr(code)) or refused.match(chr(code)) for code in range(0x80, 0x3000)
         )
+
+
+KEYS = st.sampled_from(["url", "loc", "a", 'q"uote', "back\\slash", "x:y"])
+JSON_VALUES = st.recursive(
+    st.one_of(st.integers(-5, 5), st.sampled_from(["s", '":', "\\", "a\\u00e9"]), st.none()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(st.tuples(KEYS, inner), max_size=4),  # an object, keys maybe repeated
+    ),
+    max_leaves=8,
+)
+
+
+def _json_text(value: Any) -> str:
+    if isinstance(value, list) and value and all(isinstance(item, tuple) for item in value):
+        pairs = (f"{json.dumps(key)}: {_json_text(item)}" for key, item in value)
+        return "{" + ", ".join(pairs) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_json_text(item) for item in value) + "]"
+    return json.dumps(value)
+
+
+@settings(max_examples=800, deadline=None)
+@given(pairs=st.lists(st.tuples(KEYS, JSON_VALUES), min_size=1, max_size=5))
+def test_the_build_refuses_repeated_keys_as_the_ingest_function_does(pairs: Any) -> None:
+    text = _json_text(pairs)
+    record = pages._decode(text, "t")
+    try:
+        ingest: Any = _loads(text)
+    except ValueError as exc:
+        ingest = ("refused", str(exc))
+    if isinstance(ingest, tuple):
+        assert record.error is not None
+        assert record.error.code == "malformed_json"
+        assert ingest[1] in record.error.detail
+    else:
+        assert record.error is None
+        assert _typed(record.value) == _typed(ingest)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"url": "https://www.example.com/a", "url": "https://www.example.com/b"}',
+        '{"url": "https://www.example.com/a", "lastmod": "2026-01-01", "lastmod": "2026-01-02"}',
+        '{"url": "https://www.example.com/a", "images": [{"loc": "https://c.example/1.jpg", '
+        '"loc": "https://c.example/2.jpg"}]}',
+        '{"type": "publish", "url": "https://www.example.com/a", "type": "publish"}',
+    ],
+)
+def test_a_record_with_a_repeated_key_is_refused_on_every_path(line: str) -> None:
+    page, full, ingest = line_outcomes(line + "\n")
+    assert page is None
+    assert full[0] == ingest[0] == "rejected"
+    assert full[1].startswith("malformed_json: ")
+    assert ingest == ("rejected", "malformed_json")

@@ -56,7 +56,22 @@ def _reject_constant(name: str) -> Any:
 
 
 # One decoder for every line: json.loads(..., parse_float=...) would build one per call.
-_DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=_reject_constant)
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # As the ingest function decodes (domain.events._unique_keys, not imported: it would
+    # bring pydantic): an object naming a key twice is not an event.
+    seen: set[str] = set()
+    for key, _value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!a}")
+        seen.add(key)
+    return dict(pairs)
+
+
+_DECODER = json.JSONDecoder(
+    parse_float=Decimal, parse_constant=_reject_constant, object_pairs_hook=_unique_keys
+)
+# Every JSON string of a text, and whether a ':' follows it (then it is an object's key).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"([ \t\n\r]*:)?')
 # Where a float may not be the decimal its text says: 16 digits or more (a double holds 15
 # exactly; orjson also reads integers beyond 64 bits as floats), or an exponent (beyond a
 # double's range). A line holding a float and this goes to _DECODER.
@@ -127,15 +142,25 @@ def _decode(text: str, origin: str) -> Record:
 
 def _fast_value(text: str) -> Any:
     """The value orjson decodes, exactly as _DECODER would; None to ask _DECODER (orjson
-    refused the text, or it holds a float we do not convert: _DECODER gives the answer and
-    any error's message)."""
+    refused the text, an object repeats a key, or it holds a float we do not convert:
+    _DECODER gives the answer and any error's message)."""
     if _FAST_LOADS is None:  # pragma: no cover - the caller checks
         return None
     try:
         value = _FAST_LOADS(text)
     except ValueError:
         return None
+    if _key_count(value) != sum(1 for string in _STRING.finditer(text) if string.group(1)):
+        return None  # a key given twice in an object (orjson keeps the last): refused there
     return _exact_numbers(value, text)
+
+
+def _key_count(value: Any) -> int:
+    if type(value) is dict:
+        return len(value) + sum(_key_count(item) for item in value.values())
+    if type(value) is list:
+        return sum(_key_count(item) for item in value)
+    return 0
 
 
 def _json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:

@@ -11,10 +11,12 @@ XML), one in ten a non-ASCII path (percent-encoded by both tools); one in ten pa
 images on a CDN; one in ten is a language version in a cluster of three (en, de, fr), declared
 fully reciprocally, so both tools write the same three ``xhtml:link`` for each.
 
-Each tool is timed as a child process, wall time including interpreter start and imports,
-runs alternating (ours, sitemap.js buffered, sitemap.js streaming, ours, ...) so that the
-machine's noise hits all of them alike; medians are reported. Both write gzipped shards of at
-most 10,000 URLs and a sitemap index:
+Each tool is timed as a child process, wall time including interpreter start and imports, and
+its CPU time (user + system, its own children and threads included: the machine may be busy
+with other work, CPU time is the steadier figure), runs alternating (ours, sitemap.js
+buffered, sitemap.js streaming, ours, ...) so that the machine's noise hits all of them
+alike; medians are reported. Both write gzipped shards of at most 10,000 URLs and a sitemap
+index:
 
 * ours: ``sitemap-updater build pages.jsonl --site-url ... --out DIR`` (every record validated
   and normalised, shards gzipped at level 6, index, robots.txt);
@@ -141,14 +143,15 @@ def write_rows(folder: Path, count: int) -> tuple[Path, Path]:
 class Timings:
     name: str
     seconds: list[float] = field(default_factory=list)
+    cpu_seconds: list[float] = field(default_factory=list)
     peak_mb: list[float] = field(default_factory=list)
     digests: set[str] = field(default_factory=set)
     files: int = 0
     gzip_bytes: int = 0
 
 
-def run_child(command: Sequence[str | Path], cwd: Path | None = None) -> tuple[float, float]:
-    """Run one child to completion: (wall seconds, its peak resident memory in MB)."""
+def run_child(command: Sequence[str | Path], cwd: Path | None = None) -> tuple[float, float, float]:
+    """Run one child to completion: (wall seconds, CPU seconds, peak resident memory in MB)."""
     started = time.perf_counter()
     with subprocess.Popen(
         [str(part) for part in command], cwd=cwd, stdout=subprocess.DEVNULL
@@ -158,7 +161,8 @@ def run_child(command: Sequence[str | Path], cwd: Path | None = None) -> tuple[f
     seconds = time.perf_counter() - started
     if child.returncode != 0:
         raise SystemExit(f"{command[0]} {command[1]} failed with status {child.returncode}")
-    return seconds, usage.ru_maxrss / 1024  # ru_maxrss is in KiB on Linux
+    cpu = usage.ru_utime + usage.ru_stime
+    return seconds, cpu, usage.ru_maxrss / 1024  # ru_maxrss is in KiB on Linux
 
 
 def digest(folder: Path) -> str:
@@ -181,8 +185,9 @@ def install_peer() -> str | None:
     return None
 
 
-def record(timings: Timings, out: Path, seconds: float, peak: float) -> None:
+def record(timings: Timings, out: Path, seconds: float, cpu: float, peak: float) -> None:
     timings.seconds.append(seconds)
+    timings.cpu_seconds.append(cpu)
     timings.peak_mb.append(peak)
     timings.digests.add(digest(out))
     files = sorted(out.iterdir())
@@ -191,15 +196,20 @@ def record(timings: Timings, out: Path, seconds: float, peak: float) -> None:
 
 
 def table(rows: list[Timings], baseline: Timings) -> str:
-    header = f"{'tool':<24}{'median s':>10}{'min s':>8}{'max s':>8}{'vs ours':>9}{'peak MB':>9}"
+    header = (
+        f"{'tool':<24}{'median s':>10}{'min s':>8}{'max s':>8}{'vs ours':>9}"
+        f"{'cpu s':>8}{'vs ours':>9}{'peak MB':>9}"
+    )
     lines = [header, "-" * len(header)]
     ours_median = statistics.median(baseline.seconds)
+    ours_cpu = statistics.median(baseline.cpu_seconds)
     for timings in rows:
         median = statistics.median(timings.seconds)
+        cpu = statistics.median(timings.cpu_seconds)
         lines.append(
             f"{timings.name:<24}{median:>10.3f}{min(timings.seconds):>8.3f}"
             f"{max(timings.seconds):>8.3f}{median / ours_median:>8.2f}x"
-            f"{max(timings.peak_mb):>9.0f}"
+            f"{cpu:>8.3f}{cpu / ours_cpu:>8.2f}x{max(timings.peak_mb):>9.0f}"
         )
     return "\n".join(lines)
 
@@ -231,14 +241,14 @@ def main(argv: list[str] | None = None) -> int:
         for run in range(args.runs):
             for name, timings in tools.items():
                 out = folder / f"out-{len(timings.seconds)}-{name.replace(' ', '-')}"
-                seconds, peak = run_child(commands[name](out), cwd=folder)
-                record(timings, out, seconds, peak)
+                seconds, cpu, peak = run_child(commands[name](out), cwd=folder)
+                record(timings, out, seconds, cpu, peak)
                 shutil.rmtree(out)
             print(f"  run {run + 1}/{args.runs} done", file=sys.stderr, flush=True)
     baseline = tools["sitemap-updater build"]
     print(
         f"render {args.pages:,} pages, {args.runs} run(s) each, alternating; "
-        f"process wall time, medians"
+        f"process wall and CPU time, medians"
     )
     print(table(list(tools.values()), baseline))
     for timings in tools.values():
@@ -251,7 +261,11 @@ def main(argv: list[str] | None = None) -> int:
         peer_medians = [statistics.median(t.seconds) for t in tools.values() if t is not baseline]
         fastest_peer = min(peer_medians)
         ratio = fastest_peer / statistics.median(baseline.seconds)
-        print(f"  sitemap.js's faster path / ours: {ratio:.2f}x")
+        peer_cpu = min(
+            statistics.median(t.cpu_seconds) for t in tools.values() if t is not baseline
+        )
+        cpu_ratio = peer_cpu / statistics.median(baseline.cpu_seconds)
+        print(f"  sitemap.js's faster path / ours: {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU")
     identical = len(baseline.digests) == 1
     print(f"  ours byte-identical across runs: {'yes' if identical else 'NO'}")
     return 0 if identical else 1

@@ -38,8 +38,18 @@ _ESCAPES = str.maketrans(
 
 
 def escape(text: str) -> str:
-    """Escape the five XML special characters and CR (for element text and attribute values)."""
-    return text.translate(_ESCAPES)
+    """Escape the five XML special characters and CR (for element text and attribute values).
+
+    ``text.translate(_ESCAPES)``, spelt as replacements ("&" first): a translation table that
+    maps characters to strings is looked up character by character, ten times slower."""
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&apos;")
+        .replace("\r", "&#13;")
+    )
 
 
 def render_entry(entry: SitemapEntry) -> str:

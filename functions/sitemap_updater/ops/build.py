@@ -25,22 +25,22 @@ import json
 import os
 import re
 import tempfile
+import threading
 import time
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from decimal import Decimal
+from operator import itemgetter
 from pathlib import Path
-from typing import TypeVar
+from typing import Any
 
-from sitemap_updater.domain.clusters import Cluster, Member, alternates
-from sitemap_updater.domain.contract import PageChange, normalise_lastmod
+from sitemap_updater.domain.clusters import Cluster, Member
+from sitemap_updater.domain.contract import X_DEFAULT, PageChange, normalise_lastmod
 from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.news import current_news
-from sitemap_updater.domain.render import IndexEntry, render_entry, render_index
+from sitemap_updater.domain.render import IndexEntry, render_entry, render_index, rendered_size
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
     ROBOTS_KEY,
@@ -56,10 +56,12 @@ from sitemap_updater.domain.sharding import (
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.pages import Record, page_change, read_paths
+from sitemap_updater.ops.fast_records import FastPage, Pairs, links_of, with_alternates
+from sitemap_updater.ops.pages import Record, page_change, read_pages
 from sitemap_updater.ops.progress import Progress
 
-Placed = TypeVar("Placed")
+# An entry as placed: (URL, its <url> line, its lastmod, the entry or None for a FastPage).
+_Placed = tuple[str, str, str | None, SitemapEntry | None]
 _SHOW_SHARDS = 20
 # Files a build owns in its output folder: shards, index files, the human view's stylesheet.
 # Others are never touched.
@@ -98,13 +100,15 @@ class BuildResult:
     stylesheet: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     """A group's open shard while placing."""
 
+    max_urls: int
     number: int = 1
     count: int = 0
     bytes: int = 0
+    shard: list[Any] = field(default_factory=list)
 
 
 @dataclass
@@ -115,38 +119,60 @@ class BuiltSite:
     result: BuildResult
 
 
+# A page as collected: (version, its change, or None for a FastPage, whose <url> line and
+# lastmod follow).
 def collect(
-    records: Iterable[Record],
+    records: Iterable[Record | FastPage],
     site: Site,
     result: BuildResult,
     progress: Progress,
     *,
     fast: bool = True,
-) -> dict[str, tuple[Decimal, PageChange]]:
-    """URL -> (version, its newest change), in order of first appearance."""
-    pages: dict[str, tuple[Decimal, PageChange]] = {}
+) -> dict[str, FastPage]:
+    """URL -> the page of its newest record (a FastPage as read, or one made of a validated
+    PageChange), in order of first appearance."""
+    pages: dict[str, FastPage] = {}
+    advance = progress.advance if progress.enabled else None
+    count = duplicates = 0
     for record in records:
-        result.records += 1
-        progress.advance()
-        try:
-            if record.error is not None:
-                raise record.error
-            change = page_change(record.value, site, fast=fast)
-        except InvalidEvent as rejected:
-            result.rejected.append(Rejected(record.origin, rejected.reason))
-            continue
-        before = pages.get(change.url)
-        if before is not None:
-            result.duplicates += 1
-            if before[0] > change.version:
+        count += 1
+        if advance is not None:
+            advance()
+        if isinstance(record, tuple):  # a FastPage: already valid and rendered
+            page = record
+        else:
+            try:
+                if record.error is not None:
+                    raise record.error
+                change = page_change(record.value, site, fast=fast)
+            except InvalidEvent as rejected:
+                result.rejected.append(Rejected(record.origin, rejected.reason))
                 continue
-        pages[change.url] = (change.version, change)
+            page = (
+                change.url,
+                change.version,
+                "",
+                None,
+                change.hreflang,
+                change.alternates,
+                change,
+            )
+        url = page[0]
+        before = pages.get(url)
+        if before is not None:
+            duplicates += 1
+            if before[1] > page[1]:
+                continue
+        pages[url] = page
+    result.records += count
+    result.duplicates += duplicates
     return pages
 
 
 def clusters_of(changes: Iterable[PageChange]) -> dict[str, Cluster]:
     """URL -> its hreflang cluster, built from every page's declarations (the same rules as
-    the registry's clusters: see domain.clusters)."""
+    the registry's clusters: see domain.clusters). The build uses cluster_alternates, which
+    tests hold to this and domain.clusters.alternates."""
     parent: dict[str, str] = {}
 
     def root(url: str) -> str:
@@ -175,36 +201,127 @@ def clusters_of(changes: Iterable[PageChange]) -> dict[str, Cluster]:
     }
 
 
-def place(
-    entries: Iterable[tuple[Placed, int, str]],
-    limits: Limits,
-    rules: GroupRules | None = None,
-) -> dict[str, list[Placed]]:
-    """Fill each group's open shard in order; the next entry that does not fit closes it.
+def cluster_alternates(
+    declaring: Iterable[tuple[str, str | None, Pairs, bool]],
+) -> dict[str, Pairs]:
+    """URL -> ``alternates(cluster, url)`` for the clusters ``clusters_of`` makes, computed
+    once per cluster rather than once per member; only URLs that list any.
 
-    ``entries``: (entry, its size in bytes, its group); an entry may be anything (the build
-    places an entry with its rendering). The condition is the registry's capacity check: at
-    most the group's URL limit (news groups hold fewer) and ``max_entry_bytes`` of entries
-    per shard.
+    ``declaring``: (url, hreflang, declared pairs, live) of every page that declares a
+    language or alternates. A cluster's members are linked by declarations, so a member's
+    component is its whole cluster, and every member lists the same pairs (the live members'
+    languages), provided it is live, has a language and the pairs name two pages or more.
     """
-    rules = rules or GroupRules()
-    shards: dict[str, list[Placed]] = {}
+    parent: dict[str, str] = {}
+
+    def root(url: str) -> str:
+        parent.setdefault(url, url)
+        while parent[url] != url:
+            parent[url] = parent[parent[url]]
+            url = parent[url]
+        return url
+
+    declared = list(declaring)
+    for url, _, pairs, _ in declared:
+        for _, href in pairs:
+            parent[root(href)] = root(url)
+        root(url)
+    groups: dict[str, dict[str, tuple[str | None, Pairs, bool]]] = {}
+    for url, lang, pairs, live in declared:
+        groups.setdefault(root(url), {})[url] = (lang, pairs, live)
+    for url in parent:
+        groups.setdefault(root(url), {}).setdefault(url, (None, (), False))
+    listed_by: dict[str, Pairs] = {}
+    for members in groups.values():
+        declared_for: dict[str, set[str]] = {}
+        for _, pairs, _ in members.values():
+            for lang, href in pairs:
+                declared_for.setdefault(href, set()).add(lang)
+        languages: dict[str, set[str]] = {}
+        for url, (lang, _, _) in members.items():
+            others = declared_for.get(url, set())
+            languages[url] = {lang} | (others & {X_DEFAULT}) if lang is not None else others
+        listed = tuple(
+            sorted(
+                (lang, url)
+                for url, (_, _, live) in members.items()
+                if live
+                for lang in languages[url]
+            )
+        )
+        if len({href for _, href in listed}) < 2:
+            continue
+        for url, (_, _, live) in members.items():
+            if live and languages[url]:
+                listed_by[url] = listed
+    return listed_by
+
+
+def _placed(
+    pages: dict[str, FastPage],
+    links: dict[str, Pairs],
+    limits: Limits,
+    rules: GroupRules,
+    result: BuildResult,
+) -> dict[str, list[_Placed]]:
+    """Every live page's entry, rendered and placed: shard id -> its entries.
+
+    Placement is the ingest's for new URLs: in the pages' order, each group fills its open
+    shard, and the next entry that does not fit (the group's URL limit, news groups holding
+    fewer, or ``max_entry_bytes``) closes it. Entries no shard could hold are rejected.
+    ``links``: see cluster_alternates.
+
+    Each entry is rendered once: its text gives its size and goes into its shard as is
+    (re-rendered only when news ageing changes the entry). A FastPage comes rendered.
+    """
+    max_bytes = limits.max_entry_bytes
+    plain_group = None if rules.prefixes else rules.default
+    rendered_links: dict[Pairs, str] = {}  # a cluster's members list the same pairs
+    shards: dict[str, list[_Placed]] = {}
     groups: dict[str, _Open] = {}
-    for entry, size, group in entries:
-        state = groups.setdefault(group, _Open())
-        if (
-            state.count + 1 > rules.max_urls(group, limits)
-            or state.bytes + size > limits.max_entry_bytes
-        ):
+    for url, (_, _, read_text, page_lastmod, _, _, change) in pages.items():
+        entry = None
+        if change is None:
+            text = read_text
+            if url in links:
+                pairs = links[url]
+                if pairs not in rendered_links:
+                    rendered_links[pairs] = links_of(pairs)
+                text = with_alternates(text, rendered_links[pairs])
+            size = len(text)  # ASCII
+            group = plain_group or rules.group_for(url)
+        else:
+            entry = change.entry
+            if entry is None:
+                result.removed += 1
+                continue
+            if url in links:
+                entry = replace(entry, alternates=links[url])
+            text = render_entry(entry)
+            size = rendered_size(text)
+            group = rules.group_for(url, change.group)
+        if size > max_bytes:
+            try:
+                checked_rendered_size(text, limits)
+            except InvalidEvent as rejected:
+                result.rejected.append(Rejected(url, rejected.reason))
+                continue
+        state = groups.get(group)
+        if state is None:
+            state = groups[group] = _Open(max_urls=rules.max_urls(group, limits))
+            state.shard = shards.setdefault(shard_id(group, state.number), [])
+        if state.count >= state.max_urls or state.bytes + size > max_bytes:
             state.number, state.count, state.bytes = state.number + 1, 0, 0
+            state.shard = shards.setdefault(shard_id(group, state.number), [])
         state.count += 1
         state.bytes += size
-        shards.setdefault(shard_id(group, state.number), []).append(entry)
+        state.shard.append((url, text, page_lastmod if entry is None else entry.lastmod, entry))
+        result.pages += 1
     return shards
 
 
 def render_site(
-    records: Iterable[Record],
+    records: Iterable[Record | FastPage],
     site: Site,
     limits: Limits,
     *,
@@ -229,25 +346,12 @@ def render_site(
         pages = collect(records, site, result, bar, fast=fast)
     rules = rules or GroupRules()
     moment = now or datetime.now(UTC)
-    clusters = clusters_of(change for _, change in pages.values())
-    # Each entry is rendered once: its text gives its size and goes into its shard as is
-    # (re-rendered only when news ageing changes the entry).
-    sized: list[tuple[tuple[SitemapEntry, str], int, str]] = []
-    for url, (_version, change) in pages.items():
-        entry = change.entry
-        if entry is None:
-            result.removed += 1
-            continue
-        if url in clusters:
-            entry = replace(entry, alternates=alternates(clusters[url], url))
-        rendered = render_entry(entry)
-        try:
-            size = checked_rendered_size(rendered, limits)
-        except InvalidEvent as rejected:
-            result.rejected.append(Rejected(url, rejected.reason))
-            continue
-        sized.append(((entry, rendered), size, rules.group_for(url, change.group)))
-    result.pages = len(sized)
+    links = cluster_alternates(
+        (url, lang, pairs, change is None or change.live)
+        for url, _, _, _, lang, pairs, change in pages.values()
+        if lang or pairs
+    )
+    placed_by_shard = _placed(pages, links, limits, rules, result)
 
     files: dict[str, bytes] = {}
     href = STYLESHEET_HREF if stylesheet else None
@@ -256,22 +360,18 @@ def render_site(
     index_entries: dict[str, IndexEntry] = {}
     # zlib lets go of the GIL while it compresses: shards are gzipped on other threads while
     # the next ones render (the bytes are the same, shard by shard).
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        bodies: dict[str, Future[bytes]] = {}
-        for shard, placed in sorted(place(sized, limits, rules).items()):
-            placed.sort(key=lambda pair: pair[0].url)  # the registry's order
-            entries, _expiry = current_news([entry for entry, _ in placed], moment)
-            texts = [
-                text if entry is original else render_entry(entry)
-                for entry, (original, text) in zip(entries, placed, strict=True)
-            ]
+    with _Gzip(workers=os.cpu_count() or 1) as pool:
+        bodies: dict[str, list[bytes]] = {}
+        for shard, placed in sorted(placed_by_shard.items()):
+            placed.sort(key=itemgetter(0))  # the registry's order: by URL
+            texts = _current_texts(placed, moment)
             document = shard_document(texts, limits, stylesheet=href)
             key = shard_key(shard, compress)
-            bodies[key] = pool.submit(shard_body, document, compress)
-            newest = lastmod or max((e.lastmod for e in entries if e.lastmod), default=None)
+            bodies[key] = pool.submit(document, compress)
+            newest = lastmod or max((p[2] for p in placed if p[2]), default=None)
             index_entries[shard] = IndexEntry(site.url_for(key), newest)
-            result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
-        files.update((key, body.result()) for key, body in bodies.items())
+            result.shards.append(ShardFile(shard, key, len(texts), len(document), newest))
+    files.update((key, body) for key, (body,) in bodies.items())
     for key, shards in split_index(list(index_entries), limits):
         files[key] = render_index((index_entries[s] for s in shards), stylesheet=href)
         result.index_files.append(key)
@@ -282,6 +382,56 @@ def render_site(
         files[ROBOTS_KEY] = robots_txt
     result.seconds = time.perf_counter() - started
     return BuiltSite(files, result)
+
+
+class _Gzip:
+    """``shard_body`` on other threads, at most ``workers`` at once: zlib lets go of the GIL
+    while it compresses. (Plain threads: concurrent.futures would import logging, queue and
+    more for every build.)"""
+
+    def __init__(self, workers: int) -> None:
+        self._slots = threading.BoundedSemaphore(workers)
+        self._threads: list[threading.Thread] = []
+        self._failed: list[BaseException] = []
+
+    def submit(self, document: bytes, compress: bool) -> list[bytes]:
+        """A list that holds the body once ``__exit__`` has returned."""
+        body: list[bytes] = []
+
+        def run() -> None:
+            try:
+                body.append(shard_body(document, compress))
+            except BaseException as exc:  # noqa: BLE001 - raised again in __exit__
+                self._failed.append(exc)
+            finally:
+                self._slots.release()
+
+        self._slots.acquire()
+        thread = threading.Thread(target=run, name="gzip", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        return body
+
+    def __enter__(self) -> _Gzip:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for thread in self._threads:
+            thread.join()
+        if self._failed:
+            raise self._failed[0]
+
+
+def _current_texts(placed: list[_Placed], moment: datetime) -> list[str]:
+    """The shard's <url> lines as they render at ``moment`` (news ages: domain.news)."""
+    if not any(entry is not None and entry.news is not None for _, _, _, entry in placed):
+        return [text for _, text, _, _ in placed]
+    originals = [entry or SitemapEntry(url) for url, _, _, entry in placed]
+    entries, _expiry = current_news(originals, moment)
+    return [
+        text if entry is original else render_entry(entry)
+        for entry, original, (_, text, _, _) in zip(entries, originals, placed, strict=True)
+    ]
 
 
 def write_site(files: dict[str, bytes], out_dir: Path) -> list[str]:
@@ -335,7 +485,7 @@ def run(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UserError(f"no such file: {path}")
     built = render_site(
-        read_paths(args.pages),
+        read_pages(args.pages, site),
         site,
         limits,
         compress=not args.no_compress,

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import csv
 import json
+import marshal
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -38,11 +40,14 @@ from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.fast_records import fast_change
+from sitemap_updater.ops.fast_records import FastPage, fast_change, line_reader
 
 FIELDS = ("type", "url", "version", "lastmod", "changefreq", "priority")
 _FIELD_SET = frozenset(FIELDS)
 _LINE_SUFFIXES = {".jsonl", ".ndjson"}
+# JSON Lines files of this many lines or more are read by two processes (measured: below it,
+# forking and sending the pages back cost about what the second core saves).
+PARALLEL_FROM = 20_000
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
@@ -51,7 +56,22 @@ def _reject_constant(name: str) -> Any:
 
 
 # One decoder for every line: json.loads(..., parse_float=...) would build one per call.
-_DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=_reject_constant)
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # As the ingest function decodes (domain.events._unique_keys, not imported: it would
+    # bring pydantic): an object naming a key twice is not an event.
+    seen: set[str] = set()
+    for key, _value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!a}")
+        seen.add(key)
+    return dict(pairs)
+
+
+_DECODER = json.JSONDecoder(
+    parse_float=Decimal, parse_constant=_reject_constant, object_pairs_hook=_unique_keys
+)
+# Every JSON string of a text, and whether a ':' follows it (then it is an object's key).
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"([ \t\n\r]*:)?')
 # Where a float may not be the decimal its text says: 16 digits or more (a double holds 15
 # exactly; orjson also reads integers beyond 64 bits as floats), or an exponent (beyond a
 # double's range). A line holding a float and this goes to _DECODER.
@@ -122,21 +142,107 @@ def _decode(text: str, origin: str) -> Record:
 
 def _fast_value(text: str) -> Any:
     """The value orjson decodes, exactly as _DECODER would; None to ask _DECODER (orjson
-    refused the text, or it holds a float we do not convert: _DECODER gives the answer and
-    any error's message)."""
+    refused the text, an object repeats a key, or it holds a float we do not convert:
+    _DECODER gives the answer and any error's message)."""
     if _FAST_LOADS is None:  # pragma: no cover - the caller checks
         return None
     try:
         value = _FAST_LOADS(text)
     except ValueError:
         return None
+    if _key_count(value) != sum(1 for string in _STRING.finditer(text) if string.group(1)):
+        return None  # a key given twice in an object (orjson keeps the last): refused there
     return _exact_numbers(value, text)
+
+
+def _key_count(value: Any) -> int:
+    if type(value) is dict:
+        return len(value) + sum(_key_count(item) for item in value.values())
+    if type(value) is list:
+        return sum(_key_count(item) for item in value)
+    return 0
 
 
 def _json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
     for number, line in enumerate(lines, start=1):
         if line.strip():
             yield _decode(line, f"{path}:{number}")
+
+
+def _fast_json_lines(
+    path: Path, lines: list[str], site: Site, parallel_from: int = PARALLEL_FROM
+) -> Iterator[Record | FastPage]:
+    """``_json_lines``, but a line of the commonest shape comes as its FastPage, neither
+    decoded nor validated again (``fast_records.line_reader``: the same page).
+
+    From ``parallel_from`` lines on, a forked copy of this process reads the later lines
+    while this one reads the first ones (the machine's second core); its pages come back
+    through a pipe and are given in line order, so the records are the same either way.
+    """
+    read = line_reader(site)  # its pattern compiled before the fork: once, for both
+    split = len(lines)
+    elsewhere = None
+    if len(lines) >= parallel_from and (os.cpu_count() or 1) > 1:
+        split = len(lines) * 2 // 5  # this process also collects every record
+        elsewhere = _read_elsewhere(lines[split:], site)
+        if elsewhere is None:
+            split = len(lines)
+    try:
+        for number in range(split):
+            line = lines[number]
+            page = read(line)
+            if page is not None:
+                yield page
+            elif line.strip():
+                yield _decode(line, f"{path}:{number + 1}")
+    finally:
+        read_there = elsewhere() if elsewhere is not None else None
+    if split == len(lines):
+        return
+    if read_there is None:  # the other process failed: read its lines here
+        read_there = [read(line) for line in lines[split:]]
+    for number, page in enumerate(read_there, start=split):
+        if page is not None:
+            yield page
+        elif lines[number].strip():
+            yield _decode(lines[number], f"{path}:{number + 1}")
+
+
+def _read_elsewhere(
+    lines: list[str], site: Site
+) -> Callable[[], list[FastPage | None] | None] | None:
+    """Start a forked process reading ``lines`` (line_reader); the function returned waits
+    for it and gives its pages, or None if it failed. None when no process can be forked."""
+    if not hasattr(os, "fork"):  # pragma: no cover - POSIX has it
+        return None
+    try:
+        source, sink = os.pipe()
+        pid = os.fork()
+    except OSError:  # pragma: no cover - out of processes or descriptors
+        return None
+    if pid == 0:  # pragma: no cover - the child: coverage does not follow it
+        status = 1
+        try:
+            os.close(source)
+            read = line_reader(site)  # the pattern is compiled already (cached)
+            pages = marshal.dumps([read(line) for line in lines])  # str, int, tuple, None
+            with os.fdopen(sink, "wb") as stream:
+                stream.write(pages)
+            status = 0
+        finally:
+            os._exit(status)  # no atexit, no flushing of the parent's buffers
+    os.close(sink)
+
+    def result() -> list[FastPage | None] | None:
+        with os.fdopen(source, "rb") as stream:
+            data = stream.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            return None
+        pages: list[FastPage | None] = marshal.loads(data)  # noqa: S302 - our own child's
+        return pages if len(pages) == len(lines) else None
+
+    return result
 
 
 def _csv_value(column: str, cell: str) -> Any:
@@ -218,6 +324,22 @@ def read_paths(paths: Iterable[Path]) -> Iterator[Record]:
         if not path.is_file():
             raise UserError(f"no such file: {path}")
         yield from read_records(path)
+
+
+def read_pages(
+    paths: Iterable[Path], site: Site, parallel_from: int = PARALLEL_FROM
+) -> Iterator[Record | FastPage]:
+    """``read_paths`` for ``build``: the lines of JSON Lines files that are of the commonest
+    shape come as FastPages (see ``_fast_json_lines``), every other record as a Record."""
+    for path in paths:
+        if not path.is_file():
+            raise UserError(f"no such file: {path}")
+        if path.suffix.lower() in _LINE_SUFFIXES:
+            with path.open(encoding="utf-8", errors="surrogateescape") as handle:
+                lines = handle.readlines()  # the lines iterating the file gives
+            yield from _fast_json_lines(path, lines, site, parallel_from)
+        else:
+            yield from read_records(path)
 
 
 def as_event(record: Any, default_version: Decimal) -> Any:

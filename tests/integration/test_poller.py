@@ -47,3 +47,32 @@ def test_a_large_batch_holds_each_message_once_even_with_no_visibility_timeout()
         assert mapping.poll_once() == 1
         assert [r["body"] for r in batches[1]] == ["m3"]
         assert batches[1][0]["attributes"]["ApproximateReceiveCount"] == "2"
+
+
+def test_messages_whose_delete_failed_come_back_after_the_queues_own_timeout() -> None:
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url, arn = make_queue(sqs, visibility=0)
+        sqs.send_message_batch(
+            QueueUrl=url, Entries=[{"Id": str(n), "MessageBody": f"m{n}"} for n in range(3)]
+        )
+        failures = [1]
+
+        def lost_delete(**_: Any) -> None:
+            if failures:
+                failures.pop()
+                raise ConnectionError("the delete was lost")
+
+        sqs.meta.events.register("before-call.sqs.DeleteMessageBatch", lost_delete)
+        bodies: list[str] = []
+
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            bodies.extend(r["body"] for r in event["Records"])
+            return {"batchItemFailures": []}
+
+        mapping = EventSourceMapping(sqs, url, arn, "f", handler, batch_size=100)
+        assert mapping.poll_once() == 3
+        # Not held for the gathering's 60 s: delivered again at once, then deleted.
+        assert mapping.poll_once() == 3
+        assert mapping.poll_once() == 0
+        assert sorted(bodies) == ["m0", "m0", "m1", "m1", "m2", "m2"]

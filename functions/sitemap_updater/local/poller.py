@@ -79,6 +79,7 @@ class EventSourceMapping:
         failed = {item["itemIdentifier"] for item in (result or {}).get("batchItemFailures", [])}
         self._release([m for m in messages if m["MessageId"] in failed])
         done = [m for m in messages if m["MessageId"] not in failed]
+        start = 0
         try:
             for start in range(0, len(done), 10):
                 self.sqs.delete_message_batch(
@@ -94,6 +95,7 @@ class EventSourceMapping:
                 function=self.function_name,
                 reason=f"{type(exc).__name__}: {exc}",
             )
+            self._release(done[start:])  # after the queue's timeout, not the gathering hold
         return len(messages)
 
     def _receive(self) -> list[MessageTypeDef]:

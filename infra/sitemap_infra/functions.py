@@ -14,7 +14,7 @@ from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from sitemap_infra.bundling import ARCHITECTURE, RUNTIME
+from sitemap_infra.bundling import ARCHITECTURE, PYTHON_VERSION, RUNTIME
 from sitemap_infra.nag import acknowledge
 from sitemap_infra.queues import Queues
 from sitemap_infra.storage import Storage
@@ -182,6 +182,14 @@ class Functions(Construct):
             role=role,
             log_group=log_group,
             tracing=lambda_.Tracing.ACTIVE,
+        )
+        acknowledge(
+            function,
+            "AwsSolutions-L1",
+            f"python{PYTHON_VERSION} (supported until 2028) rather than the newest runtime: the "
+            "asset ships bytecode compiled by an interpreter of the runtime's version, which "
+            "the build machines have for this one; without it every cold start compiles its "
+            "imports (bench/coldstart.py).",
         )
         log_group.grant_write(role)
         for permission in self.permissions(spec):

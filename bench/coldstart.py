@@ -33,7 +33,8 @@ GOAL_MS = 300
 
 def runtime_environment(python: str) -> Path:
     """A virtualenv holding exactly the functions' requirements; its interpreter's path."""
-    digest = hashlib.sha256(REQUIREMENTS.read_bytes() + python.encode()).hexdigest()[:12]
+    key = REQUIREMENTS.read_bytes() + python.encode() + b"compiled"
+    digest = hashlib.sha256(key).hexdigest()[:12]
     venv = CACHE / f"runtime-{digest}"
     interpreter = venv / "bin" / "python"
     if interpreter.exists():
@@ -41,7 +42,7 @@ def runtime_environment(python: str) -> Path:
     shutil.rmtree(venv, ignore_errors=True)
     print(f"  installing {REQUIREMENTS.name} into {venv} ...", file=sys.stderr, flush=True)
     subprocess.run([python, "-m", "venv", str(venv)], check=True)
-    pip = [str(interpreter), "-m", "pip", "install", "--quiet", "--no-compile"]
+    pip = [str(interpreter), "-m", "pip", "install", "--quiet"]  # compiled, as the asset is
     subprocess.run([*pip, "-r", str(REQUIREMENTS)], check=True)
     return interpreter
 

@@ -10,6 +10,7 @@ applied after the model (counts, URLs), ``InvalidEvent`` with its reason code.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,29 @@ X_DEFAULT = "x-default"
 _HREFLANG = re.compile(
     r"(?P<language>[a-z]{2,3})(?:-(?P<script>[a-z]{4}))?(?:-(?P<region>[a-z]{2}|[0-9]{3}))?",
     re.ASCII | re.IGNORECASE,
+)
+
+
+def reject_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # Duplicate names make an event ambiguous (a reader taking the first and one taking the
+    # last see different events): refuse them, as I-JSON (RFC 7493) does.
+    seen: set[str] = set()
+    for key, _value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!a}")
+        seen.add(key)
+    return dict(pairs)
+
+
+# How an event's JSON is decoded, by the ingest function and by ``build`` alike: numbers as
+# decimals (0.1 stays 0.1), no NaN or Infinity, no key named twice. One decoder for every
+# call: json.loads(..., parse_float=...) would build one each time.
+EVENT_JSON = json.JSONDecoder(
+    parse_float=Decimal, parse_constant=reject_json_constant, object_pairs_hook=unique_json_keys
 )
 
 

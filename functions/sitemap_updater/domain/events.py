@@ -35,6 +35,8 @@ from sitemap_updater.domain.contract import (
     normalise_lastmod,
     normalise_priority,
     normalise_version,
+    reject_json_constant,
+    unique_json_keys,
 )
 from sitemap_updater.domain.dates import W3C_DATETIME
 from sitemap_updater.domain.entries import SitemapEntry
@@ -181,27 +183,12 @@ def event_json_schema() -> dict[str, Any]:
     }
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # Duplicate names make an event ambiguous (a reader taking the first and one taking the
-    # last see different events): refuse them, as I-JSON (RFC 7493) does.
-    seen: set[str] = set()
-    for key, _value in pairs:
-        if key in seen:
-            raise ValueError(f"duplicate key {key!a}")
-        seen.add(key)
-    return dict(pairs)
-
-
 def _loads(text: str) -> Any:
     return json.loads(
         text,
         parse_float=Decimal,
-        parse_constant=_reject_constant,
-        object_pairs_hook=_unique_keys,
+        parse_constant=reject_json_constant,
+        object_pairs_hook=unique_json_keys,
     )
 
 

@@ -26,7 +26,6 @@ decoded by the standard library as before.
 from __future__ import annotations
 
 import csv
-import json
 import marshal
 import os
 import re
@@ -36,7 +35,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from sitemap_updater.domain.contract import PageChange
+from sitemap_updater.domain.contract import EVENT_JSON, PageChange
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
@@ -51,25 +50,7 @@ PARALLEL_FROM = 20_000
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-# One decoder for every line: json.loads(..., parse_float=...) would build one per call.
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # As the ingest function decodes (domain.events._unique_keys, not imported: it would
-    # bring pydantic): an object naming a key twice is not an event.
-    seen: set[str] = set()
-    for key, _value in pairs:
-        if key in seen:
-            raise ValueError(f"duplicate key {key!a}")
-        seen.add(key)
-    return dict(pairs)
-
-
-_DECODER = json.JSONDecoder(
-    parse_float=Decimal, parse_constant=_reject_constant, object_pairs_hook=_unique_keys
-)
+_DECODER = EVENT_JSON  # as the ingest function decodes (domain.contract)
 # Every JSON string of a text, and whether a ':' follows it (then it is an object's key).
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"([ \t\n\r]*:)?')
 # Where a float may not be the decimal its text says: 16 digits or more (a double holds 15

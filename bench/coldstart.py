@@ -1,6 +1,6 @@
 """Cold start: how long importing each handler module takes, as the function's asset holds it.
 
-    .venv/bin/python bench/coldstart.py [--runs 7] [--python python3.12]
+    .venv/bin/python bench/coldstart.py [--runs 9] [--python python3.12]
 
 A printout, not a test. The functions' pinned requirements (functions/requirements.txt) are
 installed into a virtual environment of their own under bench/.cache (once per requirements
@@ -138,7 +138,7 @@ def default_python() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=7, help="fresh interpreters per handler")
+    parser.add_argument("--runs", type=int, default=9, help="fresh interpreters per module")
     parser.add_argument(
         "--python",
         default=None,

@@ -23,7 +23,7 @@ import work
 FULL = {
     "render": ["--pages", "50000", "--runs", "5"],
     "work": ["--sizes", "1000,10000,100000", "--shard-size", "1000", "--burst", "1000"],
-    "coldstart": ["--runs", "7"],
+    "coldstart": ["--runs", "9"],
 }
 SMALL = {
     "render": ["--pages", "2000", "--runs", "1"],

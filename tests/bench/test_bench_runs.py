@@ -34,3 +34,7 @@ def test_every_benchmark_runs_at_a_small_size() -> None:
     # coldstart: every handler module was imported in the runtime environment
     for handler in ("ingest", "rebuild", "index", "indexnow"):
         assert f"sitemap_updater.handlers.{handler} " in out
+    # ... and the libraries' floor beside them, measured the same way
+    floors = re.findall(r"floor: .+? \|\s+(\d+) ms", out)
+    assert len(floors) == 2
+    assert all(int(ms) > 0 for ms in floors)

@@ -1,6 +1,7 @@
 # Two commands for a fresh clone (each sets itself up: virtualenv, packages, system tools):
 #   make local   run the whole pipeline on the embedded moto stack over events/ -> site/
-#   make test    lint, type-check, audit dependencies and run every test (what CI runs, via .ci/run)
+#   make test    lint, type-check, audit dependencies, run every test and an offline cdk synth
+#                (what CI runs, via .ci/run)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 # URLs per message: 100 URLs of 2,048 characters are about 205 KB of JSON, under SQS's
-# 256 KiB. An ingest batch (10 events) is one message.
+# 256 KiB. An ingest batch (up to 100 events) is one message.
 URLS_PER_MESSAGE = 100
 
 

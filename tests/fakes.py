@@ -14,7 +14,7 @@ from decimal import Decimal
 from sitemap_updater.domain.clusters import Cluster
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
-from sitemap_updater.domain.placement import Commit
+from sitemap_updater.domain.placement import MAX_COMMITS_TOGETHER, Commit
 from sitemap_updater.domain.records import UrlRecord, UrlState
 from sitemap_updater.domain.sharding import Limits, parse_shard_id, shard_id
 
@@ -130,6 +130,13 @@ class MemoryRegistry:
                 else:
                     self.entries[commit.shard].pop(url, None)
             self.commits.append(commit)
+
+    def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]:
+        """Groups of ``MAX_COMMITS_TOGETHER`` (an item here has no size limit)."""
+        return [
+            list(commits[start : start + MAX_COMMITS_TOGETHER])
+            for start in range(0, len(commits), MAX_COMMITS_TOGETHER)
+        ]
 
     def commit_all(self, commits: Sequence[Commit]) -> None:
         """All or nothing, as one DynamoDB transaction."""

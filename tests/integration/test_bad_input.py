@@ -155,3 +155,28 @@ def test_the_same_bad_event_from_an_envelope_is_rejected_the_same_way(
     pipeline.drain()
     codes = [m["MessageAttributes"]["reason_code"]["StringValue"] for m in pipeline.dead_letters()]
     assert codes == ["url_foreign_host", "url_foreign_host"]
+
+
+def test_an_entry_no_registry_item_can_hold_is_rejected_for_good(
+    pipeline: Pipeline, recorder: Recorder
+) -> None:
+    """A message under 256 KiB can hold an entry DynamoDB cannot store (an item holds 400 KB;
+    non-ASCII image URLs are stored percent-encoded, three times their UTF-8 bytes). It is
+    rejected with its reason, never retried, and its batch's other events are applied."""
+    images = [
+        {"loc": f"https://cdn.example.com/{n}/" + "\u4e2d" * 220 + ".jpg"} for n in range(360)
+    ]
+    huge = json.dumps({**publish("/huge", 1), "images": images}, ensure_ascii=False)
+    assert len(huge.encode()) < 262_144
+    small = [json.dumps(publish(f"/p{n}", 1)) for n in range(40)]
+    event = _sqs_event([*small[:35], huge, *small[35:]])
+    response = ingest.handler(event, FakeLambdaContext("ingest"), app_=pipeline.app)
+    assert response == {"batchItemFailures": []}
+    letters = dead_letters_by_reason(pipeline)
+    assert set(letters) == {"entry_too_large"}
+    assert "registry item holds" in letters["entry_too_large"]["reason"]
+    registry = pipeline.app.registry
+    assert all(registry.get_url(f"{SITE}/p{n}") is not None for n in range(40))
+    assert registry.get_url(f"{SITE}/huge") is None
+    # Each small event was committed once, in the batch's transactions.
+    assert sorted(committed_urls(recorder)) == sorted(f"{SITE}/p{n}" for n in range(40))

@@ -217,6 +217,27 @@ def test_any_failure_of_the_batched_path_leaves_each_event_to_be_applied_alone()
     assert len(registry.entries["pages-00001"]) == 3
 
 
+def test_a_failed_transaction_keeps_the_outcomes_of_the_ones_committed_before_it() -> None:
+    registry = MemoryRegistry(Limits())
+    original = registry.commit_all
+    calls: list[int] = []
+
+    def second_refused(commits: Sequence[Commit]) -> None:
+        calls.append(len(commits))
+        if len(calls) == 2:  # e.g. DynamoDB refusing the request: not a domain outcome
+            raise RuntimeError("ValidationException (injected)")
+        original(commits)
+
+    registry.commit_all = second_refused  # type: ignore[method-assign]
+    count = MAX_COMMITS_TOGETHER + 8
+    bodies = [publish(f"/p{number}", 1) for number in range(count)]
+    # The first transaction's events were applied by it (not found "duplicate" afterwards:
+    # IndexNow hears of applied changes only); the second's were applied one by one.
+    assert run(registry, bodies, batched=True) == [Outcome.APPLIED] * count
+    assert calls == [MAX_COMMITS_TOGETHER, 8]
+    assert len(registry.entries["pages-00001"]) == count
+
+
 def test_an_all_or_nothing_transaction_leaves_nothing_behind_when_it_fails() -> None:
     registry = MemoryRegistry(Limits())
     run(registry, [publish("/a", 3)], batched=False)

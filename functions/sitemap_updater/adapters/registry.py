@@ -44,7 +44,12 @@ from botocore.exceptions import ClientError
 from sitemap_updater.adapters import clients
 from sitemap_updater.domain.clusters import Cluster, Member
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
-from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
+from sitemap_updater.domain.errors import (
+    ConcurrentChange,
+    InvalidEvent,
+    RetryableError,
+    ShardFull,
+)
 from sitemap_updater.domain.placement import (
     MAX_COMMITS_TOGETHER,
     ClusterWrite,
@@ -69,7 +74,30 @@ PARTITION_KEY = "pk"
 SORT_KEY = "sk"
 _KEY_LIMIT = 1000
 _MAX_REDIRECTS = 16
-_THROTTLED = {"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+# Throttling, as a transaction's cancellation reason or as the whole request's error code.
+_THROTTLED = {
+    "ThrottlingError",
+    "ThrottlingException",
+    "ProvisionedThroughputExceeded",
+    "ProvisionedThroughputExceededException",
+    "RequestLimitExceeded",
+}
+# DynamoDB refuses an item over 400 KB (attribute names included) and a transaction whose
+# items add up to over 4 MB. Transactions are cut well below that: item_bytes is an upper
+# bound for what it counts, and a deleted item's size is not known here.
+MAX_ITEM_BYTES = 400 * 1024
+TRANSACTION_BUDGET_BYTES = 3 * 1024 * 1024
+
+
+def item_bytes(item: Item) -> int:
+    """An upper bound of an item's size as DynamoDB counts it: each attribute's name and
+    value in UTF-8 (a number counted by its characters, more than DynamoDB's packed form)."""
+    total = 0
+    for name, value in item.items():
+        total += len(name.encode())
+        for kind, inner in value.items():
+            total += 1 if kind in ("BOOL", "NULL") else len(str(inner).encode())
+    return total
 
 
 def url_token(url: str) -> str:
@@ -190,10 +218,36 @@ class Registry:
                 exc, commit.change.url, reservations, len(actions)
             ) from exc
 
+    def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]:
+        """``commits``, in order, cut into groups ``commit_all`` can apply in one transaction
+        each: at most ``MAX_COMMITS_TOGETHER``, and items of at most
+        ``TRANSACTION_BUDGET_BYTES`` together. A commit whose entry no item can hold is a
+        group of its own (``commit_all`` refuses it before sending anything)."""
+        groups: list[list[Commit]] = []
+        group: list[Commit] = []
+        used = 0
+        for commit in commits:
+            try:
+                size = sum(_action_bytes(action) for action in self._record_actions(commit))
+            except InvalidEvent:
+                groups.append([commit])
+                continue
+            if group and (
+                len(group) == MAX_COMMITS_TOGETHER or used + size > TRANSACTION_BUDGET_BYTES
+            ):
+                groups.append(group)
+                group, used = [], 0
+            group.append(commit)
+            used += size
+        if group:
+            groups.append(group)
+        return groups
+
     def commit_all(self, commits: Sequence[Commit]) -> None:
         """Apply several commits of distinct URLs, none with a cluster, in one transaction:
         all or nothing, with the same conditions and outcomes as ``commit`` (each shard's
-        reservations are summed into one condition). At most ``MAX_COMMITS_TOGETHER``."""
+        reservations are summed into one condition). At most ``MAX_COMMITS_TOGETHER``;
+        ``transactions`` cuts a batch into groups this takes."""
         if len(commits) > MAX_COMMITS_TOGETHER:
             raise ValueError(f"{len(commits)} commits, over {MAX_COMMITS_TOGETHER} a transaction")
         if any(commit.cluster is not None for commit in commits):
@@ -583,7 +637,15 @@ class Registry:
             yield from page.get("Items", [])
 
 
+def _action_bytes(action: Item) -> int:
+    """What one action of a transaction adds to its size (a Put: its item; else its key)."""
+    ((kind, request),) = action.items()
+    return item_bytes(request["Item"] if kind == "Put" else request["Key"])
+
+
 def _entry_item(commit: Commit, entry: SitemapEntry) -> Item:
+    """The entry's item; InvalidEvent when it is too large for any item (a retry cannot
+    help: 300 long image URLs of percent-encoded text fit in a message, not in an item)."""
     assert commit.shard is not None  # noqa: S101 - guarded by the caller
     item: Item = {
         **entry_key(commit.shard, entry.url),
@@ -599,6 +661,12 @@ def _entry_item(commit: Commit, entry: SitemapEntry) -> Item:
         item["ext"] = {"S": extensions}
     if commit.cluster_id is not None:
         item["cluster"] = {"S": commit.cluster_id}
+    size = item_bytes(item)
+    if size > MAX_ITEM_BYTES:
+        raise InvalidEvent(
+            "entry_too_large",
+            f"stored, the entry would be {size:,} bytes; a registry item holds {MAX_ITEM_BYTES:,}",
+        )
     return item
 
 

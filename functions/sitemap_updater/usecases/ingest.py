@@ -34,7 +34,6 @@ from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.events import PageChange, parse_body
 from sitemap_updater.domain.placement import (
-    MAX_COMMITS_TOGETHER,
     ClusterWrite,
     Commit,
     plan_commit,
@@ -53,6 +52,7 @@ class UrlRegistry(Protocol):
     def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
     def entry(self, shard: str, url: str) -> SitemapEntry | None: ...
     def commit(self, commit: Commit) -> None: ...
+    def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]: ...
     def commit_all(self, commits: Sequence[Commit]) -> None: ...
     def open_shard(self, group: str) -> str: ...
     def close_shard(self, shard: str) -> None: ...
@@ -144,12 +144,14 @@ class ApplyChange:
 
     def apply_plain(self, changes: Sequence[PageChange]) -> dict[str, IngestResult]:
         """Apply changes of distinct URLs that have nothing to do with any hreflang cluster,
-        together: one batched read, then one transaction per ``MAX_COMMITS_TOGETHER``.
+        together: one batched read, then one transaction per group the registry cuts them
+        into (at most ``MAX_COMMITS_TOGETHER``, and within DynamoDB's size limits).
 
         The same decisions as one by one, at a fraction of the requests (a burst of
         publishes costs a read and a write per few dozen events, not two per event). A URL
         missing from the answer was not applied (it has a cluster, its entry is invalid,
         or its transaction failed): apply it on its own, which settles every such case.
+        A transaction that fails never costs the outcomes of those that committed before it.
         """
         if len({change.url for change in changes}) != len(changes):
             raise ValueError("apply_plain takes each URL once")
@@ -174,8 +176,7 @@ class ApplyChange:
                 except InvalidEvent:
                     continue  # rejected with its reason on its own
                 planned.append(self._plan(record, change, size, size, move=False))
-        for start in range(0, len(planned), MAX_COMMITS_TOGETHER):
-            chunk = planned[start : start + MAX_COMMITS_TOGETHER]
+        for chunk in self.registry.transactions(planned):
             try:
                 self.registry.commit_all(chunk)
             except (ConcurrentChange, ShardFull, RetryableError) as failed:
@@ -183,6 +184,16 @@ class ApplyChange:
                 # full shard, or raises for SQS to deliver it again.
                 logger.info(
                     "batched commit not applied",
+                    reason=f"{type(failed).__name__}: {failed}",
+                    events=len(chunk),
+                )
+                continue
+            except Exception as failed:  # noqa: BLE001 - not swallowed: see below
+                # Anything else (an entry no item holds, a refused request) is raised again,
+                # or rejected with its reason, when its events are applied on their own; the
+                # transactions already committed keep their outcomes.
+                logger.warning(
+                    "batched commit failed; its events are applied one by one",
                     reason=f"{type(failed).__name__}: {failed}",
                     events=len(chunk),
                 )

@@ -1,0 +1,98 @@
+"""DynamoDB's size limits, kept by the registry adapter before it sends anything: an item of
+at most 400 KB, a transaction of at most 4 MB (no AWS here: nothing is sent)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sitemap_updater.adapters.registry import (
+    MAX_ITEM_BYTES,
+    TRANSACTION_BUDGET_BYTES,
+    Registry,
+    item_bytes,
+)
+from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.events import parse_body
+from sitemap_updater.domain.placement import MAX_COMMITS_TOGETHER, Commit, plan_commit
+from sitemap_updater.domain.render import entry_size
+from sitemap_updater.domain.sharding import Limits
+from sitemap_updater.domain.urls import Site
+
+SITE = Site.parse("https://www.example.com")
+
+
+class NoClient:
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the registry called DynamoDB ({name}) while sizing")
+
+
+def registry() -> Registry:
+    return Registry("registry", Limits(), client=NoClient())  # type: ignore[arg-type]
+
+
+def commit(path: str, images: int = 0, image_chars: int = 1) -> Commit:
+    """A new page with ``images`` image URLs of non-ASCII text (stored percent-encoded: each
+    character of ``image_chars`` becomes nine)."""
+    locs = [
+        {"loc": f"https://cdn.example.com/{path}/{n}/" + "\u4e2d" * image_chars + ".jpg"}
+        for n in range(images)
+    ]
+    body = {"type": "publish", "url": f"{SITE.origin}/{path}", "version": 1}
+    if locs:
+        body["images"] = locs
+    change = parse_body(json.dumps(body, ensure_ascii=False), SITE, 262_144)
+    assert change.entry is not None
+    return plan_commit(
+        None,
+        change,
+        entry_size(change.entry),
+        open_shard=lambda: "pages-00001",
+        tombstone_expires_at=0,
+    )
+
+
+def test_item_bytes_counts_names_and_values_in_utf8() -> None:
+    item = {"url": {"S": "https://x/\u00e9"}, "version": {"N": "12"}, "live": {"BOOL": True}}
+    # "https://x/" is 10 bytes, "é" 2 in UTF-8
+    assert item_bytes(item) == len("url") + 12 + len("version") + 2 + len("live") + 1
+
+
+def test_small_commits_go_together_up_to_the_count_limit() -> None:
+    commits = [commit(f"p{number}") for number in range(2 * MAX_COMMITS_TOGETHER + 3)]
+    groups = registry().transactions(commits)
+    assert [len(group) for group in groups] == [MAX_COMMITS_TOGETHER, MAX_COMMITS_TOGETHER, 3]
+    assert [c for group in groups for c in group] == commits  # in order, each once
+
+
+def test_large_entries_are_cut_into_transactions_under_dynamodb_s_4_mb() -> None:
+    # ~150 KB items: 32 of them would be ~4.8 MB, which DynamoDB refuses whole.
+    commits = [commit(f"big{number}", images=80, image_chars=200) for number in range(32)]
+    adapter = registry()
+    sizes = [
+        sum(item_bytes(a["Put"]["Item"]) for a in adapter._record_actions(c) if "Put" in a)
+        for c in commits
+    ]
+    assert min(sizes) > 100_000
+    assert max(sizes) < MAX_ITEM_BYTES
+    assert sum(sizes) > 4 * 1024 * 1024
+    groups = adapter.transactions(commits)
+    assert len(groups) > 1
+    assert [c for group in groups for c in group] == commits
+    by_commit = dict(zip((id(c) for c in commits), sizes, strict=True))
+    for group in groups:
+        assert sum(by_commit[id(c)] for c in group) <= TRANSACTION_BUDGET_BYTES
+
+
+def test_an_entry_no_item_can_hold_is_rejected_and_travels_alone() -> None:
+    # 360 image URLs of 220 CJK characters: a message under 256 KiB, an item over 400 KB.
+    too_large = commit("huge", images=360, image_chars=220)
+    with pytest.raises(InvalidEvent) as rejected:
+        registry()._record_actions(too_large)
+    assert rejected.value.code == "entry_too_large"
+    assert "registry item holds" in rejected.value.detail
+    small = [commit("a"), commit("b")]
+    groups = registry().transactions([small[0], too_large, small[1]])
+    assert groups == [[too_large], [small[0], small[1]]]

@@ -1,22 +1,33 @@
 """DynamoDB's size limits, kept by the registry adapter before it sends anything: an item of
-at most 400 KB, a transaction of at most 4 MB (no AWS here: nothing is sent)."""
+at most 400 KB, a transaction of at most 4 MB; and the compact cluster encoding that keeps
+the largest hreflang cluster well inside one item (no AWS here: nothing is sent)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from sitemap_updater.adapters import registry as registry_module
 from sitemap_updater.adapters.registry import (
     MAX_ITEM_BYTES,
     TRANSACTION_BUDGET_BYTES,
     Registry,
+    _cluster,
+    _members_json,
     item_bytes,
 )
+from sitemap_updater.domain.clusters import MAX_CLUSTER_MEMBERS, Cluster, Member
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_body
-from sitemap_updater.domain.placement import MAX_COMMITS_TOGETHER, Commit, plan_commit
+from sitemap_updater.domain.placement import (
+    MAX_COMMITS_TOGETHER,
+    ClusterWrite,
+    Commit,
+    plan_commit,
+)
 from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
@@ -96,3 +107,62 @@ def test_an_entry_no_item_can_hold_is_rejected_and_travels_alone() -> None:
     small = [commit("a"), commit("b")]
     groups = registry().transactions([small[0], too_large, small[1]])
     assert groups == [[too_large], [small[0], small[1]]]
+
+
+def locale_cluster(languages: int, path_chars: int) -> Cluster:
+    """A page in ``languages`` locales, each declaring every one (long URLs)."""
+    tail = "p" * path_chars
+    urls = {f"l{n:02d}": f"{SITE.origin}/l{n:02d}/{tail}" for n in range(languages)}
+    pairs = tuple(sorted(urls.items()))
+    members = {
+        url: Member(lang=lang, declares=pairs, live=True, shard="pages-00001", base=200)
+        for lang, url in urls.items()
+    }
+    return Cluster(cid="c1", version=3, members=members)
+
+
+def test_a_cluster_reads_back_as_it_was_written() -> None:
+    cluster = locale_cluster(5, 20)
+    stranger = f"{SITE.origin}/not-a-member"  # not written as a position
+    first = next(iter(cluster.all))
+    members = dict(cluster.all)
+    members[first] = replace(members[first], declares=((*members[first].declares, ("x", stranger))))
+    cluster = replace(cluster, members=members)
+    item = {"version": {"N": "3"}, "members": {"S": _members_json(cluster)}}
+    assert _cluster("c1", item) == cluster
+
+
+def test_a_cluster_written_with_urls_in_full_still_reads() -> None:
+    cluster = locale_cluster(3, 5)
+    old_encoding = {
+        url: {
+            "lang": m.lang,
+            "declares": [list(pair) for pair in m.declares],
+            "live": m.live,
+            "shard": m.shard,
+            "base": m.base,
+            "reserved": m.reserved,
+        }
+        for url, m in sorted(cluster.all.items())
+    }
+    item = {"version": {"N": "3"}, "members": {"S": json.dumps(old_encoding)}}
+    assert _cluster("c1", item) == cluster
+
+
+def test_the_largest_cluster_of_long_urls_fits_an_item_with_room_to_spare() -> None:
+    # 64 locales (the most a cluster holds), 200-character URLs, each declaring all 64:
+    # written out in full that is ~900 KB, which DynamoDB refuses.
+    cluster = locale_cluster(MAX_CLUSTER_MEMBERS, 170)
+    write = ClusterWrite(cluster=cluster, expected=2)
+    actions = registry()._cluster_actions(write)
+    assert item_bytes(actions[0]["Put"]["Item"]) < MAX_ITEM_BYTES // 4
+    in_full = sum(len(json.dumps(list(m.declares))) for m in cluster.all.values())
+    assert in_full > MAX_ITEM_BYTES
+
+
+def test_a_cluster_no_item_can_hold_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(registry_module, "MAX_ITEM_BYTES", 1_000)
+    write = ClusterWrite(cluster=locale_cluster(8, 40), expected=None)
+    with pytest.raises(InvalidEvent) as rejected:
+        registry()._cluster_actions(write)
+    assert rejected.value.code == "cluster_too_large"

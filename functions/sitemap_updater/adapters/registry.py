@@ -287,18 +287,19 @@ class Registry:
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
         cluster = write.cluster
-        members = json.dumps(
-            {url: _member_json(member) for url, member in sorted(cluster.all.items())},
-            separators=(",", ":"),
-        )
-        put: Item = {
-            "TableName": self.table,
-            "Item": {
-                **cluster_key(cluster.cid),
-                "version": {"N": str((write.expected or 0) + 1)},
-                "members": {"S": members},
-            },
+        item: Item = {
+            **cluster_key(cluster.cid),
+            "version": {"N": str((write.expected or 0) + 1)},
+            "members": {"S": _members_json(cluster)},
         }
+        size = item_bytes(item)
+        if size > MAX_ITEM_BYTES:
+            raise InvalidEvent(
+                "cluster_too_large",
+                f"stored, the hreflang cluster would be {size:,} bytes; a registry item holds "
+                f"{MAX_ITEM_BYTES:,}",
+            )
+        put: Item = {"TableName": self.table, "Item": item}
         if write.expected is None:
             put["ConditionExpression"] = "attribute_not_exists(pk)"
         else:
@@ -747,28 +748,47 @@ def _url_state(items: Sequence[Item]) -> UrlState:
     return UrlState()
 
 
-def _member_json(member: Member) -> dict[str, Any]:
-    return {
-        "lang": member.lang,
-        "declares": [list(pair) for pair in member.declares],
-        "live": member.live,
-        "shard": member.shard,
-        "base": member.base,
-        "reserved": member.reserved,
-    }
+def _members_json(cluster: Cluster) -> str:
+    """The members, in URL order; a declared href that is a member (every one, as declaring
+    a page makes it one) is written as its position in that order. A cluster of 64 pages
+    each declaring all 64 then takes tens of KB, not the 400 KB of an item (and the write
+    units of one) that the URLs written out 4,096 times would."""
+    urls = sorted(cluster.all)
+    position = {url: number for number, url in enumerate(urls)}
+    return json.dumps(
+        {
+            url: {
+                "lang": member.lang,
+                "declares": [[lang, position.get(href, href)] for lang, href in member.declares],
+                "live": member.live,
+                "shard": member.shard,
+                "base": member.base,
+                "reserved": member.reserved,
+            }
+            for url, member in ((url, cluster.all[url]) for url in urls)
+        },
+        separators=(",", ":"),
+    )
 
 
 def _cluster(cid: str, item: Item) -> Cluster:
+    """Read what _members_json wrote (a declared href as a member's position, or, as items
+    written before that encoding hold it, the URL itself)."""
+    stored: dict[str, Any] = json.loads(item["members"]["S"])
+    urls = list(stored)
     members = {
         url: Member(
             lang=fields["lang"],
-            declares=tuple((lang, href) for lang, href in fields["declares"]),
+            declares=tuple(
+                (lang, urls[href] if type(href) is int else href)
+                for lang, href in fields["declares"]
+            ),
             live=fields["live"],
             shard=fields["shard"],
             base=fields["base"],
             reserved=fields["reserved"],
         )
-        for url, fields in json.loads(item["members"]["S"]).items()
+        for url, fields in stored.items()
     }
     return Cluster(cid=cid, version=int(item["version"]["N"]), members=members)
 

@@ -29,6 +29,17 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def restored_environment() -> Iterator[None]:
+    """Whatever a test sets in os.environ goes with it: the operator commands set Powertools'
+    variables for their process (POWERTOOLS_METRICS_DISABLED among them), which must not
+    reach the next test."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True)
 def clean_metrics() -> Iterator[None]:
     from sitemap_updater.observability import metrics
 

@@ -121,7 +121,9 @@ class UpdateRobots:
             after = with_sitemaps(before, sitemap_urls, self.site)
             if after == (before or b""):
                 return RobotsOutcome.UNCHANGED
-            if len(after) > MAX_ROBOTS_BYTES:
+            if len(after) > MAX_ROBOTS_BYTES and len(after) > len(before or b""):
+                # Refused only when it grows: an owner's file already over the limit still
+                # loses the lines of index files that are going (then deleted).
                 metrics.add_metric(name=Metric.ROBOTS_TOO_LARGE, unit="Count", value=1)
                 logger.error(
                     "robots.txt not updated",
@@ -175,9 +177,12 @@ class PublishIndex:
         self.robots = UpdateRobots(site, cache_control, store)
 
     def __call__(self) -> IndexResult:
+        # Keys written by an attempt that then lost a race are still invalidated, by the
+        # attempt that succeeds: the next one finds them as recorded and writes nothing.
+        earlier: list[str] = []
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                return self._publish()
+                return self._publish(earlier)
             except (WriteConflict, ConcurrentChange) as lost:
                 metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
                 logger.warning("index write conflict", attempt=attempt, reason=str(lost))
@@ -185,8 +190,11 @@ class PublishIndex:
                     raise
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _publish(self) -> IndexResult:
+    def _publish(self, earlier: list[str]) -> IndexResult:
+        """``earlier``: keys written by attempts of this call that failed (this one appends
+        what it writes, and invalidates them with its own)."""
         static = self.site_files() if self.site_files is not None else []
+        earlier.extend(static)
         outputs = sorted(self.registry.shard_outputs(), key=lambda output: output.shard)
         named = {output.shard: output for output in outputs if output.nameable}
         for output in named.values():
@@ -194,16 +202,17 @@ class PublishIndex:
                 self.registry.set_listed(output.shard, True)
         files = split_index(list(named), self.limits)
         previous = self.registry.index_outputs()
-        written = [
-            key
-            for key, shards in files
-            if self._write_index(key, [named[s] for s in shards], previous)
-        ]
+        written = []
+        for key, shards in files:
+            if self._write_index(key, [named[s] for s in shards], previous):
+                written.append(key)
+                earlier.append(key)
         robots = self.robots([self.site.url_for(key) for key, _ in files])
         wanted = {key for key, _ in files}
         deleted = [key for key in sorted(previous) if key not in wanted]
         for key in deleted:
             self.store.delete(key)
+            earlier.append(key)
             self.registry.delete_index_output(key)
         retired = [o for o in outputs if o.listed and o.shard not in named]
         for output in retired:
@@ -220,12 +229,8 @@ class PublishIndex:
             self.retire.request_rebuilds(requests)
         if written:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
-        changed = [
-            *static,
-            *written,
-            *deleted,
-            *([ROBOTS_KEY] if robots is RobotsOutcome.WRITTEN else []),
-        ]
+        robots_written = [ROBOTS_KEY] if robots is RobotsOutcome.WRITTEN else []
+        changed = list(dict.fromkeys([*earlier, *robots_written]))
         if self.cdn is not None and changed:
             self.cdn.invalidate(changed)
         result = IndexResult(
@@ -259,6 +264,10 @@ class PublishIndex:
         if stale or Restored.BEHIND in outcomes.values():
             outcomes.update(dict.fromkeys(stale, Restored.BEHIND))
             return RestoreResult(outcomes, robots=None)
+        if set(self.registry.index_outputs()) != set(previous):
+            # The index function published or dropped a file meanwhile: robots.txt's lines
+            # are its to set now (from a list this restore no longer knows to be right).
+            return RestoreResult(outcomes, robots=None)
         return RestoreResult(outcomes, self.robots([self.site.url_for(key) for key, _ in files]))
 
     def _restore_index(
@@ -282,7 +291,19 @@ class PublishIndex:
             previous=None if found is None else replace(recorded, etag=found.etag),
         )
         restored = IndexOutput(key=key, generation=before.generation + 1, obj=written)
-        self.registry.save_index_output(restored, before.generation)
+        try:
+            self.registry.save_index_output(restored, before.generation)
+        except ConcurrentChange:
+            # The index function moved on meanwhile (it may have dropped this file): take
+            # back what was written unless its record now accounts for it, or it was
+            # replaced since. An index file no record names would never be deleted.
+            now = self.registry.index_outputs().get(key)
+            if now is None or now.obj is None or now.obj.etag != written.etag:
+                try:
+                    self.store.delete(key, expected_etag=written.etag)
+                except WriteConflict:
+                    logger.info("restored index file replaced since; kept", key=key)
+            raise
         return Restored.RESTORED
 
     def _render(self, shards: list[ShardOutput]) -> tuple[int, bytes]:
@@ -295,8 +316,15 @@ class PublishIndex:
         count, document = self._render(shards)
         digest = sha256(document)
         before = previous.get(key) or IndexOutput(key=key, generation=0, obj=None)
-        if before.obj is not None and before.obj.sha256 == digest:
-            return False
+        expected = before.obj
+        if expected is not None and expected.sha256 == digest:
+            # The record says these bytes are there; check (one HEAD): a run that died
+            # between its PutObject and its record left other bytes, which may name a shard
+            # that is about to be deleted. Those are replaced, conditionally on their ETag.
+            stored = self.store.head(key)
+            if stored is not None and stored.metadata.get("sha256") == digest:
+                return False
+            expected = None if stored is None else replace(expected, etag=stored.etag)
         now = w3c_now(self.clock())
         state = ObjectState(key, "", digest, count, len(document), now)
         try:
@@ -306,7 +334,7 @@ class PublishIndex:
                 document,
                 content_type=XML_CONTENT_TYPE,
                 cache_control=self.cache_control,
-                previous=before.obj,
+                previous=expected,
             )
         except WriteConflict:
             found = observe(self.store, key, now)

@@ -6,10 +6,13 @@ deleted at once: it is marked retiring, the index drops it, and only when no ind
 it any more (``listed`` is cleared) is the object deleted, by a rebuild in the shard's own
 FIFO message group, so a concurrent republish into it is serialised with the delete.
 
-``restore=True`` (the operators' ``sitemap-updater rebuild``) also checks, when the bytes
-did not change, that the object is really there: a missing or altered object is written
-again, byte for byte, with its recorded lastmod, so the index stays as it was. The hot path
-never pays for that HEAD.
+When the bytes did not change (by the record), the object is checked (one HEAD): a run
+that died between its PutObject and its record leaves newer bytes than the record says,
+and if the registry then returns to the recorded state, trusting the record would leave
+them served for good. Found newer, they are adopted and the shard is written again; found
+missing or altered, the recorded bytes are written back with their recorded lastmod, so
+the index stays as it was. ``restore=True`` (the operators' ``sitemap-updater rebuild``)
+runs outside the shard's message group, so it also reads again until nothing changes.
 """
 
 from __future__ import annotations
@@ -130,18 +133,27 @@ class RebuildShard:
         key = shard_key(shard, self.compress)
         current = output.obj
         if current is not None and current.sha256 == digest and current.key == key:
+            if output.retiring and restore:
+                # Republished while retiring: its own rebuild, in the shard's message group,
+                # brings it back. A restore doing so could race that group's delete.
+                return Rebuilt.UNCHANGED
             try:
-                restored = self._restore(current, document) if restore else None
+                restored = self._restore(current, document)
             except WriteConflict:
                 self._adopt(output, key, current.lastmod)
                 raise
             if not output.retiring:
                 if restored is not None:
-                    self.registry.save_shard_output(
+                    self._save_restored(
                         output.with_object(restored, news_expiry=news_expiry), output.generation
                     )
                     self._invalidate(key)
                     return Rebuilt.RESTORED
+                if output.news_expiry != news_expiry:
+                    # An adopted record carries no (or an old) news expiry: without the one
+                    # these entries have, the index's sweep would never age them out.
+                    output = output.with_object(current, news_expiry=news_expiry)
+                    self.registry.save_shard_output(output, output.generation - 1)
                 # Nothing to write, but the index may never have heard of this state: the
                 # run that wrote (or adopted) it may have died before asking. Asking again
                 # is cheap, and deduplicated by the FIFO queue for five minutes.
@@ -149,7 +161,10 @@ class RebuildShard:
                 return Rebuilt.UNCHANGED
             # Republished to exactly the bytes it had: keep the object and its lastmod.
             revived = output.with_object(restored or current, news_expiry=news_expiry)
-            self.registry.save_shard_output(revived, output.generation)
+            if restored is not None:
+                self._save_restored(revived, output.generation)
+            else:
+                self.registry.save_shard_output(revived, output.generation)
             self.index.request_index(f"{shard}@{revived.generation}")
             return Rebuilt.WRITTEN
         now = w3c_now(moment)
@@ -217,6 +232,23 @@ class RebuildShard:
             cache_control=self.cache_control,
             previous=there,
         )
+
+    def _save_restored(self, output: ShardOutput, previous_generation: int) -> None:
+        """Record an object written back; if the record moved on meanwhile (the shard was
+        deleted, or rewritten), take back what was written, unless it was replaced since:
+        the bytes must never outlive the record that accounts for them."""
+        try:
+            self.registry.save_shard_output(output, previous_generation)
+        except ConcurrentChange:
+            written = output.obj
+            assert written is not None  # noqa: S101 - a restored object
+            now = self.registry.shard_output(output.shard).obj
+            if now is None or now.etag != written.etag:  # not adopted by whoever moved it on
+                try:
+                    self.store.delete(written.key, expected_etag=written.etag)
+                except WriteConflict:
+                    logger.info("restored object replaced since; kept", shard=output.shard)
+            raise
 
     def _retire(self, output: ShardOutput) -> Rebuilt:
         obj = output.obj

@@ -4,6 +4,7 @@ moto the documented way: the mock starts before any client is created."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -32,11 +33,15 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
 def restored_environment() -> Iterator[None]:
     """Whatever a test sets in os.environ goes with it: the operator commands set Powertools'
     variables for their process (POWERTOOLS_METRICS_DISABLED among them), which must not
-    reach the next test."""
+    reach the next test. moto's dashboard copies of its models go too (memory)."""
     saved = dict(os.environ)
     yield
     os.environ.clear()
     os.environ.update(saved)
+    if "moto" in sys.modules:  # and moto's dashboard copies of every model (local/stack.py)
+        from sitemap_updater.local.stack import release_moto_history
+
+        release_moto_history()
 
 
 @pytest.fixture(autouse=True)

@@ -110,3 +110,21 @@ def test_a_local_endpoint_needs_no_credentials_or_region(monkeypatch: pytest.Mon
     assert credentials.access_key == "local"
     assert session.region_name == "us-east-1"
     assert session_for(None, None, "https://sqs.eu-west-1.amazonaws.com").region_name is None
+
+
+def test_aws_endpoint_url_names_the_local_stack_as_the_flag_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:5077")
+    assert parse("--stack", "sitemap-updater-local").endpoint_url == "http://127.0.0.1:5077"
+    assert parse("--endpoint-url", "http://127.0.0.1:6000").endpoint_url == (
+        "http://127.0.0.1:6000"
+    )
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    assert parse("--stack", "x").endpoint_url is None
+
+
+def test_a_limit_that_is_not_a_number_is_a_user_error(deployed: Pipeline) -> None:
+    deployment = resolve(parse("--stack", LOCAL_STACK_NAME, "--setting", "MAX_URLS_PER_SHARD=5k"))
+    with pytest.raises(UserError, match="MAX_URLS_PER_SHARD: not a whole number: '5k'"):
+        _ = deployment.limits

@@ -9,6 +9,8 @@ import boto3
 from moto import mock_aws
 
 from sitemap_updater.local.poller import EventSourceMapping
+from sitemap_updater.local.runtime import Pipeline
+from tests.integration.conftest import publish
 
 
 def make_queue(sqs: Any, visibility: int) -> tuple[str, str]:
@@ -76,3 +78,16 @@ def test_messages_whose_delete_failed_come_back_after_the_queues_own_timeout() -
         assert mapping.poll_once() == 3
         assert mapping.poll_once() == 0
         assert sorted(bodies) == ["m0", "m0", "m1", "m1", "m2", "m2"]
+
+
+def test_the_local_pipeline_lets_go_of_moto_s_copies_of_the_registry(
+    pipeline: Pipeline,
+) -> None:
+    """moto keeps every model instance for its dashboard, and each DynamoDB transaction
+    deep-copies the table: a long `local --serve` (a backfill into it) grew to gigabytes."""
+    from moto.dynamodb.models.table import Table
+
+    pipeline.send_events([publish(f"/p{n}", 1) for n in range(30)])
+    pipeline.drain()
+    assert len(pipeline.app.registry.shard_entries("pages-00001")) == 30
+    assert len(Table.instances_tracked) <= 2  # the table, not a copy per transaction

@@ -185,11 +185,15 @@ def drain(
     mappings: Sequence[EventSourceMapping],
     timeout_seconds: float = 600,
     idle_sleep: float = 0.1,
+    between_rounds: Callable[[], None] | None = None,
 ) -> None:
-    """Run the mappings until every source queue is empty (failed messages included)."""
+    """Run the mappings until every source queue is empty (failed messages included);
+    ``between_rounds`` is called after each round."""
     deadline = time.monotonic() + timeout_seconds
     while True:
         received = sum(mapping.poll_once() for mapping in mappings)
+        if between_rounds is not None:
+            between_rounds()
         if received:
             continue
         # Empty twice in a row: the counts are read one after another (moto computes them

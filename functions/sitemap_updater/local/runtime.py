@@ -30,6 +30,7 @@ from sitemap_updater.local.stack import (
     create_resources,
     local_environment,
     register_stack,
+    release_moto_history,
     use_endpoint,
 )
 
@@ -155,12 +156,19 @@ class Pipeline:
         return self.send([json.dumps(event) for event in events])
 
     def drain(self, timeout_seconds: float = 600) -> None:
-        drain(self.sqs, list(self.mappings.values()), timeout_seconds=timeout_seconds)
+        drain(
+            self.sqs,
+            list(self.mappings.values()),
+            timeout_seconds=timeout_seconds,
+            between_rounds=release_moto_history,
+        )
 
     def run_until(self, stop: threading.Event, idle_seconds: float = 0.2) -> None:
         """Keep driving the handlers from their queues, as Lambda would, until ``stop``."""
         while not stop.is_set():
-            if not sum(mapping.poll_once() for mapping in self.mappings.values()):
+            received = sum(mapping.poll_once() for mapping in self.mappings.values())
+            release_moto_history()
+            if not received:
                 stop.wait(idle_seconds)
 
     def dead_letters(self) -> list[dict[str, Any]]:

@@ -66,6 +66,16 @@ def aws_environment(endpoint_url: str) -> dict[str, str]:
     }
 
 
+def release_moto_history() -> None:
+    """Let go of every model instance moto keeps for its dashboard. moto tracks each one it
+    ever made, and a DynamoDB transaction deep-copies the table each time: over a long
+    ``local --serve`` (a backfill into it, say) that is gigabytes. Nothing here uses the
+    dashboard; the data itself is untouched."""
+    from moto.core.model_instances import reset_model_data  # noqa: PLC0415 - the local extra
+
+    reset_model_data()
+
+
 def local_environment() -> dict[str, str]:
     """Powertools settings for running the handlers in this process (set before importing them)."""
     return {

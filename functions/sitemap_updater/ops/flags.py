@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 # Flag -> the stack output it stands for.
 RESOURCE_FLAGS = {
@@ -31,7 +32,11 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
         "http://127.0.0.1:PORT (the port it prints).",
     )
     where.add_argument("--stack", default=None, help="CloudFormation stack name to read outputs")
-    where.add_argument("--endpoint-url", default=None, help="send every AWS call here")
+    where.add_argument(
+        "--endpoint-url",
+        default=os.environ.get("AWS_ENDPOINT_URL") or None,
+        help="send every AWS call here (default: $AWS_ENDPOINT_URL)",
+    )
     where.add_argument("--region", default=None, help="AWS region (default: your AWS config)")
     where.add_argument("--profile", default=None, help="AWS profile (default: your AWS config)")
     for dest, (flag, output, what) in RESOURCE_FLAGS.items():

@@ -122,7 +122,10 @@ class Deployment:
         for name in ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index"):
             alias = Settings.model_fields[name].alias or name
             given = self.outputs.get(output_key(alias))
-            values[name] = int(given) if given else Settings.model_fields[name].default
+            try:
+                values[name] = int(given) if given else Settings.model_fields[name].default
+            except ValueError as exc:
+                raise UserError(f"{alias}: not a whole number: {given!r}") from exc
         try:
             return Limits(**values)
         except ValueError as exc:

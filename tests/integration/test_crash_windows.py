@@ -276,3 +276,32 @@ def test_robots_txt_over_the_limit_still_loses_the_line_of_a_dropped_index_file(
     robots = pipeline.objects()["robots.txt"]
     assert b"sitemap-index-2.xml" not in robots
     assert b"x" * 520_000 in robots  # the owner's bytes, all of them
+
+
+def test_a_shard_shifting_between_index_files_is_named_by_one_at_every_moment(
+    make_pipeline: PipelineFactory,
+) -> None:
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1, MAX_SITEMAPS_PER_INDEX=2)
+    app = pipeline.app
+    for number, path in enumerate(["/a", "/b", "/c"], start=1):
+        apply(pipeline, publish(path, 1))
+        app.rebuild_shard(f"pages-0000{number}")
+    app.publish_index()
+    apply(pipeline, publish("/blog/x", 1, sitemap="blog"))  # sorts first: shifts the rest
+    app.rebuild_shard("blog-00001")
+    unnamed_after_each_put: list[list[str]] = []
+
+    def look(**_: Any) -> None:
+        objects = pipeline.objects()
+        named = {
+            loc.removeprefix(f"{SITE}/")
+            for key in ("sitemap.xml", "sitemap-index-2.xml")
+            if key in objects
+            for loc in index_locs(objects[key])
+        }
+        pages = {f"sitemap-pages-0000{n}.xml.gz" for n in (1, 2, 3)}
+        unnamed_after_each_put.append(sorted(pages - named))
+
+    app.store.client.meta.events.register("after-call.s3.PutObject", look)
+    app.publish_index()
+    assert unnamed_after_each_put == [[], []]  # both files rewritten, no shard left out

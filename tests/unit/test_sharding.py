@@ -21,6 +21,7 @@ from sitemap_updater.domain.sharding import (
     shard_id,
     shard_key,
     split_index,
+    write_order,
 )
 
 # --- Limits -----------------------------------------------------------------------------------
@@ -230,3 +231,46 @@ def test_split_index_partitions_every_shard_once(numbers: set[int], per_index: i
     assert all(1 <= len(chunk) <= per_index for _, chunk in files)
     assert [key for key, _ in files] == [index_key(n) for n in range(len(files))]
     assert split_index(list(reversed(shards)), Limits(max_sitemaps_per_index=per_index)) == files
+
+
+def test_write_order_puts_a_shard_in_its_new_index_file_before_the_old_one_drops_it() -> None:
+    limits = Limits(max_sitemaps_per_index=2)
+    before = ["pages-00001", "pages-00002", "pages-00003"]
+    # blog-00001 sorts first: pages-00002 shifts from the first file into the second.
+    files = split_index(["blog-00001", *before], limits)
+    assert [key for key, _ in files] == ["sitemap.xml", "sitemap-index-2.xml"]
+    ordered = write_order(files, before, limits)
+    assert [key for key, _ in ordered] == ["sitemap-index-2.xml", "sitemap.xml"]
+    assert sorted(ordered) == sorted(files)
+    # A retired shard shifts them back: the first file takes pages-00003 first.
+    files = split_index(["pages-00001", "pages-00003", "pages-00004"], limits)
+    shrunk = write_order(
+        files, ["pages-00001", "pages-00002", "pages-00003", "pages-00004"], limits
+    )
+    assert [key for key, _ in shrunk] == ["sitemap.xml", "sitemap-index-2.xml"]
+
+
+def test_write_order_keeps_the_files_order_when_nothing_moves() -> None:
+    limits = Limits(max_sitemaps_per_index=2)
+    shards = ["a-00001", "a-00002", "b-00001", "b-00002"]
+    files = split_index(shards, limits)
+    assert write_order(files, shards, limits) == files
+    assert write_order(files, [], limits) == files
+
+
+@given(
+    before=st.sets(st.integers(1, 40), max_size=25),
+    after=st.sets(st.integers(1, 40), max_size=25),
+    per_file=st.integers(1, 4),
+)
+def test_written_in_write_order_a_named_shard_is_always_in_some_index_file(
+    before: set[int], after: set[int], per_file: int
+) -> None:
+    limits = Limits(max_sitemaps_per_index=per_file)
+    old = [f"pages-{n:05d}" for n in before]
+    new = [f"pages-{n:05d}" for n in after]
+    stored = dict(split_index(old, limits))
+    for key, shards in write_order(split_index(new, limits), old, limits):
+        stored[key] = shards
+        named = {shard for shards in stored.values() for shard in shards}
+        assert set(old) & set(new) <= named  # kept shards are never named by no file

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gzip
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -97,6 +97,43 @@ def split_index(shards: Sequence[str], limits: Limits) -> list[tuple[str, list[s
         (index_key(position), ordered[start : start + size])
         for position, start in enumerate(range(0, len(ordered), size))
     ]
+
+
+def write_order(
+    files: list[tuple[str, list[str]]], before: Iterable[str], limits: Limits
+) -> list[tuple[str, list[str]]]:
+    """``files`` (``split_index`` of the shards to name) in an order of writing that never
+    leaves a shard named by no index file on the way: ``split_index`` assigns by position,
+    so a shard sorting early shifts the later ones into the next file (and a retired one
+    shifts them back); a shard that moves is written into its new file before its old file
+    drops it. ``before``: the shards the index files named until now. Moves both ways at
+    once (which would need a cycle) keep the files' own order."""
+    was_in = {shard: key for key, shards in split_index(list(before), limits) for shard in shards}
+    position = {key: number for number, (key, _) in enumerate(files)}
+    later: dict[str, set[str]] = {key: set() for key, _ in files}  # written after key
+    for key, shards in files:
+        for shard in shards:
+            old = was_in.get(shard)
+            if old is not None and old != key and old in position:
+                later[key].add(old)
+    waiting = {key: 0 for key, _ in files}
+    for successors in later.values():
+        for key in successors:
+            waiting[key] += 1
+    ordered: list[str] = []
+    ready = [key for key, _ in files if waiting[key] == 0]
+    while ready:
+        key = min(ready, key=position.__getitem__)
+        ready.remove(key)
+        ordered.append(key)
+        for successor in later[key]:
+            waiting[successor] -= 1
+            if waiting[successor] == 0:
+                ready.append(successor)
+    if len(ordered) < len(files):
+        return files
+    shards_of = dict(files)
+    return [(key, shards_of[key]) for key in ordered]
 
 
 def checked_entry_size(entry: SitemapEntry, limits: Limits) -> int:

@@ -28,7 +28,7 @@ from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput
 from sitemap_updater.domain.render import IndexEntry, render_index
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
-from sitemap_updater.domain.sharding import ROBOTS_KEY, Limits, split_index
+from sitemap_updater.domain.sharding import ROBOTS_KEY, Limits, split_index, write_order
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
@@ -196,6 +196,7 @@ class PublishIndex:
         static = self.site_files() if self.site_files is not None else []
         earlier.extend(static)
         outputs = sorted(self.registry.shard_outputs(), key=lambda output: output.shard)
+        named_until_now = [output.shard for output in outputs if output.listed]
         named = {output.shard: output for output in outputs if output.nameable}
         for output in named.values():
             if not output.listed:
@@ -203,7 +204,7 @@ class PublishIndex:
         files = split_index(list(named), self.limits)
         previous = self.registry.index_outputs()
         written = []
-        for key, shards in files:
+        for key, shards in write_order(files, named_until_now, self.limits):
             if self._write_index(key, [named[s] for s in shards], previous):
                 written.append(key)
                 earlier.append(key)

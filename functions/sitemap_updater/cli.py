@@ -513,10 +513,24 @@ def _print_summary(summary: Any, as_json: bool) -> None:
         print(json.dumps(summary.as_json(), ensure_ascii=False), flush=True)
 
 
+MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """What argparse's types cannot say, checked before any command starts."""
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:  # NaN fails too
+        raise UserError(
+            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:,.0f}, "
+            f"got {timeout:g}"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        _check_arguments(args)
         return int(args.run(args))
     except UserError as exc:
         print(f"sitemap-updater: error: {exc}", file=sys.stderr)

@@ -222,3 +222,15 @@ def test_backfill_usage_errors_exit_2(
 ) -> None:
     assert main(["backfill", *argv, *STACK]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("timeout", ["0", "-5"])
+def test_a_timeout_that_is_not_positive_is_a_usage_error(
+    deployed: Pipeline, http_site: StaticSite, capsys: pytest.CaptureFixture[str], timeout: str
+) -> None:
+    http_site.put("/sitemap.xml", urlset(f"<loc>{SITE}/a</loc>"))
+    assert main(["backfill", http_site.url("/sitemap.xml"), *STACK, "--timeout", timeout]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--timeout must be a number of seconds > 0" in err
+    assert http_site.requests == []

@@ -257,3 +257,14 @@ def test_what_the_pipeline_serves_is_clean_checked_through_a_local_copy(
     assert (status, report["faults"], report["warnings"]) == (0, [], [])
     assert report["counts"]["urls"] == 5
     assert report["site"] == "https://www.example.com"
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan"])
+def test_a_timeout_that_is_not_positive_is_a_usage_error(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str], timeout: str
+) -> None:
+    assert main(["validate", http_site.origin, "--timeout", timeout]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--timeout must be a number of seconds > 0" in err
+    assert http_site.requests == []  # nothing fetched

@@ -268,3 +268,15 @@ def test_a_timeout_that_is_not_positive_is_a_usage_error(
     assert err.count("\n") == 1
     assert "--timeout must be a number of seconds > 0" in err
     assert http_site.requests == []  # nothing fetched
+
+
+def test_a_multi_member_gzip_sitemap_is_read_to_its_end(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    text = urlset(*(f"<loc>{o}/{n}</loc>" for n in range(4)))
+    half = len(text) // 2
+    http_site.put("/sitemap.xml.gz", gz(text[:half]) + gz(text[half:]))  # as `cat a.gz b.gz`
+    status, report = validate(capsys, f"{o}/sitemap.xml.gz")
+    assert (status, report["faults"]) == (0, [])
+    assert report["counts"]["urls"] == 4

@@ -154,6 +154,23 @@ def test_a_walk_stops_at_its_budget_and_follows_only_what_it_may() -> None:
     assert [d.url for d in picky.run(f"{ORIGIN}/i.xml")] == [f"{ORIGIN}/i.xml", f"{ORIGIN}/s1.xml"]
 
 
+def test_gunzip_reads_every_member_within_one_limit() -> None:
+    two = gzip.compress(b"<urlset>a") + gzip.compress(b"b</urlset>")
+    assert gunzip(two, 1000) == (b"<urlset>ab</urlset>", False)
+    assert gunzip(two + b"\0" * 512, 1000) == (b"<urlset>ab</urlset>", False)  # gzip's padding
+    assert gunzip(two, 12) == (b"<urlset>ab</", True)  # the limit counts all members
+    bombs = gzip.compress(b" " * 600) * 3
+    assert gunzip(bombs, 1000) == (b" " * 1000, True)
+    with pytest.raises(zlib.error):
+        gunzip(two + gzip.compress(b"more")[:-6], 1000)  # a cut last member
+    assert gunzip(two + gzip.compress(b"more")[:-6], 1000, complete=False) == (
+        b"<urlset>ab</urlset>more",
+        True,
+    )
+    with pytest.raises(zlib.error):
+        gunzip(two + b"trailing garbage", 1000)
+
+
 def test_gunzip_stops_at_the_limit_and_rejects_a_cut_stream() -> None:
     bomb = gzip.compress(b" " * 1_000_000)
     assert gunzip(bomb, 1000) == (b" " * 1000, True)

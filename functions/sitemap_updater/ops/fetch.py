@@ -5,7 +5,8 @@
 * A timeout per request; at most ``max_bytes`` read from the wire and at most ``max_bytes``
   after decompression (a gzip bomb stops there and is reported as too large).
 * ``Content-Encoding: gzip`` is undone, and so is a gzipped body (``.xml.gz``, recognised
-  by its magic bytes, whatever the name says).
+  by its magic bytes, whatever the name says); every member of a multi-member gzip file is
+  read, as ``zcat`` does (RFC 1952).
 """
 
 from __future__ import annotations
@@ -64,15 +65,24 @@ _OPENER = urllib.request.build_opener(_Redirects())
 def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, bool]:
     """Decompress gzip ``data`` up to ``max_bytes``; (bytes, True) when there was more.
 
-    ``complete=False``: ``data`` was itself cut short, so a missing end is no error.
+    Every member is read (RFC 1952 allows several, one after the other; zero padding after
+    the last is ignored, as gzip does). ``complete=False``: ``data`` was itself cut short,
+    so a missing end is no error.
     """
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    out = inflater.decompress(data, max_bytes + 1)
-    if len(out) > max_bytes:
-        return out[:max_bytes], True
-    if not inflater.eof and complete:
-        raise zlib.error("truncated gzip data")
-    return out, not complete
+    out = bytearray()
+    rest = data
+    while True:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        out += inflater.decompress(rest, max_bytes + 1 - len(out))
+        if len(out) > max_bytes:
+            return bytes(out[:max_bytes]), True
+        if not inflater.eof:
+            if complete:
+                raise zlib.error("truncated gzip data")
+            return bytes(out), True
+        rest = inflater.unused_data.lstrip(b"\x00")
+        if not rest:
+            return bytes(out), not complete
 
 
 def fetch(url: str, *, timeout: float = 30.0, max_bytes: int = PROTOCOL_MAX_BYTES) -> Fetched:

@@ -245,7 +245,12 @@ def _operator_commands(commands: Any) -> None:
     backfill.add_argument(
         "--dry-run", action="store_true", help="read and validate only; write nothing"
     )
-    backfill.add_argument("--timeout", type=float, default=30.0, help="HTTP timeout, seconds")
+    backfill.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds allowed per document, redirects included (default 30)",
+    )
     backfill.add_argument("--json", action="store_true", help="end with the summary as JSON")
 
     rebuild = _aws_command(
@@ -318,7 +323,12 @@ def _operator_commands(commands: Any) -> None:
         help="the origin the sitemaps should name, when it is served from URL's origin "
         "(e.g. a staging or local copy): its URLs are fetched from URL's origin",
     )
-    validate.add_argument("--timeout", type=float, default=30.0, help="HTTP timeout, seconds")
+    validate.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds allowed per document, redirects included (default 30)",
+    )
     validate.add_argument(
         "--workers", type=int, default=4, help="sitemaps fetched in parallel (default 4)"
     )

@@ -280,3 +280,28 @@ def test_a_multi_member_gzip_sitemap_is_read_to_its_end(
     status, report = validate(capsys, f"{o}/sitemap.xml.gz")
     assert (status, report["faults"]) == (0, [])
     assert report["counts"]["urls"] == 4
+
+
+def test_a_server_dripping_bytes_gets_the_timeout_for_the_whole_document(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 40 bytes, one every 0.05 s: each read waits far less than the timeout, the document
+    # takes 2 s at least. Without a deadline per document it would be read to its end (and
+    # a server that never ends would hang the command); the drip ends, so this test does.
+    http_site.put("/slow.xml", b"#" * 40, drip=0.05)
+    status, report = validate(capsys, http_site.url("/slow.xml"), "--timeout", "0.5")
+    assert status == 1
+    assert messages(report) == [(http_site.url("/slow.xml"), "cannot fetch: timed out after 0.5 s")]
+
+
+def test_the_timeout_covers_the_redirects_too(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two hops that each take 1 s at least (a dripped redirect body, then a dripped
+    # sitemap): each alone fits in 1.5 s, the document does not.
+    o = http_site.origin
+    http_site.put("/hop.xml", b"." * 20, 302, drip=0.05, Location=f"{o}/slow.xml")
+    http_site.put("/slow.xml", b"#" * 20, drip=0.05)
+    status, report = validate(capsys, f"{o}/hop.xml", "--timeout", "1.5")
+    assert status == 1
+    assert messages(report) == [(f"{o}/hop.xml", "cannot fetch: timed out after 1.5 s")]

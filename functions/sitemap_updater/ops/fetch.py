@@ -2,8 +2,11 @@
 
 * Only ``http`` and ``https``, also after redirects (a sitemap naming ``file:///etc/passwd``
   gets an error, never the file).
-* A timeout per request; at most ``max_bytes`` read from the wire and at most ``max_bytes``
-  after decompression (a gzip bomb stops there and is reported as too large).
+* A timeout per document: one deadline for the connections, redirects, headers and body
+  together, enforced on every read from the socket (a server dripping a byte a second
+  gets "timed out", not hours of patience).
+* At most ``max_bytes`` read from the wire and at most ``max_bytes`` after decompression
+  (a gzip bomb stops there and is reported as too large).
 * ``Content-Encoding: gzip`` is undone, and so is a gzipped body (``.xml.gz``, recognised
   by its magic bytes, whatever the name says); every member of a multi-member gzip file is
   read, as ``zcat`` does (RFC 1952).
@@ -12,7 +15,10 @@
 from __future__ import annotations
 
 import http.client
+import io
 import socket
+import threading
+import time
 import urllib.error
 import urllib.request
 import zlib
@@ -25,6 +31,7 @@ from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES
 USER_AGENT = "sitemap-updater (+https://github.com/sitemap-updater/sitemap-updater)"
 GZIP_MAGIC = b"\x1f\x8b"
 _SCHEMES = ("http", "https")
+_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,7 +66,78 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-_OPENER = urllib.request.build_opener(_Redirects())
+# The deadline of the document this thread is fetching: urllib opens the redirects' requests
+# on the same thread, so one deadline covers them all.
+_current = threading.local()
+
+
+def _time_left() -> float | None:
+    deadline: float | None = getattr(_current, "deadline", None)
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket's reader, with its timeout set to the time left before each read."""
+
+    def __init__(self, sock: socket.socket, raw: Any):
+        super().__init__()
+        self._sock, self._raw = sock, raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = _time_left()
+        if left is not None:
+            self._sock.settimeout(left)
+        result: int | None = self._raw.readinto(buffer)
+        return result
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()  # lets the socket close once the connection is done with it
+        super().close()
+
+
+class _Response(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any):
+        super().__init__(sock, *args, **kwargs)
+        if getattr(_current, "deadline", None) is not None:  # nothing read yet: no buffer lost
+            self.fp = io.BufferedReader(_DeadlineReader(sock, self.fp.detach()))
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    response_class = _Response
+
+    def connect(self) -> None:
+        self.timeout = _time_left() or self.timeout
+        super().connect()
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    response_class = _Response
+
+    def connect(self) -> None:
+        self.timeout = _time_left() or self.timeout
+        super().connect()  # the TLS handshake's reads wait at most the time left at connect
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_HTTPConnection, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_HTTPSConnection, req)  # the default context, as urllib's
+
+
+_OPENER = urllib.request.build_opener(_Redirects(), _HTTPHandler(), _HTTPSHandler())
 
 
 def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, bool]:
@@ -85,18 +163,38 @@ def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, b
             return bytes(out), not complete
 
 
+def _read(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes:
+    """Up to ``limit`` bytes of the body, in chunks, giving up at the deadline."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        if time.monotonic() >= deadline:
+            raise TimeoutError("timed out")
+        chunk = response.read(min(_CHUNK, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 def fetch(url: str, *, timeout: float = 30.0, max_bytes: int = PROTOCOL_MAX_BYTES) -> Fetched:
-    """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``)."""
+    """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``).
+
+    ``timeout`` is for the whole document: connecting, redirects, headers and body.
+    """
     if urlsplit(url).scheme.lower() not in _SCHEMES:
         return Fetched(url, url, None, error=f"not an http(s) URL: {url!r}")
     request = urllib.request.Request(  # noqa: S310 - the scheme is checked above
         url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"}
     )
+    deadline = time.monotonic() + timeout
+    _current.deadline = deadline
     try:
         with _OPENER.open(request, timeout=timeout) as response:
             status, final_url = response.status, response.geturl()
             encoding = (response.headers.get("Content-Encoding") or "").lower()
-            raw = response.read(max_bytes + 1)
+            raw = _read(response, max_bytes + 1, deadline)
     except urllib.error.HTTPError as exc:
         return Fetched(url, exc.geturl() or url, exc.code)
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
@@ -104,6 +202,8 @@ def fetch(url: str, *, timeout: float = 30.0, max_bytes: int = PROTOCOL_MAX_BYTE
         if isinstance(reason, socket.timeout | TimeoutError):
             reason = f"timed out after {timeout:g} s"
         return Fetched(url, url, None, error=f"cannot fetch: {reason}")
+    finally:
+        _current.deadline = None
     too_large = len(raw) > max_bytes
     raw = raw[:max_bytes]
     try:

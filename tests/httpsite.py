@@ -73,6 +73,9 @@ class StaticSite:
             data, status, {k.replace("_", "-"): v for k, v in headers.items()}, drip
         )
 
+    def redirect(self, path: str, to: str, status: int = 302) -> None:
+        self.put(path, b"", status, Location=to)
+
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()

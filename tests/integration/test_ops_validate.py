@@ -305,3 +305,25 @@ def test_the_timeout_covers_the_redirects_too(
     status, report = validate(capsys, f"{o}/hop.xml", "--timeout", "1.5")
     assert status == 1
     assert messages(report) == [(f"{o}/hop.xml", "cannot fetch: timed out after 1.5 s")]
+
+
+def test_a_sitemap_redirected_to_another_origin_is_a_fault_naming_both(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    other = StaticSite()
+    try:
+        other.put("/elsewhere.xml", urlset(f"<loc>{o}/a</loc>"))
+        http_site.put("/robots.txt", f"Sitemap: {o}/sitemap.xml\n")
+        http_site.redirect("/sitemap.xml", other.url("/elsewhere.xml"))
+        status, report = validate(capsys, o)
+    finally:
+        other.stop()
+    assert status == 1
+    [(where, message)] = messages(report)
+    assert where == f"{o}/sitemap.xml"
+    assert message.startswith(
+        f"redirected from {o}/sitemap.xml to {other.url('/elsewhere.xml')}, another origin "
+        f"(named at {o}/robots.txt:1): crawlers take a sitemap's URLs only from the origin"
+    )
+    assert report["counts"]["urls"] == 1  # still checked

@@ -1,7 +1,8 @@
 """Fetch one document over HTTP(S) as a crawler would, with limits (stdlib only).
 
 * Only ``http`` and ``https``, also after redirects (a sitemap naming ``file:///etc/passwd``
-  gets an error, never the file).
+  gets an error, never the file); with ``same_origin``, never to another origin than the
+  one asked (backfill's walk stays on the site).
 * A timeout per document: one deadline for the connections, redirects, headers and body
   together, enforced on every read from the socket (a server dripping a byte a second
   gets "timed out", not hours of patience).
@@ -27,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES
+from sitemap_updater.domain.urls import DEFAULT_PORTS
 
 USER_AGENT = "sitemap-updater (+https://github.com/sitemap-updater/sitemap-updater)"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -57,18 +59,46 @@ class Fetched:
         return None
 
 
+def url_origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an absolute http(s) URL, default ports filled in."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower().rstrip("."), port or DEFAULT_PORTS[scheme]
+
+
+def off_origin(final_url: str) -> str:
+    """Why a document redirected to another origin was not read."""
+    return f"redirected to {final_url}, on another origin; not followed"
+
+
+class _OffOrigin(Exception):
+    def __init__(self, url: str, code: int):
+        super().__init__(url)
+        self.url, self.code = url, code
+
+
+# What this thread is fetching: urllib opens the redirects' requests on the same thread, so
+# one deadline covers them all, and each is checked against the origin first asked.
+_current = threading.local()
+
+
 class _Redirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(  # noqa: PLR0917 - urllib's signature
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
         if urlsplit(newurl).scheme.lower() not in _SCHEMES:
             raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl!r}", headers, fp)
+        stay_on = getattr(_current, "origin", None)
+        if stay_on is not None and url_origin(newurl) != stay_on:
+            fp.close()  # its body is not needed
+            raise _OffOrigin(newurl, code)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-# The deadline of the document this thread is fetching: urllib opens the redirects' requests
-# on the same thread, so one deadline covers them all.
-_current = threading.local()
 
 
 def _time_left() -> float | None:
@@ -178,10 +208,17 @@ def _read(response: http.client.HTTPResponse, limit: int, deadline: float) -> by
     return b"".join(chunks)
 
 
-def fetch(url: str, *, timeout: float = 30.0, max_bytes: int = PROTOCOL_MAX_BYTES) -> Fetched:
+def fetch(
+    url: str,
+    *,
+    timeout: float = 30.0,
+    max_bytes: int = PROTOCOL_MAX_BYTES,
+    same_origin: bool = False,
+) -> Fetched:
     """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``).
 
     ``timeout`` is for the whole document: connecting, redirects, headers and body.
+    ``same_origin``: a redirect to another origin is not followed (an error naming it).
     """
     if urlsplit(url).scheme.lower() not in _SCHEMES:
         return Fetched(url, url, None, error=f"not an http(s) URL: {url!r}")
@@ -190,6 +227,7 @@ def fetch(url: str, *, timeout: float = 30.0, max_bytes: int = PROTOCOL_MAX_BYTE
     )
     deadline = time.monotonic() + timeout
     _current.deadline = deadline
+    _current.origin = url_origin(url) if same_origin else None
     try:
         with _OPENER.open(request, timeout=timeout) as response:
             status, final_url = response.status, response.geturl()
@@ -197,13 +235,15 @@ def fetch(url: str, *, timeout: float = 30.0, max_bytes: int = PROTOCOL_MAX_BYTE
             raw = _read(response, max_bytes + 1, deadline)
     except urllib.error.HTTPError as exc:
         return Fetched(url, exc.geturl() or url, exc.code)
+    except _OffOrigin as exc:
+        return Fetched(url, exc.url, exc.code, error=off_origin(exc.url))
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         if isinstance(reason, socket.timeout | TimeoutError):
             reason = f"timed out after {timeout:g} s"
         return Fetched(url, url, None, error=f"cannot fetch: {reason}")
     finally:
-        _current.deadline = None
+        _current.deadline = _current.origin = None
     too_large = len(raw) > max_bytes
     raw = raw[:max_bytes]
     try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -17,6 +18,7 @@ class Response:
     body: bytes
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    drip: float = 0.0  # seconds between bytes of the body: a slow (or hostile) server
 
 
 class StaticSite:
@@ -37,7 +39,16 @@ class StaticSite:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(found.body)))
                 self.end_headers()
-                self.wfile.write(found.body)
+                if not found.drip:
+                    self.wfile.write(found.body)
+                    return
+                try:
+                    for byte in found.body:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(found.drip)
+                except OSError:
+                    pass  # the client gave up
 
             def log_message(self, format: str, *args: Any) -> None:
                 """Quiet."""
@@ -53,11 +64,17 @@ class StaticSite:
     def url(self, path: str) -> str:
         return f"{self.origin}{path}"
 
-    def put(self, path: str, body: bytes | str, status: int = 200, **headers: str) -> None:
+    def put(
+        self, path: str, body: bytes | str, status: int = 200, drip: float = 0.0, **headers: str
+    ) -> None:
+        """Serve ``body`` at ``path``; ``drip``: sleep that long after each byte."""
         data = body.encode() if isinstance(body, str) else body
         self.files[path] = Response(
-            data, status, {k.replace("_", "-"): v for k, v in headers.items()}
+            data, status, {k.replace("_", "-"): v for k, v in headers.items()}, drip
         )
+
+    def redirect(self, path: str, to: str, status: int = 302) -> None:
+        self.put(path, b"", status, Location=to)
 
     def stop(self) -> None:
         self._server.shutdown()

@@ -245,7 +245,12 @@ def _operator_commands(commands: Any) -> None:
     backfill.add_argument(
         "--dry-run", action="store_true", help="read and validate only; write nothing"
     )
-    backfill.add_argument("--timeout", type=float, default=30.0, help="HTTP timeout, seconds")
+    backfill.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds allowed per document, redirects included (default 30)",
+    )
     backfill.add_argument("--json", action="store_true", help="end with the summary as JSON")
 
     rebuild = _aws_command(
@@ -318,7 +323,12 @@ def _operator_commands(commands: Any) -> None:
         help="the origin the sitemaps should name, when it is served from URL's origin "
         "(e.g. a staging or local copy): its URLs are fetched from URL's origin",
     )
-    validate.add_argument("--timeout", type=float, default=30.0, help="HTTP timeout, seconds")
+    validate.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds allowed per document, redirects included (default 30)",
+    )
     validate.add_argument(
         "--workers", type=int, default=4, help="sitemaps fetched in parallel (default 4)"
     )
@@ -513,10 +523,24 @@ def _print_summary(summary: Any, as_json: bool) -> None:
         print(json.dumps(summary.as_json(), ensure_ascii=False), flush=True)
 
 
+MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """What argparse's types cannot say, checked before any command starts."""
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:  # NaN fails too
+        raise UserError(
+            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:,.0f}, "
+            f"got {timeout:g}"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        _check_arguments(args)
         return int(args.run(args))
     except UserError as exc:
         print(f"sitemap-updater: error: {exc}", file=sys.stderr)

@@ -222,3 +222,57 @@ def test_backfill_usage_errors_exit_2(
 ) -> None:
     assert main(["backfill", *argv, *STACK]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("timeout", ["0", "-5"])
+def test_a_timeout_that_is_not_positive_is_a_usage_error(
+    deployed: Pipeline, http_site: StaticSite, capsys: pytest.CaptureFixture[str], timeout: str
+) -> None:
+    http_site.put("/sitemap.xml", urlset(f"<loc>{SITE}/a</loc>"))
+    assert main(["backfill", http_site.url("/sitemap.xml"), *STACK, "--timeout", timeout]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--timeout must be a number of seconds > 0" in err
+    assert http_site.requests == []
+
+
+def test_a_live_walk_stays_on_its_origin(
+    deployed: Pipeline, http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = StaticSite()
+    try:
+        other.put("/theirs.xml", urlset(f"<loc>{SITE}/theirs</loc>"))
+        other.put("/moved.xml", urlset(f"<loc>{SITE}/moved</loc>"))
+        http_site.put(
+            "/sitemap_index.xml",
+            sitemapindex(
+                f"<loc>{http_site.url('/ours.xml')}</loc>",
+                f"<loc>{other.url('/theirs.xml')}</loc>",
+                f"<loc>{http_site.url('/moved.xml')}</loc>",
+            ),
+        )
+        http_site.put("/ours.xml", urlset(f"<loc>{SITE}/ours</loc>"))
+        http_site.redirect("/moved.xml", other.url("/moved.xml"))
+        status, out, summary = run(capsys, http_site.url("/sitemap_index.xml"))
+        asked_elsewhere = list(other.requests)
+    finally:
+        other.stop()
+    assert status == 1
+    index = http_site.url("/sitemap_index.xml")
+    assert summary["source_faults"] == [
+        {
+            "origin": other.url("/theirs.xml"),
+            "reason": "on another origin than the index naming it; not followed "
+            f"(named at {index}:4)",
+        },
+        {
+            "origin": http_site.url("/moved.xml"),
+            "reason": f"redirected to {other.url('/moved.xml')}, on another origin; not "
+            f"followed (named at {index}:5)",
+        },
+    ]
+    assert asked_elsewhere == []  # neither the entry nor the redirect was followed
+    assert summary["applied"] == 1
+    deployed.drain()
+    assert set(site_entries(deployed.objects())) == {f"{SITE}/ours"}
+    assert any(line.startswith("source fault ") for line in out)

@@ -257,3 +257,73 @@ def test_what_the_pipeline_serves_is_clean_checked_through_a_local_copy(
     assert (status, report["faults"], report["warnings"]) == (0, [], [])
     assert report["counts"]["urls"] == 5
     assert report["site"] == "https://www.example.com"
+
+
+@pytest.mark.parametrize("timeout", ["0", "-1", "nan"])
+def test_a_timeout_that_is_not_positive_is_a_usage_error(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str], timeout: str
+) -> None:
+    assert main(["validate", http_site.origin, "--timeout", timeout]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--timeout must be a number of seconds > 0" in err
+    assert http_site.requests == []  # nothing fetched
+
+
+def test_a_multi_member_gzip_sitemap_is_read_to_its_end(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    text = urlset(*(f"<loc>{o}/{n}</loc>" for n in range(4)))
+    half = len(text) // 2
+    http_site.put("/sitemap.xml.gz", gz(text[:half]) + gz(text[half:]))  # as `cat a.gz b.gz`
+    status, report = validate(capsys, f"{o}/sitemap.xml.gz")
+    assert (status, report["faults"]) == (0, [])
+    assert report["counts"]["urls"] == 4
+
+
+def test_a_server_dripping_bytes_gets_the_timeout_for_the_whole_document(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 40 bytes, one every 0.05 s: each read waits far less than the timeout, the document
+    # takes 2 s at least. Without a deadline per document it would be read to its end (and
+    # a server that never ends would hang the command); the drip ends, so this test does.
+    http_site.put("/slow.xml", b"#" * 40, drip=0.05)
+    status, report = validate(capsys, http_site.url("/slow.xml"), "--timeout", "0.5")
+    assert status == 1
+    assert messages(report) == [(http_site.url("/slow.xml"), "cannot fetch: timed out after 0.5 s")]
+
+
+def test_the_timeout_covers_the_redirects_too(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two hops that each take 1 s at least (a dripped redirect body, then a dripped
+    # sitemap): each alone fits in 1.5 s, the document does not.
+    o = http_site.origin
+    http_site.put("/hop.xml", b"." * 20, 302, drip=0.05, Location=f"{o}/slow.xml")
+    http_site.put("/slow.xml", b"#" * 20, drip=0.05)
+    status, report = validate(capsys, f"{o}/hop.xml", "--timeout", "1.5")
+    assert status == 1
+    assert messages(report) == [(f"{o}/hop.xml", "cannot fetch: timed out after 1.5 s")]
+
+
+def test_a_sitemap_redirected_to_another_origin_is_a_fault_naming_both(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    other = StaticSite()
+    try:
+        other.put("/elsewhere.xml", urlset(f"<loc>{o}/a</loc>"))
+        http_site.put("/robots.txt", f"Sitemap: {o}/sitemap.xml\n")
+        http_site.redirect("/sitemap.xml", other.url("/elsewhere.xml"))
+        status, report = validate(capsys, o)
+    finally:
+        other.stop()
+    assert status == 1
+    [(where, message)] = messages(report)
+    assert where == f"{o}/sitemap.xml"
+    assert message.startswith(
+        f"redirected from {o}/sitemap.xml to {other.url('/elsewhere.xml')}, another origin "
+        f"(named at {o}/robots.txt:1): crawlers take a sitemap's URLs only from the origin"
+    )
+    assert report["counts"]["urls"] == 1  # still checked

@@ -31,15 +31,18 @@ def ok(url: str, body: str | bytes) -> Fetched:
 
 
 class FakeWeb:
-    def __init__(self, pages: dict[str, str]):
+    def __init__(self, pages: dict[str, str], redirects: dict[str, str] | None = None):
         self.pages = pages
+        self.redirects = redirects or {}
         self.asked: list[str] = []
 
     def __call__(self, url: str) -> Fetched:
         self.asked.append(url)
-        if url in self.pages:
-            return ok(url, self.pages[url])
-        return Fetched(url, url, 404)
+        final = self.redirects.get(url, url)
+        if final in self.pages:
+            body = self.pages[final].encode()
+            return Fetched(url, final, 200, body)
+        return Fetched(url, final, 404)
 
 
 def test_sitemap_lines_are_found_in_any_case_with_comments_bom_and_crlf() -> None:
@@ -152,6 +155,79 @@ def test_a_walk_stops_at_its_budget_and_follows_only_what_it_may() -> None:
 
     picky = Walk(fetch=FakeWeb(web.pages), accept=lambda _d, e: (e.loc or "").endswith("s1.xml"))
     assert [d.url for d in picky.run(f"{ORIGIN}/i.xml")] == [f"{ORIGIN}/i.xml", f"{ORIGIN}/s1.xml"]
+
+
+def test_a_same_origin_walk_leaves_other_origins_and_says_why() -> None:
+    other = "https://cdn.example.org"
+    web = FakeWeb(
+        {
+            f"{ORIGIN}/robots.txt": f"Sitemap: {ORIGIN}/index.xml\n",
+            f"{ORIGIN}/index.xml": sitemapindex(
+                f"<loc>{ORIGIN}/a.xml</loc>",
+                f"<loc>{other}/b.xml</loc>",  # elsewhere: not followed
+                f"<loc>{ORIGIN}/moved.xml</loc>",  # redirected elsewhere: not read
+                f"<loc>{other}/b.xml</loc>",  # reported once
+            ),
+            f"{ORIGIN}/a.xml": urlset(f"<loc>{ORIGIN}/1</loc>"),
+            f"{other}/b.xml": urlset(f"<loc>{ORIGIN}/2</loc>"),
+            f"{other}/c.xml": urlset(f"<loc>{ORIGIN}/3</loc>"),
+        },
+        redirects={f"{ORIGIN}/moved.xml": f"{other}/c.xml"},
+    )
+    documents = list(Walk(fetch=web, same_origin=True).run(ORIGIN))
+    assert [(d.url, d.kind, d.referrer, d.error) for d in documents] == [
+        (f"{ORIGIN}/robots.txt", ROBOTS, None, None),
+        (f"{ORIGIN}/index.xml", INDEX, f"{ORIGIN}/robots.txt:1", None),
+        (
+            f"{other}/b.xml",
+            UNREADABLE,
+            f"{ORIGIN}/index.xml:4",
+            "on another origin than the index naming it; not followed",
+        ),
+        (f"{ORIGIN}/a.xml", URLSET, f"{ORIGIN}/index.xml:3", None),
+        (
+            f"{ORIGIN}/moved.xml",
+            UNREADABLE,
+            f"{ORIGIN}/index.xml:5",
+            f"redirected to {other}/c.xml, on another origin; not followed",
+        ),
+    ]
+    assert f"{other}/b.xml" not in web.asked
+
+    # Without same_origin (validate's walk: it reports instead) both are read.
+    everything = list(Walk(fetch=FakeWeb(web.pages, web.redirects)).run(ORIGIN))
+    assert [d.kind for d in everything] == [ROBOTS, INDEX, URLSET, URLSET, URLSET]
+
+
+def test_a_same_origin_walk_leaves_a_robots_txt_redirected_elsewhere() -> None:
+    web = FakeWeb(
+        {"https://other.example.org/robots.txt": f"Sitemap: {ORIGIN}/a.xml\n"},
+        redirects={f"{ORIGIN}/robots.txt": "https://other.example.org/robots.txt"},
+    )
+    documents = list(Walk(fetch=web, same_origin=True).run(ORIGIN))
+    assert [(d.kind, d.error) for d in documents] == [
+        (
+            ROBOTS,
+            "redirected to https://other.example.org/robots.txt, on another origin; not followed",
+        )
+    ]
+
+
+def test_gunzip_reads_every_member_within_one_limit() -> None:
+    two = gzip.compress(b"<urlset>a") + gzip.compress(b"b</urlset>")
+    assert gunzip(two, 1000) == (b"<urlset>ab</urlset>", False)
+    assert gunzip(two + b"\0" * 512, 1000) == (b"<urlset>ab</urlset>", False)  # gzip's padding
+    assert gunzip(two, 12) == (b"<urlset>ab</", True)  # the limit counts all members
+    bombs = gzip.compress(b" " * 600) * 3
+    assert gunzip(bombs, 1000) == (b" " * 1000, True)
+    with pytest.raises(zlib.error):
+        gunzip(two + gzip.compress(b"more")[:-6], 1000)  # a cut last member
+    assert gunzip(two + gzip.compress(b"more")[:-6], 1000, complete=False) == (
+        b"<urlset>ab</urlset>more",
+        True,
+    )
+    with pytest.raises(zlib.error):
+        gunzip(two + b"trailing garbage", 1000)
 
 
 def test_gunzip_stops_at_the_limit_and_rejects_a_cut_stream() -> None:

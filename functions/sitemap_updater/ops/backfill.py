@@ -128,7 +128,9 @@ def source_records(
     source: str, *, timeout: float, workers: int, faults: list[Problem]
 ) -> Iterator[Record]:
     """Every page record the source holds, in order."""
-    walk = Walk(fetch=partial(fetch, timeout=timeout), workers=workers)
+    walk = Walk(
+        fetch=partial(fetch, timeout=timeout, same_origin=True), workers=workers, same_origin=True
+    )
     if source.lower().startswith(("http://", "https://")):
         yield from document_records(walk.run(source), faults)
         return

@@ -6,6 +6,11 @@ Parsing is lenient about what it reads (elements are matched by local name, whit
 around values is dropped) and safe about how: lxml with no network, no DTD and no entity
 expansion. Documents are fetched a few at a time in parallel but handed out in the order
 they were found (breadth first), so a walk of the same site gives the same order.
+
+A walk with ``same_origin`` (backfill's) stays where it was sent: an index entry on another
+origin than its index, and a redirect to another origin, are not followed (give it a fetch
+with ``same_origin=True`` so the redirect is not even fetched); each comes out as an
+unreadable document that says why.
 """
 
 from __future__ import annotations
@@ -14,11 +19,11 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from sitemap_updater.ops.fetch import Fetched
+from sitemap_updater.ops.fetch import Fetched, off_origin, url_origin
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 URLSET = "urlset"
@@ -65,6 +70,12 @@ class Document:
     urls: list[Entry] = field(default_factory=list)
     sitemaps: list[Entry] = field(default_factory=list)
     sitemap_lines: list[SitemapLine] = field(default_factory=list)
+
+
+def redirected_off_origin(fetched: Fetched) -> bool:
+    """Whether the fetch ended on another origin than the one asked (after redirects)."""
+    asked, final = url_origin(fetched.url), url_origin(fetched.final_url)
+    return asked is not None and final is not None and asked != final
 
 
 def _local(tag: Any) -> str | None:
@@ -153,6 +164,11 @@ def load_document(
     return document
 
 
+def _not_followed(url: str, referrer: str, depth: int) -> Document:
+    why = "on another origin than the index naming it; not followed"
+    return Document(url, referrer, Fetched(url, url, None, error=why), depth, error=why)
+
+
 def _everything(document: Document, entry: Entry) -> bool:
     return True
 
@@ -161,13 +177,15 @@ def _everything(document: Document, entry: Entry) -> bool:
 class Walk:
     """A breadth-first walk. ``follow`` maps a named sitemap URL to the URL to fetch, or
     None to leave it (the default follows http(s) URLs as they are); ``accept`` says which
-    index entries to follow at all."""
+    index entries to follow at all; ``same_origin`` keeps the walk off other origins (index
+    entries and redirects), reporting what it left."""
 
     fetch: Callable[[str], Fetched]
     workers: int = 4
     max_documents: int = 100_000
     follow: Callable[[str], str | None] = field(default=lambda url: url)
     accept: Callable[[Document, Entry], bool] = _everything
+    same_origin: bool = False
     fetched: int = 0
     truncated: bool = False  # stopped at max_documents
     _seen: set[str] = field(default_factory=set)
@@ -178,7 +196,7 @@ class Walk:
         if robots is None:
             yield from self.run_from([(start, None, 0)])
             return
-        fetched = self.fetch(self.follow(robots) or robots)
+        fetched = self._fetch(self.follow(robots) or robots)
         self.fetched += 1
         document = Document(robots, None, fetched, kind=ROBOTS)
         document.error = fetched.problem()
@@ -209,13 +227,30 @@ class Walk:
                 if not running:
                     continue
                 document = running.popleft().result()
+                left: list[Document] = []
                 if document.kind == INDEX and document.depth < MAX_DEPTH:
-                    pending.extend(
-                        (entry.loc, f"{document.url}:{entry.line}", document.depth + 1)
-                        for entry in document.sitemaps
-                        if entry.loc and self.accept(document, entry)
-                    )
+                    for entry in document.sitemaps:
+                        if not entry.loc or not self.accept(document, entry):
+                            continue
+                        named = (entry.loc, f"{document.url}:{entry.line}", document.depth + 1)
+                        if self._elsewhere(document.url, entry.loc):
+                            if entry.loc not in self._seen:
+                                self._seen.add(entry.loc)
+                                left.append(_not_followed(*named))
+                        else:
+                            pending.append(named)
                 yield document
+                yield from left
+
+    def _elsewhere(self, index: str, loc: str) -> bool:
+        origin = url_origin(loc)
+        return self.same_origin and origin is not None and origin != url_origin(index)
+
+    def _fetch(self, target: str) -> Fetched:
+        fetched = self.fetch(target)
+        if self.same_origin and redirected_off_origin(fetched):
+            return replace(fetched, body=b"", too_large=False, error=off_origin(fetched.final_url))
+        return fetched
 
     def _load(self, url: str, target: str, referrer: str | None, depth: int) -> Document:
-        return load_document(url, self.fetch(target), referrer, depth)
+        return load_document(url, self._fetch(target), referrer, depth)

@@ -1,17 +1,25 @@
 """Fetch one document over HTTP(S) as a crawler would, with limits (stdlib only).
 
 * Only ``http`` and ``https``, also after redirects (a sitemap naming ``file:///etc/passwd``
-  gets an error, never the file).
-* A timeout per request; at most ``max_bytes`` read from the wire and at most ``max_bytes``
-  after decompression (a gzip bomb stops there and is reported as too large).
+  gets an error, never the file); with ``same_origin``, never to another origin than the
+  one asked (backfill's walk stays on the site).
+* A timeout per document: one deadline for the connections, redirects, headers and body
+  together, enforced on every read from the socket (a server dripping a byte a second
+  gets "timed out", not hours of patience).
+* At most ``max_bytes`` read from the wire and at most ``max_bytes`` after decompression
+  (a gzip bomb stops there and is reported as too large).
 * ``Content-Encoding: gzip`` is undone, and so is a gzipped body (``.xml.gz``, recognised
-  by its magic bytes, whatever the name says).
+  by its magic bytes, whatever the name says); every member of a multi-member gzip file is
+  read, as ``zcat`` does (RFC 1952).
 """
 
 from __future__ import annotations
 
 import http.client
+import io
 import socket
+import threading
+import time
 import urllib.error
 import urllib.request
 import zlib
@@ -20,10 +28,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES
+from sitemap_updater.domain.urls import DEFAULT_PORTS
 
 USER_AGENT = "sitemap-updater (+https://github.com/sitemap-updater/sitemap-updater)"
 GZIP_MAGIC = b"\x1f\x8b"
 _SCHEMES = ("http", "https")
+_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -49,51 +59,191 @@ class Fetched:
         return None
 
 
+def url_origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an absolute http(s) URL, default ports filled in."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower().rstrip("."), port or DEFAULT_PORTS[scheme]
+
+
+def off_origin(final_url: str) -> str:
+    """Why a document redirected to another origin was not read."""
+    return f"redirected to {final_url}, on another origin; not followed"
+
+
+class _OffOrigin(Exception):
+    def __init__(self, url: str, code: int):
+        super().__init__(url)
+        self.url, self.code = url, code
+
+
+# What this thread is fetching: urllib opens the redirects' requests on the same thread, so
+# one deadline covers them all, and each is checked against the origin first asked.
+_current = threading.local()
+
+
 class _Redirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(  # noqa: PLR0917 - urllib's signature
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
         if urlsplit(newurl).scheme.lower() not in _SCHEMES:
             raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl!r}", headers, fp)
+        stay_on = getattr(_current, "origin", None)
+        if stay_on is not None and url_origin(newurl) != stay_on:
+            fp.close()  # its body is not needed
+            raise _OffOrigin(newurl, code)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-_OPENER = urllib.request.build_opener(_Redirects())
+def _time_left() -> float | None:
+    deadline: float | None = getattr(_current, "deadline", None)
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
+
+
+class _DeadlineReader(io.RawIOBase):
+    """The socket's reader, with its timeout set to the time left before each read."""
+
+    def __init__(self, sock: socket.socket, raw: Any):
+        super().__init__()
+        self._sock, self._raw = sock, raw
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        left = _time_left()
+        if left is not None:
+            self._sock.settimeout(left)
+        result: int | None = self._raw.readinto(buffer)
+        return result
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()  # lets the socket close once the connection is done with it
+        super().close()
+
+
+class _Response(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any):
+        super().__init__(sock, *args, **kwargs)
+        if getattr(_current, "deadline", None) is not None:  # nothing read yet: no buffer lost
+            self.fp = io.BufferedReader(_DeadlineReader(sock, self.fp.detach()))
+
+
+class _HTTPConnection(http.client.HTTPConnection):
+    response_class = _Response
+
+    def connect(self) -> None:
+        self.timeout = _time_left() or self.timeout
+        super().connect()
+
+
+class _HTTPSConnection(http.client.HTTPSConnection):
+    response_class = _Response
+
+    def connect(self) -> None:
+        self.timeout = _time_left() or self.timeout
+        super().connect()  # the TLS handshake's reads wait at most the time left at connect
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_HTTPConnection, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_HTTPSConnection, req)  # the default context, as urllib's
+
+
+_OPENER = urllib.request.build_opener(_Redirects(), _HTTPHandler(), _HTTPSHandler())
 
 
 def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, bool]:
     """Decompress gzip ``data`` up to ``max_bytes``; (bytes, True) when there was more.
 
-    ``complete=False``: ``data`` was itself cut short, so a missing end is no error.
+    Every member is read (RFC 1952 allows several, one after the other; zero padding after
+    the last is ignored, as gzip does). ``complete=False``: ``data`` was itself cut short,
+    so a missing end is no error.
     """
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    out = inflater.decompress(data, max_bytes + 1)
-    if len(out) > max_bytes:
-        return out[:max_bytes], True
-    if not inflater.eof and complete:
-        raise zlib.error("truncated gzip data")
-    return out, not complete
+    out = bytearray()
+    rest = data
+    while True:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        out += inflater.decompress(rest, max_bytes + 1 - len(out))
+        if len(out) > max_bytes:
+            return bytes(out[:max_bytes]), True
+        if not inflater.eof:
+            if complete:
+                raise zlib.error("truncated gzip data")
+            return bytes(out), True
+        rest = inflater.unused_data.lstrip(b"\x00")
+        if not rest:
+            return bytes(out), not complete
 
 
-def fetch(url: str, *, timeout: float = 30.0, max_bytes: int = PROTOCOL_MAX_BYTES) -> Fetched:
-    """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``)."""
+def _read(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes:
+    """Up to ``limit`` bytes of the body, in chunks, giving up at the deadline."""
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        if time.monotonic() >= deadline:
+            raise TimeoutError("timed out")
+        chunk = response.read(min(_CHUNK, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def fetch(
+    url: str,
+    *,
+    timeout: float = 30.0,
+    max_bytes: int = PROTOCOL_MAX_BYTES,
+    same_origin: bool = False,
+) -> Fetched:
+    """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``).
+
+    ``timeout`` is for the whole document: connecting, redirects, headers and body.
+    ``same_origin``: a redirect to another origin is not followed (an error naming it).
+    """
     if urlsplit(url).scheme.lower() not in _SCHEMES:
         return Fetched(url, url, None, error=f"not an http(s) URL: {url!r}")
     request = urllib.request.Request(  # noqa: S310 - the scheme is checked above
         url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"}
     )
+    deadline = time.monotonic() + timeout
+    _current.deadline = deadline
+    _current.origin = url_origin(url) if same_origin else None
     try:
         with _OPENER.open(request, timeout=timeout) as response:
             status, final_url = response.status, response.geturl()
             encoding = (response.headers.get("Content-Encoding") or "").lower()
-            raw = response.read(max_bytes + 1)
+            raw = _read(response, max_bytes + 1, deadline)
     except urllib.error.HTTPError as exc:
         return Fetched(url, exc.geturl() or url, exc.code)
+    except _OffOrigin as exc:
+        return Fetched(url, exc.url, exc.code, error=off_origin(exc.url))
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         if isinstance(reason, socket.timeout | TimeoutError):
             reason = f"timed out after {timeout:g} s"
         return Fetched(url, url, None, error=f"cannot fetch: {reason}")
+    finally:
+        _current.deadline = _current.origin = None
     too_large = len(raw) > max_bytes
     raw = raw[:max_bytes]
     try:

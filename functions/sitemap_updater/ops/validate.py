@@ -17,12 +17,16 @@ Faults (exit status 1):
   the site's origin (scheme, host and port), or not URL-escaped (spaces, control
   characters, non-ASCII);
 * a ``<lastmod>`` that is not a W3C Datetime the schemas accept;
-* a URL listed more than once across the whole site; an index entry on another origin.
+* a URL listed more than once across the whole site; an index entry on another origin;
+* a sitemap or index redirected to another origin than the one asked for, and off the
+  site (crawlers take a sitemap's URLs only from the origin that serves it).
 
 Warnings (reported, exit status unchanged): a relative Sitemap line (followed, resolved
 against robots.txt), a Sitemap line on another host, a Sitemap line or index entry given
 twice, an index that lists another index (sitemaps.org does not allow it and Google does
-not follow it; followed here, a few levels deep), a walk stopped at ``--max-sitemaps``.
+not follow it; followed here, a few levels deep), a walk stopped at ``--max-sitemaps``,
+robots.txt redirected to another origin, a sitemap redirected from another origin onto the
+site. Redirects are named with both URLs.
 
 ``--site-url`` checks a copy served elsewhere (staging, ``local --serve``): the sitemaps
 must name the site's origin, and its URLs are fetched from the given URL's origin.
@@ -52,10 +56,12 @@ from sitemap_updater.ops.crawl import (
     Document,
     Entry,
     Walk,
+    redirected_off_origin,
     robots_url_for,
 )
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.fetch import fetch
+from sitemap_updater.ops.fetch import url_origin as _origin
 from sitemap_updater.ops.progress import Progress
 
 MAX_SCHEMA_ERRORS = 20  # per document; the rest are counted
@@ -66,19 +72,6 @@ PROTOCOL_MAX_INDEX_ENTRIES = 50_000
 class Finding:
     where: str  # URL, or URL:line
     message: str
-
-
-def _origin(url: str) -> tuple[str, str, int] | None:
-    """(scheme, host, port) of an absolute http(s) URL, default ports filled in."""
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return None
-    scheme = parts.scheme.lower()
-    if scheme not in DEFAULT_PORTS or not parts.hostname:
-        return None
-    return scheme, parts.hostname.lower().rstrip("."), port or DEFAULT_PORTS[scheme]
 
 
 def _escaping_problem(loc: str) -> str | None:
@@ -97,6 +90,7 @@ class Checker:
     """Everything that is wrong with the documents of one walk, in the order found."""
 
     site: Site
+    served: str | None = None  # where the site is fetched from, when not from its origin
     faults: list[Finding] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
     counts: dict[str, int] = field(
@@ -118,11 +112,35 @@ class Checker:
 
     def check(self, document: Document) -> None:
         start = len(self.faults)
+        self.check_redirect(document)
         if document.kind == ROBOTS:
             self.check_robots(document)
         else:
             self.check_sitemap(document)
         self.faults[start:] = sorted(self.faults[start:], key=_line)  # stable: by line
+
+    def check_redirect(self, document: Document) -> None:
+        """A document fetched from one origin and served from another, after redirects."""
+        fetched = document.fetched
+        if not redirected_off_origin(fetched):
+            return
+        moved = f"redirected from {fetched.url} to {fetched.final_url}, another origin"
+        if document.kind == ROBOTS:
+            self.warn(
+                document.url,
+                f"{moved}: crawlers follow it and apply the rules found there to this host",
+            )
+            return
+        named = f" (named at {document.referrer})" if document.referrer else ""
+        home = {self.site_origin, _origin(self.served or self.site.origin)}
+        if _origin(fetched.final_url) in home:
+            self.warn(document.url, f"{moved}{named}; it ends on the site")
+            return
+        self.fault(
+            document.url,
+            f"{moved}{named}: crawlers take a sitemap's URLs only from the origin that "
+            "serves it (unless robots.txt there names it), so they ignore these",
+        )
 
     # -- robots.txt -------------------------------------------------------------------------
 
@@ -290,7 +308,7 @@ def validate(
 ) -> Checker:
     parts = urlsplit(url)
     mapping = Mapping(site, f"{parts.scheme}://{parts.netloc}")
-    checker = Checker(site)
+    checker = Checker(site, served=mapping.served)
     walk = Walk(
         fetch=partial(fetch, timeout=timeout),
         workers=workers,

@@ -99,3 +99,16 @@ def test_batches_hold_ten_bodies_and_at_most_the_batch_payload_limit() -> None:
     assert [[b.origin for b in batch] for batch in batches(bodies)] == [["a", "b"], ["c"]]
     small = [MessageBody("z", str(n)) for n in range(21)]
     assert [len(batch) for batch in batches(small)] == [10, 10, 1]
+
+
+def test_a_file_that_is_not_utf8_is_one_line_and_exit_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "latin1.jsonl"
+    source.write_bytes(
+        b'{"type": "publish", "url": "https://www.example.com/k\xf6ln", "version": 1}\n'
+    )
+    assert main(["send", str(source), "--ingest-queue-url", "https://sqs.invalid/q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{source} is not UTF-8 text" in err

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         bodies = read_paths(args.events)
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from exc
-    except (OSError, UnicodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8 (UnicodeError is one)
         raise UserError(f"cannot read the events: {exc}") from exc
     if not bodies:
         raise UserError("no events in the given files")

@@ -274,7 +274,7 @@ def _operator_commands(commands: Any) -> None:
         "After a fix, move the messages of the dead-letter queues back to the queues they "
         "came from (receive, send, delete; FIFO messages keep their group). Moves at most "
         "the messages there when it starts, so messages that fail again are not looped. "
-        "Exits 1 if a message was not sent (it is visible again at once).",
+        "Exits 1 if a message was not sent (it is visible again at once) or not deleted.",
     )
     redrive.add_argument(
         "--queue",

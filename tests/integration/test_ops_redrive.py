@@ -183,3 +183,28 @@ def test_a_request_sqs_refuses_is_reported_and_its_messages_are_visible_again_at
     replaced.clear()
     status, queues = redrive(capsys, "--queue", "rebuild")  # the next run moves them
     assert (status, queues["rebuild"]["moved"]) == (0, 2)
+
+
+def test_a_dead_letter_sent_but_not_deleted_is_a_failure(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rebuild = deployed.stack.queues["rebuild"]
+    dead_letter_rebuilds(deployed, rebuild, ["pages-00001"])
+
+    def not_deleted(QueueUrl: str, Entries: list[dict[str, Any]]) -> Any:
+        return {
+            "Successful": [],
+            "Failed": [
+                {"Id": e["Id"], "Code": "ReceiptHandleIsInvalid", "SenderFault": True}
+                for e in Entries
+            ],
+        }
+
+    wrap_sqs(monkeypatch, delete_message_batch=not_deleted)
+    status, queues = redrive(capsys, "--queue", "rebuild")
+
+    assert status == 1
+    assert queues["rebuild"]["moved"] == 0
+    (failure,) = queues["rebuild"]["failed"]
+    assert "not deleted from the dead-letter queue" in failure
+    assert "ReceiptHandleIsInvalid" in failure

@@ -122,19 +122,40 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
                     message = messages[number]
                     report.failed.append(f"{message['MessageId']}: {code}: {text}")
                     unmoved.append(message["ReceiptHandle"])
-            done = [messages[number] for number in sorted(sent)]
-            if done:
-                sqs.delete_message_batch(
-                    QueueUrl=report.dlq_url,
-                    Entries=[
-                        {"Id": str(n), "ReceiptHandle": message["ReceiptHandle"]}
-                        for n, message in enumerate(done)
-                    ],
-                )
-            report.moved += len(done)
+            report.moved += _delete(sqs, report, [messages[number] for number in sorted(sent)])
             progress.advance(len(messages))
     finally:
         _release(sqs, report.dlq_url, unmoved)
+
+
+def _delete(sqs: SQSClient, report: Moved, done: list[Any]) -> int:
+    """Delete the sent messages from the dead-letter queue; how many were deleted. One not
+    deleted is a failure: its copy stays there and the next redrive would send it again."""
+    if not done:
+        return 0
+    failures: list[tuple[Any, str, str]]
+    try:
+        response = sqs.delete_message_batch(
+            QueueUrl=report.dlq_url,
+            Entries=[
+                {"Id": str(n), "ReceiptHandle": message["ReceiptHandle"]}
+                for n, message in enumerate(done)
+            ],
+        )
+    except ClientError as exc:
+        code, text = error_code(exc)
+        failures = [(message, code, text) for message in done]
+    else:
+        failures = [
+            (done[int(item["Id"])], item.get("Code", "?"), item.get("Message", ""))
+            for item in response.get("Failed", [])
+        ]
+    for message, code, text in failures:
+        report.failed.append(
+            f"{message['MessageId']}: sent, but not deleted from the dead-letter queue (a copy "
+            f"stays there and would be sent again): {code}: {text}"
+        )
+    return len(done) - len(failures)
 
 
 def _release(sqs: SQSClient, queue_url: str, handles: list[str]) -> None:

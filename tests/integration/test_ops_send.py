@@ -174,3 +174,45 @@ def test_a_file_that_is_not_utf8_is_one_line_and_exit_status_2(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert f"{source} is not UTF-8 text" in err
+
+
+def big_event(path: str) -> str:
+    """A valid event of ~230 KB: ten of them fit no single SendMessageBatch."""
+    images = [{"loc": f"https://cdn.example.com/{'i' * 200}{n}"} for n in range(1000)]
+    return json.dumps({**publish(path, 1), "images": images})
+
+
+def test_the_local_pipeline_sends_large_events_in_batches_that_fit(deployed: Pipeline) -> None:
+    bodies = [big_event(f"/big{n}") for n in range(10)]
+    assert 200_000 < len(bodies[0]) < MAX_BATCH_BYTES
+    assert deployed.send(bodies) == 10
+    assert deployed.refused == []
+    deployed.drain()
+    assert len(site_entries(deployed.objects())) == 10
+
+
+def test_the_local_pipeline_reports_a_body_sqs_refuses_as_a_rejected_event(
+    deployed: Pipeline, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    huge = json.dumps({**publish("/huge", 1), "pad": "x" * MAX_MESSAGE_BYTES})
+    bodies = [json.dumps(publish("/a", 1)), huge, "bad", json.dumps(publish("/b", 1))]
+    real = deployed.sqs.send_message_batch
+
+    def refusing(**kwargs: Any) -> Any:  # SQS refusing one entry of a batch
+        response = RefusingSqs().send_message_batch(**kwargs)
+        kept = [e for e in kwargs["Entries"] if e["MessageBody"] != "bad"]
+        real(QueueUrl=kwargs["QueueUrl"], Entries=kept)
+        return response
+
+    monkeypatch.setattr(deployed.sqs, "send_message_batch", refusing)
+    assert deployed.send(bodies) == 2
+    assert [(r.origin, r.reason.split(":")[0]) for r in deployed.refused] == [
+        ("#1", "not_sent"),
+        ("#2", "not_sent"),
+    ]
+    assert "MessageTooLong" in deployed.refused[0].reason
+    assert "InvalidMessageContents" in deployed.refused[1].reason
+    deployed.drain()
+    summary = deployed.summarise(2, tmp_path / "out")
+    assert (summary.sent, summary.accepted, len(summary.rejected)) == (2, 2, 2)
+    assert summary.rejected[1].event == "bad"

@@ -210,8 +210,9 @@ def _operator_commands(commands: Any) -> None:
         "send",
         "put events from files on the ingest queue",
         "Read events as `local` does (one event, a JSON array, JSON Lines sent line by line "
-        "as written, an SQS batch, or folders) and send them to the ingest queue ten at a "
-        "time. Every entry SQS refuses is listed; exits 1 if any was.",
+        "as written, an SQS batch, or folders) and send them to the ingest queue ten (and "
+        "at most 256 KiB) at a time. Every entry not sent (over SQS's 1 MiB message limit, "
+        "or refused by SQS) is listed with its file and line; exits 1 if any was.",
     )
     send.add_argument("events", nargs="+", type=Path, metavar="EVENTS", help="files or folders")
     send.add_argument("--json", action="store_true", help="end with the summary as JSON")
@@ -277,7 +278,8 @@ def _operator_commands(commands: Any) -> None:
         "move dead-letter messages back to their source queues",
         "After a fix, move the messages of the dead-letter queues back to the queues they "
         "came from (receive, send, delete; FIFO messages keep their group). Moves at most "
-        "the messages there when it starts, so messages that fail again are not looped.",
+        "the messages there when it starts, so messages that fail again are not looped. "
+        "Exits 1 if a message was not sent (it is visible again at once) or not deleted.",
     )
     redrive.add_argument(
         "--queue",

@@ -403,6 +403,32 @@ def test_an_events_file_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> Non
     )
 
 
+def test_large_events_are_sent_and_one_sqs_cannot_carry_is_a_rejected_event(
+    tmp_path: Path,
+) -> None:
+    """Ten valid ~230 KB events fit no single SendMessageBatch; a body over SQS's 1 MiB
+    message limit cannot be sent at all: it is reported, not a traceback."""
+    images = [{"loc": f"https://cdn.example.com/{'i' * 200}{n}"} for n in range(1000)]
+    lines = [
+        json.dumps({"type": "publish", "url": f"{SITE}/big{n}", "version": 1, "images": images})
+        for n in range(10)
+    ]
+    lines.append(json.dumps({"type": "publish", "url": f"{SITE}/huge", "pad": "x" * 1_100_000}))
+    events = tmp_path / "big.jsonl"
+    events.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    result = run("local", events, "--site-url", SITE, "--out", tmp_path / "out", "--json")
+
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    summary = LocalRun(result, tmp_path / "out").summary
+    assert (summary["sent"], summary["accepted"], summary["dead_lettered"]) == (10, 10, 0)
+    (rejected,) = summary["rejected"]
+    assert rejected["reason"].startswith(f"not_sent: the ingest queue refused {events}:11: ")
+    assert "MessageTooLong" in rejected["reason"]
+    assert f"  rejected: not_sent: the ingest queue refused {events}:11" in result.stdout
+
+
 def test_a_shard_size_above_the_protocol_limit_is_a_usage_error(tmp_path: Path) -> None:
     result = run(
         "local", EVENTS / "01-publish.json", "--site-url", SITE, "--out", tmp_path / "out",

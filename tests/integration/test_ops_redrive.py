@@ -6,10 +6,12 @@ import json
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from sitemap_updater.cli import main
 from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import LocalQueue
+from sitemap_updater.ops.resolve import Deployment
 from tests.integration.conftest import STACK, publish, site_entries
 
 
@@ -108,3 +110,101 @@ def test_max_messages_moves_only_that_many(
     status, queues = redrive(capsys, "--queue", "rebuild", "--max-messages", "2")
     assert (status, queues["rebuild"]["moved"]) == (0, 2)
     assert depth(deployed, rebuild.dlq_url) == 1
+
+
+def visible_and_hidden(pipeline: Pipeline, url: str) -> tuple[int, int]:
+    attributes = pipeline.sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return (
+        int(attributes["ApproximateNumberOfMessages"]),
+        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
+    )
+
+
+class Wrapped:
+    """The deployment's SQS client with some calls replaced."""
+
+    def __init__(self, client: Any, **replaced: Any) -> None:
+        self._client = client
+        self._replaced = replaced
+
+    def __getattr__(self, name: str) -> Any:
+        return self._replaced.get(name) or getattr(self._client, name)
+
+
+def wrap_sqs(monkeypatch: pytest.MonkeyPatch, **replaced: Any) -> dict[str, Any]:
+    """Replace calls of the commands' SQS client; clear the dict returned to stop."""
+
+    def sqs(deployment: Deployment) -> Any:
+        return Wrapped(deployment.client("sqs"), **replaced)
+
+    monkeypatch.setattr(Deployment, "sqs", property(sqs))
+    return replaced
+
+
+def test_ten_large_dead_letters_are_sent_back_in_requests_that_fit(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ten ~230 KB events fit one receive but not one SendMessageBatch."""
+    ingest = deployed.stack.queues["ingest"]
+    bodies = [json.dumps({**publish(f"/big{n}", 1), "pad": "x" * 230_000}) for n in range(10)]
+    for body in bodies:
+        deployed.sqs.send_message(QueueUrl=ingest.dlq_url, MessageBody=body)
+
+    status, queues = redrive(capsys, "--queue", "ingest")
+
+    assert status == 0
+    assert (queues["ingest"]["moved"], queues["ingest"]["failed"]) == (10, [])
+    assert visible_and_hidden(deployed, ingest.dlq_url) == (0, 0)
+    assert visible_and_hidden(deployed, ingest.url) == (10, 0)
+
+
+def test_a_request_sqs_refuses_is_reported_and_its_messages_are_visible_again_at_once(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rebuild = deployed.stack.queues["rebuild"]
+    dead_letter_rebuilds(deployed, rebuild, ["pages-00001", "pages-00002"])
+
+    def refuse(**_: Any) -> Any:
+        raise ClientError(
+            {"Error": {"Code": "BatchRequestTooLong", "Message": "too long"}}, "SendMessageBatch"
+        )
+
+    replaced = wrap_sqs(monkeypatch, send_message_batch=refuse)
+    status, queues = redrive(capsys, "--queue", "rebuild")
+
+    assert status == 1
+    assert queues["rebuild"]["moved"] == 0
+    assert len(queues["rebuild"]["failed"]) == 2
+    assert all("BatchRequestTooLong: too long" in f for f in queues["rebuild"]["failed"])
+    assert visible_and_hidden(deployed, rebuild.dlq_url) == (2, 0)  # not hidden for 120 s
+    replaced.clear()
+    status, queues = redrive(capsys, "--queue", "rebuild")  # the next run moves them
+    assert (status, queues["rebuild"]["moved"]) == (0, 2)
+
+
+def test_a_dead_letter_sent_but_not_deleted_is_a_failure(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rebuild = deployed.stack.queues["rebuild"]
+    dead_letter_rebuilds(deployed, rebuild, ["pages-00001"])
+
+    def not_deleted(QueueUrl: str, Entries: list[dict[str, Any]]) -> Any:
+        return {
+            "Successful": [],
+            "Failed": [
+                {"Id": e["Id"], "Code": "ReceiptHandleIsInvalid", "SenderFault": True}
+                for e in Entries
+            ],
+        }
+
+    wrap_sqs(monkeypatch, delete_message_batch=not_deleted)
+    status, queues = redrive(capsys, "--queue", "rebuild")
+
+    assert status == 1
+    assert queues["rebuild"]["moved"] == 0
+    (failure,) = queues["rebuild"]["failed"]
+    assert "not deleted from the dead-letter queue" in failure
+    assert "ReceiptHandleIsInvalid" in failure

@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from sitemap_updater.cli import main
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.ops.progress import Progress
-from sitemap_updater.ops.send import MAX_BATCH_BYTES, batches, send_bodies
+from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, batches, send_bodies
 from tests.integration.conftest import STACK, publish, site_entries
 
 EVENTS = Path(__file__).parents[2] / "events"
@@ -99,3 +100,119 @@ def test_batches_hold_ten_bodies_and_at_most_the_batch_payload_limit() -> None:
     assert [[b.origin for b in batch] for batch in batches(bodies)] == [["a", "b"], ["c"]]
     small = [MessageBody("z", str(n)) for n in range(21)]
     assert [len(batch) for batch in batches(small)] == [10, 10, 1]
+
+
+def test_a_body_over_the_message_limit_is_listed_and_the_rest_is_sent(
+    deployed: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    huge = json.dumps({**publish("/huge", 1), "pad": "x" * MAX_MESSAGE_BYTES})
+    source = tmp_path / "events.jsonl"
+    source.write_text(
+        "\n".join([json.dumps(publish("/a", 1)), huge, json.dumps(publish("/b", 1))]) + "\n"
+    )
+    status = main(["send", str(source), *STACK, "--json"])
+    out = capsys.readouterr().out.splitlines()
+    assert status == 1
+    assert out[0].startswith(f"failed {source}:2: MessageTooLong: ")
+    assert "2 of 3 event(s) sent" in out[-2]
+    summary = json.loads(out[-1])
+    assert (summary["sent"], [f["origin"] for f in summary["failed"]]) == (2, [f"{source}:2"])
+    deployed.drain()
+    assert set(site_entries(deployed.objects())) == {
+        "https://www.example.com/a",
+        "https://www.example.com/b",
+    }
+
+
+class RequestRefusingSqs:
+    """SendMessageBatch that refuses a whole request holding a body containing "bad"."""
+
+    def __init__(self, code: str = "InvalidParameterValue") -> None:
+        self.code = code
+        self.calls = 0
+
+    def send_message_batch(self, QueueUrl: str, Entries: list[dict[str, Any]]) -> dict[str, Any]:
+        self.calls += 1
+        if any("bad" in e["MessageBody"] for e in Entries):
+            raise ClientError(
+                {"Error": {"Code": self.code, "Message": "refused"}}, "SendMessageBatch"
+            )
+        return {"Successful": [{"Id": e["Id"]} for e in Entries], "Failed": []}
+
+
+def test_a_request_sqs_refuses_whole_fails_its_entries_and_the_rest_is_sent() -> None:
+    bodies = [MessageBody("ok" if n != 3 else "bad", f"f:{n}") for n in range(25)]
+    result = send_bodies(
+        RequestRefusingSqs(),  # type: ignore[arg-type]
+        "q",
+        bodies,
+        Progress("send", stream=io.StringIO()),
+    )
+    assert result.sent == 15
+    assert [f.origin for f in result.failed] == [f"f:{n}" for n in range(10)]
+    assert {f.code for f in result.failed} == {"InvalidParameterValue"}
+    assert (result.not_sent, result.stopped) == (0, None)
+
+
+def test_an_error_about_the_queue_stops_sending_and_counts_the_rest() -> None:
+    sqs = RequestRefusingSqs("AWS.SimpleQueueService.NonExistentQueue")
+    bodies = [MessageBody("bad", f"f:{n}") for n in range(25)]
+    result = send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
+    assert sqs.calls == 1
+    assert (len(result.failed), result.not_sent) == (10, 15)
+    assert result.stopped == "AWS.SimpleQueueService.NonExistentQueue: refused"
+
+
+def test_a_file_that_is_not_utf8_is_one_line_and_exit_status_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "latin1.jsonl"
+    source.write_bytes(
+        b'{"type": "publish", "url": "https://www.example.com/k\xf6ln", "version": 1}\n'
+    )
+    assert main(["send", str(source), "--ingest-queue-url", "https://sqs.invalid/q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{source} is not UTF-8 text" in err
+
+
+def big_event(path: str) -> str:
+    """A valid event of ~230 KB: ten of them fit no single SendMessageBatch."""
+    images = [{"loc": f"https://cdn.example.com/{'i' * 200}{n}"} for n in range(1000)]
+    return json.dumps({**publish(path, 1), "images": images})
+
+
+def test_the_local_pipeline_sends_large_events_in_batches_that_fit(deployed: Pipeline) -> None:
+    bodies = [big_event(f"/big{n}") for n in range(10)]
+    assert 200_000 < len(bodies[0]) < MAX_BATCH_BYTES
+    assert deployed.send(bodies) == 10
+    assert deployed.refused == []
+    deployed.drain()
+    assert len(site_entries(deployed.objects())) == 10
+
+
+def test_the_local_pipeline_reports_a_body_sqs_refuses_as_a_rejected_event(
+    deployed: Pipeline, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    huge = json.dumps({**publish("/huge", 1), "pad": "x" * MAX_MESSAGE_BYTES})
+    bodies = [json.dumps(publish("/a", 1)), huge, "bad", json.dumps(publish("/b", 1))]
+    real = deployed.sqs.send_message_batch
+
+    def refusing(**kwargs: Any) -> Any:  # SQS refusing one entry of a batch
+        response = RefusingSqs().send_message_batch(**kwargs)
+        kept = [e for e in kwargs["Entries"] if e["MessageBody"] != "bad"]
+        real(QueueUrl=kwargs["QueueUrl"], Entries=kept)
+        return response
+
+    monkeypatch.setattr(deployed.sqs, "send_message_batch", refusing)
+    assert deployed.send(bodies) == 2
+    assert [(r.origin, r.reason.split(":")[0]) for r in deployed.refused] == [
+        ("#1", "not_sent"),
+        ("#2", "not_sent"),
+    ]
+    assert "MessageTooLong" in deployed.refused[0].reason
+    assert "InvalidMessageContents" in deployed.refused[1].reason
+    deployed.drain()
+    summary = deployed.summarise(2, tmp_path / "out")
+    assert (summary.sent, summary.accepted, len(summary.rejected)) == (2, 2, 2)
+    assert summary.rejected[1].event == "bad"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
-from sitemap_updater.local.feeder import read_paths
+from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.local.poller import EventSourceMapping, drain
 from sitemap_updater.local.stack import (
     LOCAL_PREFIX,
@@ -33,6 +33,8 @@ from sitemap_updater.local.stack import (
     release_moto_history,
     use_endpoint,
 )
+from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.send import send_bodies
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -84,6 +86,7 @@ class Pipeline:
         self.stack = stack
         self.app = app
         self.put_count = 0
+        self.refused: list[Rejection] = []  # bodies the ingest queue did not take
         app.store.client.meta.events.register("after-call.s3.PutObject", self._count_put)
         # The functions use the app's clients; the CMS, Lambda's pollers and whoever looks at
         # the bucket use their own, so hooks on the app's clients see the functions' calls only.
@@ -140,17 +143,28 @@ class Pipeline:
             self.put_count += 1
 
     def send(self, bodies: Sequence[str]) -> int:
-        """Put message bodies on the ingest queue, ten at a time. Returns how many were sent."""
+        """Put message bodies on the ingest queue. Returns how many were sent."""
+        return self.send_messages([MessageBody(body, f"#{n}") for n, body in enumerate(bodies)])
+
+    def send_messages(self, messages: Sequence[MessageBody]) -> int:
+        """Put message bodies on the ingest queue as ``sitemap-updater send`` does (ten to a
+        batch and at most 256 KiB per batch). A body SQS refuses (over its message limit, say)
+        is kept in ``refused``, a rejected event of the summary. Returns how many were sent."""
         url = self.stack.queues["ingest"].url
-        for start in range(0, len(bodies), 10):
-            chunk = bodies[start : start + 10]
-            response = self.sqs.send_message_batch(
-                QueueUrl=url,
-                Entries=[{"Id": str(n), "MessageBody": body} for n, body in enumerate(chunk)],
+        result = send_bodies(self.sqs, url, messages, Progress("send", enabled=False))
+        if result.stopped:  # moto's server gone, say: not a fault of the events
+            raise ConnectionError(f"the ingest queue took no more messages: {result.stopped}")
+        bodies = {message.origin: message.body for message in messages}
+        self.refused.extend(
+            Rejection(
+                reason=f"not_sent: the ingest queue refused {failure.origin}: "
+                f"{failure.code}: {failure.message}",
+                event=_as_json(bodies[failure.origin]),
+                origin=failure.origin,
             )
-            if response.get("Failed"):
-                raise RuntimeError(f"the ingest queue refused messages: {response['Failed']}")
-        return len(bodies)
+            for failure in result.failed
+        )
+        return result.sent
 
     def send_events(self, events: Sequence[dict[str, Any]]) -> int:
         return self.send([json.dumps(event) for event in events])
@@ -232,7 +246,7 @@ class Pipeline:
 
     def summarise(self, sent: int, out_dir: Path) -> Summary:
         letters = self.dead_letters()
-        rejected = []
+        rejected = list(self.refused)
         ingest_letters = 0
         for message in letters:
             if message["queue"] != "ingest":
@@ -307,11 +321,11 @@ def run_local(
     moto_port: int = 0,
 ) -> tuple[LocalRuntime, Summary]:
     """Run the pipeline over the event files; the runtime is left running (stop() it)."""
-    bodies = [message.body for message in read_paths(paths)]
+    messages = read_paths(paths)
     runtime = LocalRuntime(site_url, settings_overrides, moto_port)
     try:
         pipeline = runtime.start()
-        sent = pipeline.send(bodies)
+        sent = pipeline.send_messages(messages)
         pipeline.drain()
         return runtime, pipeline.summarise(sent, out_dir)
     except BaseException:

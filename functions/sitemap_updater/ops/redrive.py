@@ -2,7 +2,8 @@
 
 SQS's own StartMessageMoveTask would do this server-side, but it is not available
 everywhere this command runs (moto, hence ``local``, lacks it), so the move is done here:
-receive up to ten, send them to the source queue, delete the ones sent. It is at least
+receive up to ten, send them to the source queue (ten to a request, and at most 256 KiB
+per request, as ``send`` does), delete the ones sent. It is at least
 once: a crash between send and delete leaves a copy in the dead-letter queue, and every
 function here is idempotent, so a repeat does no harm.
 
@@ -23,10 +24,13 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import QueuePair, resolve
+from sitemap_updater.ops.send import MAX_BATCH_ENTRIES, entry_bytes, error_code, sized_batches
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -78,40 +82,96 @@ def _entry(number: int, message: Any, fifo: bool) -> dict[str, Any]:
 
 
 def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None:
-    """Move up to ``budget`` messages from the dead-letter queue to the source queue."""
+    """Move up to ``budget`` messages from the dead-letter queue to the source queue.
+
+    The sends are cut by bytes as well as count (ten large dead letters do not fit one
+    request). A message SQS did not take, alone or with its whole request, is reported and
+    made visible again when the move ends (not left hidden for the visibility timeout, nor
+    received again and counted twice by this move).
+    """
     fifo = report.source_url.endswith(".fifo")
-    while report.moved + len(report.failed) < budget:
-        messages = sqs.receive_message(
-            QueueUrl=report.dlq_url,
-            MaxNumberOfMessages=min(10, budget - report.moved - len(report.failed)),
-            MessageAttributeNames=["All"],
-            MessageSystemAttributeNames=["All"],
-            VisibilityTimeout=VISIBILITY_SECONDS,
-            WaitTimeSeconds=1,
-        ).get("Messages", [])
-        if not messages:
-            return
-        response = sqs.send_message_batch(
-            QueueUrl=report.source_url,
-            Entries=[_entry(n, message, fifo) for n, message in enumerate(messages)],  # type: ignore[misc]
-        )
-        sent = {int(item["Id"]) for item in response.get("Successful", [])}
-        for failure in response.get("Failed", []):
-            message = messages[int(failure["Id"])]
-            report.failed.append(
-                f"{message['MessageId']}: {failure.get('Code')}: {failure.get('Message', '')}"
-            )
-        done = [messages[number] for number in sorted(sent)]
-        if done:
-            sqs.delete_message_batch(
+    unmoved: list[str] = []  # receipt handles of messages that were not sent
+    try:
+        while report.moved + len(report.failed) < budget:
+            messages = sqs.receive_message(
                 QueueUrl=report.dlq_url,
+                MaxNumberOfMessages=min(10, budget - report.moved - len(report.failed)),
+                MessageAttributeNames=["All"],
+                MessageSystemAttributeNames=["All"],
+                VisibilityTimeout=VISIBILITY_SECONDS,
+                WaitTimeSeconds=1,
+            ).get("Messages", [])
+            if not messages:
+                return
+            entries = [_entry(n, message, fifo) for n, message in enumerate(messages)]
+            sent: list[int] = []
+            for batch in sized_batches(entries, entry_bytes):
+                refused: list[tuple[int, str, str]] = []
+                try:
+                    response = sqs.send_message_batch(QueueUrl=report.source_url, Entries=batch)  # type: ignore[arg-type]
+                except ClientError as exc:  # the whole request refused: none of it was sent
+                    code, text = error_code(exc)
+                    refused = [(int(entry["Id"]), code, text) for entry in batch]
+                else:
+                    sent.extend(int(item["Id"]) for item in response.get("Successful", []))
+                    refused = [
+                        (int(item["Id"]), item.get("Code", "?"), item.get("Message", ""))
+                        for item in response.get("Failed", [])
+                    ]
+                for number, code, text in refused:
+                    message = messages[number]
+                    report.failed.append(f"{message['MessageId']}: {code}: {text}")
+                    unmoved.append(message["ReceiptHandle"])
+            report.moved += _delete(sqs, report, [messages[number] for number in sorted(sent)])
+            progress.advance(len(messages))
+    finally:
+        _release(sqs, report.dlq_url, unmoved)
+
+
+def _delete(sqs: SQSClient, report: Moved, done: list[Any]) -> int:
+    """Delete the sent messages from the dead-letter queue; how many were deleted. One not
+    deleted is a failure: its copy stays there and the next redrive would send it again."""
+    if not done:
+        return 0
+    failures: list[tuple[Any, str, str]]
+    try:
+        response = sqs.delete_message_batch(
+            QueueUrl=report.dlq_url,
+            Entries=[
+                {"Id": str(n), "ReceiptHandle": message["ReceiptHandle"]}
+                for n, message in enumerate(done)
+            ],
+        )
+    except ClientError as exc:
+        code, text = error_code(exc)
+        failures = [(message, code, text) for message in done]
+    else:
+        failures = [
+            (done[int(item["Id"])], item.get("Code", "?"), item.get("Message", ""))
+            for item in response.get("Failed", [])
+        ]
+    for message, code, text in failures:
+        report.failed.append(
+            f"{message['MessageId']}: sent, but not deleted from the dead-letter queue (a copy "
+            f"stays there and would be sent again): {code}: {text}"
+        )
+    return len(done) - len(failures)
+
+
+def _release(sqs: SQSClient, queue_url: str, handles: list[str]) -> None:
+    """Make messages that were not moved visible again at once, for the next run. Best
+    effort: one this fails for is visible again after VISIBILITY_SECONDS anyway."""
+    for start in range(0, len(handles), MAX_BATCH_ENTRIES):
+        try:
+            sqs.change_message_visibility_batch(
+                QueueUrl=queue_url,
                 Entries=[
-                    {"Id": str(n), "ReceiptHandle": message["ReceiptHandle"]}
-                    for n, message in enumerate(done)
+                    {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+                    for n, handle in enumerate(handles[start : start + MAX_BATCH_ENTRIES])
                 ],
             )
-        report.moved += len(done)
-        progress.advance(len(messages))
+        except ClientError:
+            continue
 
 
 def run(args: argparse.Namespace) -> int:

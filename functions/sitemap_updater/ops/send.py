@@ -2,8 +2,10 @@
 
 The files are read exactly as ``sitemap-updater local`` reads them (one event, a JSON
 array, JSON Lines with each line sent as written, an SQS batch, or folders of those).
-Bodies go out ten to a SendMessageBatch call (and at most 256 KiB per call); every entry
-SQS refuses is reported with its origin and SQS's reason, and the command exits 1.
+Bodies go out ten to a SendMessageBatch call (and at most 256 KiB per call; a larger body
+goes alone). A body over SQS's message limit is not sent; an entry SQS refuses, or every
+entry of a request SQS refuses whole, is reported with its origin and SQS's reason; the
+rest of the files is still sent, the summary always printed, and the command exits 1.
 Events are not validated here: the ingest function does that, and sends what it rejects
 to the dead-letter queue with the reason (see ``status`` and ``redrive``).
 """
@@ -12,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from botocore.exceptions import BotoCoreError, ClientError
 
 from sitemap_updater.local.feeder import MessageBody, read_paths
-from sitemap_updater.ops.errors import UserError
+from sitemap_updater.ops.errors import UserError, aws_error_message
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import resolve
 
@@ -26,6 +30,25 @@ if TYPE_CHECKING:
 
 MAX_BATCH_ENTRIES = 10
 MAX_BATCH_BYTES = 262_144  # SendMessageBatch's payload limit (every body together)
+MAX_MESSAGE_BYTES = 1_048_576  # SQS's limit for one message (body and attributes), 1 MiB
+# Request-level errors about the queue or the caller, not the batch: every later request
+# would fail the same way, so sending stops there (the rest is counted as not sent).
+FATAL_CODES = frozenset(
+    {
+        "AccessDenied",
+        "AccessDeniedException",
+        "AWS.SimpleQueueService.NonExistentQueue",
+        "QueueDoesNotExist",
+        "InvalidClientTokenId",
+        "UnrecognizedClientException",
+        "SignatureDoesNotMatch",
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "InvalidSecurity",
+    }
+)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -40,34 +63,90 @@ class SendResult:
     sent: int = 0
     batches: int = 0
     failed: list[Failure] = field(default_factory=list)
+    not_sent: int = 0  # left unsent after a request-level error that stops sending
+    stopped: str | None = None  # that error
 
 
-def batches(bodies: Sequence[MessageBody]) -> Iterator[list[MessageBody]]:
-    """Up to ten bodies per batch, and no more bytes than one batch may carry."""
-    batch: list[MessageBody] = []
-    size = 0
-    for body in bodies:
-        length = len(body.body.encode("utf-8", "surrogatepass"))
-        if batch and (len(batch) == MAX_BATCH_ENTRIES or size + length > MAX_BATCH_BYTES):
+def text_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def entry_bytes(entry: Any) -> int:
+    """What a SendMessageBatch entry counts against SQS's limits: its body and attributes."""
+    size = text_bytes(entry["MessageBody"])
+    for name, value in entry.get("MessageAttributes", {}).items():
+        size += text_bytes(name) + text_bytes(value.get("DataType", ""))
+        size += text_bytes(value.get("StringValue", "")) + len(value.get("BinaryValue", b""))
+    return size
+
+
+def sized_batches(items: Iterable[T], size: Callable[[T], int]) -> Iterator[list[T]]:
+    """Up to ten items per batch, and no more bytes than one batch may carry (an item larger
+    than that on its own goes alone)."""
+    batch: list[T] = []
+    total = 0
+    for item in items:
+        length = size(item)
+        if batch and (len(batch) == MAX_BATCH_ENTRIES or total + length > MAX_BATCH_BYTES):
             yield batch
-            batch, size = [], 0
-        batch.append(body)
-        size += length
+            batch, total = [], 0
+        batch.append(item)
+        total += length
     if batch:
         yield batch
+
+
+def batches(bodies: Iterable[MessageBody]) -> Iterator[list[MessageBody]]:
+    """Up to ten bodies per batch, and no more bytes than one batch may carry."""
+    return sized_batches(bodies, lambda body: text_bytes(body.body))
+
+
+def error_code(exc: ClientError) -> tuple[str, str]:
+    error = exc.response.get("Error", {})
+    return error.get("Code", "?"), error.get("Message", "")
 
 
 def send_bodies(
     sqs: SQSClient, queue_url: str, bodies: Sequence[MessageBody], progress: Progress
 ) -> SendResult:
+    """Send every body that fits in a message; report each one not sent, with its origin."""
     result = SendResult()
-    for batch in batches(bodies):
-        response = sqs.send_message_batch(
-            QueueUrl=queue_url,
-            Entries=[
-                {"Id": str(number), "MessageBody": body.body} for number, body in enumerate(batch)
-            ],
-        )
+    fitting: list[MessageBody] = []
+    for body in bodies:
+        length = text_bytes(body.body)
+        if length > MAX_MESSAGE_BYTES:
+            result.failed.append(
+                Failure(
+                    body.origin,
+                    "MessageTooLong",
+                    f"{length:,} bytes; an SQS message holds at most {MAX_MESSAGE_BYTES:,}",
+                )
+            )
+            progress.advance()
+        else:
+            fitting.append(body)
+    pending = list(batches(fitting))
+    for index, batch in enumerate(pending):
+        try:
+            response = sqs.send_message_batch(
+                QueueUrl=queue_url,
+                Entries=[
+                    {"Id": str(number), "MessageBody": body.body}
+                    for number, body in enumerate(batch)
+                ],
+            )
+        except (ClientError, BotoCoreError) as exc:  # the whole request: each entry failed
+            if isinstance(exc, ClientError):
+                code, message = error_code(exc)
+            else:  # no credentials, the endpoint unreachable...: no later request would do
+                code, message = type(exc).__name__, aws_error_message(exc) or str(exc)
+            result.failed.extend(Failure(body.origin, code, message) for body in batch)
+            progress.advance(len(batch))
+            if code in FATAL_CODES or isinstance(exc, BotoCoreError):
+                result.stopped = f"{code}: {message}" if message else code
+                result.not_sent = sum(len(rest) for rest in pending[index + 1 :])
+                break
+            continue
         result.batches += 1
         result.sent += len(response.get("Successful", []))
         for failure in response.get("Failed", []):
@@ -76,6 +155,8 @@ def send_bodies(
                 Failure(origin, failure.get("Code", "?"), failure.get("Message", ""))
             )
         progress.advance(len(batch))
+    order = {body.origin: number for number, body in enumerate(bodies)}
+    result.failed.sort(key=lambda failure: order.get(failure.origin, 0))  # in file order
     return result
 
 
@@ -84,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
         bodies = read_paths(args.events)
     except FileNotFoundError as exc:
         raise UserError(str(exc)) from exc
-    except (OSError, UnicodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8 (UnicodeError is one)
         raise UserError(f"cannot read the events: {exc}") from exc
     if not bodies:
         raise UserError("no events in the given files")
@@ -94,9 +175,12 @@ def run(args: argparse.Namespace) -> int:
         result = send_bodies(deployment.sqs, queue_url, bodies, progress)
     for failure in result.failed:
         print(f"failed {failure.origin}: {failure.code}: {failure.message}")
+    if result.stopped:
+        print(f"stopped at {result.stopped}; {result.not_sent:,} event(s) not sent")
     print(
         f"send: {result.sent:,} of {len(bodies):,} event(s) sent to {queue_url} "
         f"in {result.batches:,} batch(es); {len(result.failed):,} failed"
+        + (f", {result.not_sent:,} not sent" if result.not_sent else "")
     )
     if args.json:
         print(
@@ -106,7 +190,9 @@ def run(args: argparse.Namespace) -> int:
                     "sent": result.sent,
                     "batches": result.batches,
                     "failed": [vars(failure) for failure in result.failed],
+                    "not_sent": result.not_sent,
+                    "stopped": result.stopped,
                 }
             )
         )
-    return 1 if result.failed else 0
+    return 1 if result.failed or result.not_sent else 0

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -170,8 +171,13 @@ def _release(sqs: SQSClient, queue_url: str, handles: list[str]) -> None:
                     for n, handle in enumerate(handles[start : start + MAX_BATCH_ENTRIES])
                 ],
             )
-        except ClientError:
-            continue
+        except ClientError as exc:  # said, not raised: the move's own report comes first
+            code, text = error_code(exc)
+            print(
+                f"redrive: {len(handles[start : start + MAX_BATCH_ENTRIES])} unmoved "
+                f"message(s) stay hidden for {VISIBILITY_SECONDS} s: {code}: {text}",
+                file=sys.stderr,
+            )
 
 
 def run(args: argparse.Namespace) -> int:

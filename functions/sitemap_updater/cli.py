@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sitemap_updater.ops.errors import UserError, aws_error_message
+from sitemap_updater.ops.errors import CurrentStderr, UserError, aws_error_message
 
 EXAMPLES = {
     "local": "example: sitemap-updater local events/ "
@@ -402,11 +402,14 @@ def _local(args: argparse.Namespace) -> int:
     logger.setLevel(args.log_level.upper())
     handler = logger.registered_handler
     if hasattr(handler, "setStream"):
-        handler.setStream(sys.stderr)
+        handler.setStream(CurrentStderr())
     try:
         runtime, summary = run_local(
             args.events, site.origin, args.out, overrides, moto_port=args.moto_port
         )
+    except (TimeoutError, ConnectionError) as exc:  # the run failed, not its inputs
+        print(f"sitemap-updater: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
     except (ValueError, OSError) as exc:  # settings (pydantic), limits, unreadable files
         raise UserError(_one_line(exc)) from exc
     try:

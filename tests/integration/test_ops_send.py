@@ -216,3 +216,25 @@ def test_the_local_pipeline_reports_a_body_sqs_refuses_as_a_rejected_event(
     summary = deployed.summarise(2, tmp_path / "out")
     assert (summary.sent, summary.accepted, len(summary.rejected)) == (2, 2, 2)
     assert summary.rejected[1].event == "bad"
+
+
+@pytest.mark.parametrize(
+    "failure", [TimeoutError("queues did not drain within 600 s"), ConnectionError("gone")]
+)
+def test_a_local_run_that_fails_is_exit_1_not_a_usage_error(
+    failure: Exception,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    from sitemap_updater.local import runtime
+
+    def failing(*_: object, **__: object) -> None:
+        raise failure
+
+    monkeypatch.setattr(runtime, "run_local", failing)
+    events = tmp_path / "events.jsonl"
+    events.write_text('{"type": "publish", "url": "https://www.example.com/a", "version": 1}\n')
+    out = str(tmp_path / "site")
+    assert main(["local", str(events), "--site-url", "https://www.example.com", "--out", out]) == 1
+    assert capsys.readouterr().err == f"sitemap-updater: error: {failure}\n"

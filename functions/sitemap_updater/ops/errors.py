@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class UserError(Exception):
     """A mistake in the command line or its inputs: reported in one line, exit status 2."""
@@ -35,3 +37,14 @@ def aws_error_message(exc: BaseException) -> str | None:
     if isinstance(exc, BotoCoreError):
         return str(exc)
     return None
+
+
+class CurrentStderr:
+    """Whatever sys.stderr is at the time of writing, for a log handler's stream: a command
+    run twice in one process (tests replace sys.stderr) never writes to a closed one."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()

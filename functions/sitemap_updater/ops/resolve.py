@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,7 @@ from pydantic import ValidationError
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.local.stack import local_environment
-from sitemap_updater.ops.errors import UserError
+from sitemap_updater.ops.errors import CurrentStderr, UserError
 from sitemap_updater.ops.flags import RESOURCE_FLAGS
 from sitemap_updater.resources import output_key
 from sitemap_updater.settings import Settings
@@ -235,17 +234,7 @@ def quiet_observability() -> None:
     logger.setLevel("WARNING")
     handler = logger.registered_handler
     if hasattr(handler, "setStream"):
-        handler.setStream(_Stderr())
-
-
-class _Stderr:
-    """Whatever sys.stderr is at the time of writing (it is replaced in tests)."""
-
-    def write(self, text: str) -> int:
-        return sys.stderr.write(text)
-
-    def flush(self) -> None:
-        sys.stderr.flush()
+        handler.setStream(CurrentStderr())
 
 
 def resolve(args: argparse.Namespace) -> Deployment:

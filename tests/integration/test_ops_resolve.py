@@ -128,3 +128,15 @@ def test_a_limit_that_is_not_a_number_is_a_user_error(deployed: Pipeline) -> Non
     deployment = resolve(parse("--stack", LOCAL_STACK_NAME, "--setting", "MAX_URLS_PER_SHARD=5k"))
     with pytest.raises(UserError, match="MAX_URLS_PER_SHARD: not a whole number: '5k'"):
         _ = deployment.limits
+
+
+def test_a_rule_across_settings_is_reported_as_its_own_message(deployed: Pipeline) -> None:
+    deployment = resolve(
+        parse("--stack", LOCAL_STACK_NAME, "--setting", "INDEXNOW_KEY=abcdef123456")
+    )
+    with pytest.raises(UserError) as failed:
+        _ = deployment.settings
+    assert str(failed.value) == (
+        "cannot describe the deployment: INDEXNOW_KEY is set but INDEXNOW_QUEUE_URL or "
+        "INDEXNOW_DLQ_URL is empty"
+    )

@@ -99,7 +99,10 @@ class Deployment:
         except ValidationError as exc:
             problems = []
             for error in exc.errors(include_url=False):
-                name = str(error["loc"][0]) if error["loc"] else "settings"
+                if not error["loc"]:  # a rule across settings: its message names them
+                    problems.append(str(error["msg"]).removeprefix("Value error, "))
+                    continue
+                name = str(error["loc"][0])
                 output = output_key(name)
                 flag = _FLAG_FOR_OUTPUT.get(output, f"--setting {name}=...")
                 problem = "missing" if error["type"] == "missing" else error["msg"]

@@ -34,17 +34,31 @@ def crash(*_: Any, **__: Any) -> None:
     raise TimedOut
 
 
+def named_by_index(objects: dict[str, bytes]) -> list[str]:
+    """The objects the index files name."""
+    return [
+        loc.removeprefix(f"{SITE}/")
+        for key in ("sitemap.xml", "sitemap-index-2.xml")
+        if key in objects
+        for loc in index_locs(objects[key])
+    ]
+
+
 def named_and_missing(pipeline: Pipeline) -> list[str]:
     """Objects an index file names that do not exist."""
     objects = pipeline.objects()
-    missing = []
-    for key in ("sitemap.xml", "sitemap-index-2.xml"):
-        if key in objects:
-            for loc in index_locs(objects[key]):
-                named = loc.removeprefix(f"{SITE}/")
-                if named not in objects:
-                    missing.append(named)
-    return missing
+    return [named for named in named_by_index(objects) if named not in objects]
+
+
+def two_index_files(make_pipeline: PipelineFactory) -> Pipeline:
+    """Pages /a and /b, each in its own shard, each shard in its own index file."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1, MAX_SITEMAPS_PER_INDEX=1)
+    apply(pipeline, publish("/a", 1))
+    apply(pipeline, publish("/b", 1))
+    pipeline.app.rebuild_shard("pages-00001")
+    pipeline.app.rebuild_shard("pages-00002")
+    pipeline.app.publish_index()
+    return pipeline
 
 
 def test_a_shard_written_but_not_recorded_is_replaced_when_the_registry_goes_back(
@@ -143,13 +157,8 @@ def test_a_restore_never_brings_back_a_retiring_shard(
 def test_an_index_restore_racing_the_index_function_leaves_no_orphan_file(
     make_pipeline: PipelineFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1, MAX_SITEMAPS_PER_INDEX=1)
+    pipeline = two_index_files(make_pipeline)
     app = pipeline.app
-    apply(pipeline, publish("/a", 1))
-    apply(pipeline, publish("/b", 1))
-    app.rebuild_shard("pages-00001")
-    app.rebuild_shard("pages-00002")
-    app.publish_index()
     pipeline.s3.delete_object(Bucket=app.store.bucket, Key="sitemap-index-2.xml")  # lost
     head = app.store.head
 
@@ -260,13 +269,8 @@ def test_files_written_by_an_attempt_that_lost_a_race_are_still_invalidated(
 def test_robots_txt_over_the_limit_still_loses_the_line_of_a_dropped_index_file(
     make_pipeline: PipelineFactory,
 ) -> None:
-    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1, MAX_SITEMAPS_PER_INDEX=1)
+    pipeline = two_index_files(make_pipeline)
     app = pipeline.app
-    apply(pipeline, publish("/a", 1))
-    apply(pipeline, publish("/b", 1))
-    app.rebuild_shard("pages-00001")
-    app.rebuild_shard("pages-00002")
-    app.publish_index()
     owners = pipeline.objects()["robots.txt"] + b"# " + b"x" * 520_000 + b"\n"
     pipeline.s3.put_object(Bucket=app.store.bucket, Key="robots.txt", Body=owners)
     apply(pipeline, unpublish("/b", 2))
@@ -292,13 +296,7 @@ def test_a_shard_shifting_between_index_files_is_named_by_one_at_every_moment(
     unnamed_after_each_put: list[list[str]] = []
 
     def look(**_: Any) -> None:
-        objects = pipeline.objects()
-        named = {
-            loc.removeprefix(f"{SITE}/")
-            for key in ("sitemap.xml", "sitemap-index-2.xml")
-            if key in objects
-            for loc in index_locs(objects[key])
-        }
+        named = set(named_by_index(pipeline.objects()))
         pages = {f"sitemap-pages-0000{n}.xml.gz" for n in (1, 2, 3)}
         unnamed_after_each_put.append(sorted(pages - named))
 

@@ -208,3 +208,46 @@ def test_a_dead_letter_sent_but_not_deleted_is_a_failure(
     (failure,) = queues["rebuild"]["failed"]
     assert "not deleted from the dead-letter queue" in failure
     assert "ReceiptHandleIsInvalid" in failure
+
+
+def test_a_moved_event_that_fails_again_during_the_move_is_not_sent_twice(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ingest function rejects a moved event again while the move goes on (its dead
+    letter names the moved message in ``source_message_id``), and the dead-letter queue's
+    count was high (it is approximate): the move does not send the event a second time."""
+    ingest = deployed.stack.queues["ingest"]
+    deployed.sqs.send_message(QueueUrl=ingest.dlq_url, MessageBody="{broken")
+    real = deployed.sqs
+    sends: list[str] = []
+
+    def rejected_again(QueueUrl: str, Entries: list[dict[str, Any]]) -> Any:
+        response = real.send_message_batch(QueueUrl=QueueUrl, Entries=Entries)
+        for entry, item in zip(Entries, response["Successful"], strict=True):
+            sends.append(entry["MessageBody"])
+            real.send_message(
+                QueueUrl=ingest.dlq_url,
+                MessageBody=entry["MessageBody"],
+                MessageAttributes={
+                    "reason_code": {"DataType": "String", "StringValue": "malformed_json"},
+                    "source_message_id": {"DataType": "String", "StringValue": item["MessageId"]},
+                },
+            )
+        return response
+
+    def overcounted(**kwargs: Any) -> Any:
+        response = real.get_queue_attributes(**kwargs)
+        response["Attributes"]["ApproximateNumberOfMessages"] = "3"
+        return response
+
+    wrap_sqs(monkeypatch, send_message_batch=rejected_again, get_queue_attributes=overcounted)
+    status = main(["redrive", "--queue", "ingest", *STACK, "--json"])
+    *lines, report = capsys.readouterr().out.splitlines()
+
+    assert sends == ["{broken"]  # once, not again when it came back
+    assert status == 0
+    (queue,) = json.loads(report)["queues"]
+    assert queue["moved"] == 1
+    assert len(queue["returned"]) == 1
+    assert "ingest: 1 moved message(s) failed again during the move" in "\n".join(lines)
+    assert visible_and_hidden(deployed, ingest.dlq_url) == (1, 0)  # back, and visible at once

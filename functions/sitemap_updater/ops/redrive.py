@@ -12,8 +12,11 @@ function here is idempotent, so a repeat does no harm.
   five-minute window is not sent twice.
 * The diagnostic attributes the ingest function adds (``reason``, ``reason_code``,
   ``source_message_id``) are dropped: they describe the failure that is being retried.
-* Only the messages present when the move starts are moved (at most ``--max-messages``):
-  an event that fails again comes back to the dead-letter queue and is not looped over.
+* Only the messages present when the move starts are moved (at most ``--max-messages``),
+  and none twice: a dead letter that is a message this move sent (the same message id, as
+  SQS's redrive policy keeps it, or the ingest function's ``source_message_id``) failed
+  again during the move. It stays in the dead-letter queue, visible, and is counted as
+  ``returned``.
 """
 
 from __future__ import annotations
@@ -49,6 +52,14 @@ class Moved:
     in_flight: int = 0  # received by someone else: back after their visibility timeout
     moved: int = 0
     failed: list[str] = field(default_factory=list)
+    returned: list[str] = field(default_factory=list)  # ids of dead letters this move sent
+
+
+def _sent_by(message: Any, sent_ids: set[str]) -> bool:
+    """Whether a dead letter is a message this move sent, failed again: SQS's redrive policy
+    keeps the message id; the ingest function names it in ``source_message_id``."""
+    source = message.get("MessageAttributes", {}).get("source_message_id", {})
+    return message["MessageId"] in sent_ids or source.get("StringValue") in sent_ids
 
 
 def approximate_counts(sqs: SQSClient, queue_url: str) -> tuple[int, int]:
@@ -88,10 +99,12 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
     The sends are cut by bytes as well as count (ten large dead letters do not fit one
     request). A message SQS did not take, alone or with its whole request, is reported and
     made visible again when the move ends (not left hidden for the visibility timeout, nor
-    received again and counted twice by this move).
+    received again and counted twice by this move). So is one this move sent that failed
+    again and is back already: it is not sent a second time.
     """
     fifo = report.source_url.endswith(".fifo")
     unmoved: list[str] = []  # receipt handles of messages that were not sent
+    sent_ids: set[str] = set()  # the source queue's ids of the messages sent
     try:
         while report.moved + len(report.failed) < budget:
             messages = sqs.receive_message(
@@ -104,6 +117,14 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
             ).get("Messages", [])
             if not messages:
                 return
+            progress.advance(len(messages))
+            for message in [m for m in messages if _sent_by(m, sent_ids)]:
+                messages.remove(message)
+                unmoved.append(message["ReceiptHandle"])
+                if message["MessageId"] not in report.returned:
+                    report.returned.append(message["MessageId"])
+            if not messages:
+                continue
             entries = [_entry(n, message, fifo) for n, message in enumerate(messages)]
             sent: list[int] = []
             for batch in sized_batches(entries, entry_bytes):
@@ -114,7 +135,9 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
                     code, text = error_code(exc)
                     refused = [(int(entry["Id"]), code, text) for entry in batch]
                 else:
-                    sent.extend(int(item["Id"]) for item in response.get("Successful", []))
+                    successful = response.get("Successful", [])
+                    sent.extend(int(item["Id"]) for item in successful)
+                    sent_ids.update(item["MessageId"] for item in successful)
                     refused = [
                         (int(item["Id"]), item.get("Code", "?"), item.get("Message", ""))
                         for item in response.get("Failed", [])
@@ -124,7 +147,6 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
                     report.failed.append(f"{message['MessageId']}: {code}: {text}")
                     unmoved.append(message["ReceiptHandle"])
             report.moved += _delete(sqs, report, [messages[number] for number in sorted(sent)])
-            progress.advance(len(messages))
     finally:
         _release(sqs, report.dlq_url, unmoved)
 
@@ -227,6 +249,12 @@ def run(args: argparse.Namespace) -> int:
                 f"{report.queue}: moved {report.moved:,} of {report.waiting:,} message(s) from "
                 f"{report.dlq_url} to {report.source_url}"
                 + (f"; {len(report.failed):,} failed" if report.failed else "")
+            )
+        if report.returned:
+            lines.append(
+                f"{report.queue}: {len(report.returned):,} moved message(s) failed again during "
+                "the move and are back in the dead-letter queue (not sent twice); see their "
+                "reason before the next run"
             )
     if args.dry_run:
         lines.append("redrive --dry-run: nothing moved")

@@ -132,3 +132,41 @@ def test_an_unknown_shard_is_absent_and_a_bad_id_is_a_usage_error(
     assert (status, summary["shards"]) == (0, {"pages-00042": "absent"})
     assert main(["rebuild", "--shard", "nope", *STACK]) == 2
     assert "a shard id is like pages-00001" in capsys.readouterr().err
+
+
+def test_after_compress_shards_is_switched_rebuild_all_moves_every_shard_to_its_new_key(
+    make_pipeline: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The README's procedure for switching COMPRESS_SHARDS: deploy, then ``rebuild --all``.
+    The index then names the new keys only; the objects under the old keys stay (served,
+    named by no index) until the operator deletes them."""
+    from dataclasses import replace
+
+    from sitemap_updater.bootstrap import build_app
+    from sitemap_updater.local.stack import register_stack
+    from tests.integration.conftest import index_locs
+
+    compressed = make_pipeline(MAX_URLS_PER_SHARD=2)
+    compressed.send_events([publish(f"/p{n}", 1) for n in range(3)])
+    compressed.drain()
+    old_keys = {"sitemap-pages-00001.xml.gz", "sitemap-pages-00002.xml.gz"}
+    assert old_keys <= set(compressed.objects())
+    # The deploy: the functions and the stack's outputs now say COMPRESS_SHARDS=false.
+    settings = compressed.stack.settings.model_copy(update={"compress_shards": False})
+    stack = replace(compressed.stack, settings=settings)
+    register_stack(stack, name="switched")
+    plain = Pipeline(stack, build_app(settings))
+
+    status = main(["rebuild", "--all", "--stack", "switched", "--json"])
+    summary = json.loads(capsys.readouterr().out.splitlines()[-1])
+    plain.drain()
+
+    assert status == 0
+    assert summary["shards"] == {"pages-00001": "written", "pages-00002": "written"}
+    objects = plain.objects()
+    named = index_locs(objects["sitemap.xml"])
+    assert named == [f"{SITE}/sitemap-pages-00001.xml", f"{SITE}/sitemap-pages-00002.xml"]
+    for loc in named:
+        assert objects[loc.removeprefix(f"{SITE}/")].startswith(b"<?xml")
+    assert set(site_entries(objects)) == {f"{SITE}/p{n}" for n in range(3)}
+    assert old_keys <= set(objects)  # left for the operator, as the README says

@@ -31,8 +31,9 @@ from sitemap_updater.settings import Settings
 from sitemap_updater.usecases.objects import TEXT_CONTENT_TYPE
 from sitemap_updater.usecases.site_files import PublishSiteFiles, SiteFile
 
-# Each function imports only its own use case, when it first needs it: a cold start of the
-# rebuild function never loads ingest's event models (bench/coldstart.py measures it).
+# Each function imports only its own use case (its handler module imports it at init, so
+# the first request does not): a cold start of the rebuild function never loads ingest's
+# event models (bench/coldstart.py measures it).
 if TYPE_CHECKING:
     import boto3
 

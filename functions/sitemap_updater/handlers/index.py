@@ -10,6 +10,8 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+# The use case, imported at init with the rest, not by the first request (bootstrap.py).
+import sitemap_updater.usecases.publish_index  # noqa: F401
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.observability import logger, metrics
 

@@ -11,6 +11,8 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict
 
+# The use case, imported at init with the rest, not by the first request (bootstrap.py).
+import sitemap_updater.usecases.rebuild  # noqa: F401
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.observability import logger, metrics
 

@@ -125,6 +125,45 @@ def test_a_request_that_can_never_succeed_is_rejected_at_once(status: int) -> No
     assert (outcome.attempts, len(opener.requests), sleeps.delays) == (1, 1, [])
 
 
+# SQS (SendMessage, MessageAttributeValue): a String attribute has the message body's
+# restrictions, only these characters; any other is refused with InvalidParameterValue.
+def sqs_accepts(text: str) -> bool:
+    return all(
+        char in "\t\n\r"
+        or 0x20 <= ord(char) <= 0xD7FF
+        or 0xE000 <= ord(char) <= 0xFFFD
+        or ord(char) >= 0x10000
+        for char in text
+    )
+
+
+def test_a_refusal_whose_answer_holds_characters_sqs_refuses_is_still_dead_lettered() -> None:
+    # The endpoint's answer is a third party's bytes: NUL, an escape sequence, U+FFFE are
+    # valid UTF-8 but not SQS text. Its reason must still reach the dead-letter queue, or
+    # the send fails, the message is retried (resubmitting a request that can never
+    # succeed) and lands there after five receives without its reason.
+    body = b"bad\x00request \x1b[31mno\x1b[0m \xef\xbf\xbe end"
+    submitter = client(FakeOpener([http_error(422, body)]))
+    sent: list[dict[str, Any]] = []
+
+    class Sqs:
+        def send_message(self, **params: Any) -> dict[str, Any]:
+            attributes = params.get("MessageAttributes", {}).values()
+            if not all(sqs_accepts(value["StringValue"]) for value in attributes):
+                raise RetryableError("InvalidParameterValue: invalid characters")
+            sent.append(params)
+            return {}
+
+    parked = IndexNowQueue("q", "dlq", client=Sqs())  # type: ignore[arg-type]
+    result = SubmitChanges(SITE, submitter, parked)([message("m1", "/a")])
+    assert (result.dead_lettered, result.retry) == ({"m1"}, frozenset())
+    (params,) = sent
+    reason = params["MessageAttributes"]["reason"]["StringValue"]
+    assert reason.startswith("indexnow_rejected: HTTP 422 Unprocessable Entity: bad")
+    assert "request" in reason
+    assert reason.endswith("end")
+
+
 def test_throttling_and_server_faults_are_retried_with_growing_backoff() -> None:
     opener = FakeOpener([503, 500, 429, 200])
     sleeps = Sleeps()

@@ -167,9 +167,14 @@ class IndexNowClient:
 
 
 def _reason(status: int, detail: bytes | str) -> str:
+    """One line of printable text: the endpoint's answer is a third party's bytes, and the
+    reason goes into logs and into a dead-letter message attribute, where SQS refuses
+    controls and noncharacters (NUL, ESC, U+FFFE): each becomes U+FFFD."""
     text = detail.decode("utf-8", "replace") if isinstance(detail, bytes) else detail
     phrase = http.client.responses.get(status, "")
-    return " ".join(f"HTTP {status} {phrase}: {text}".split())[:_REASON_BYTES].rstrip(": ")
+    line = " ".join(f"HTTP {status} {phrase}: {text}".split())
+    printable = "".join(char if char.isprintable() else "\ufffd" for char in line)
+    return printable[:_REASON_BYTES].rstrip(": ")
 
 
 def _read(error: urllib.error.HTTPError) -> bytes:

@@ -137,6 +137,21 @@ def test_idn_host_is_compared_and_written_in_its_ascii_form() -> None:
     assert reject_code("https://bucher.example/", unicode_site) == "url_foreign_host"
 
 
+@pytest.mark.parametrize("host", ["straße.example", "STRASSE-ẞ.example", "ας.example"])
+def test_a_host_the_idna_rule_sets_map_to_two_domains_is_refused_not_guessed(host: str) -> None:
+    """IDNA 2003 spells 'straße' as 'strasse', browsers (UTS 46) as 'xn--strae-oqa': a
+    guess could put another domain in the sitemap, as the site or as an image's host."""
+    with pytest.raises(ValueError, match=r"site URL host .* \(xn--\) form"):
+        Site.parse(f"https://{host}")
+    with pytest.raises(InvalidEvent, match=r"image_loc host .* \(xn--\) form") as caught:
+        normalise_url(f"https://{host}/a.jpg", SITE, "image_loc", same_site=False)
+    assert caught.value.code == "image_loc_malformed"
+    assert reject_code(f"https://{host}/page") == "url_malformed"
+    # The ASCII form is the domain itself, and ß in a path is only percent-encoded.
+    assert Site.parse("https://xn--strae-oqa.example").host == "xn--strae-oqa.example"
+    assert normalise_url(f"{ORIGIN}/straße", SITE) == f"{ORIGIN}/stra%C3%9Fe"
+
+
 def test_site_with_a_port_accepts_only_that_port() -> None:
     site = Site.parse("http://localhost:8080")
     assert normalise_url("HTTP://LocalHost:8080", site) == "http://localhost:8080/"

@@ -66,7 +66,10 @@ class Site:
             )
         if parts.username or parts.password:
             raise ValueError(f"site URL must not hold a user name or password: {site_url!r}")
-        host = _ascii_host(parts.hostname or "")
+        try:
+            host = _ascii_host(parts.hostname or "")
+        except ValueError as ambiguous:
+            raise ValueError(f"site URL {ambiguous}") from None
         if not host:
             raise ValueError(f"site URL has no host: {site_url!r}")
         try:
@@ -93,10 +96,26 @@ class Site:
         return f"{self.origin}/{key}"
 
 
+# Where IDNA 2003 (Python's "idna" codec) and the UTS 46 rules browsers follow give two
+# different domains: 'straße.de' is strasse.de to one and xn--strae-oqa.de to the other.
+IDNA_DEVIATIONS = "\u00df\u03c2\u200c\u200d"  # ß, final sigma, ZWNJ, ZWJ
+_IDNA_DEVIATION = re.compile(f"[{IDNA_DEVIATIONS}]")
+
+
 def _ascii_host(host: str) -> str:
-    """Lower-case the host and spell an internationalised name in its ASCII (IDNA) form."""
+    """Lower-case the host and spell an internationalised name in its ASCII (IDNA) form.
+
+    Raises ValueError for a name holding a character the two IDNA rule sets map to
+    different domains: guessing could put another domain's URLs in the sitemap."""
     host = host.lower().rstrip(".")
     if not host.isascii():
+        deviation = _IDNA_DEVIATION.search(host)
+        if deviation is not None:
+            raise ValueError(
+                f"host {host!r} holds U+{ord(deviation.group()):04X}, which browsers and "
+                "older IDNA rules map to two different domains: give the host in its "
+                "ASCII (xn--) form"
+            )
         try:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
@@ -176,7 +195,10 @@ def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = Tr
         raise InvalidEvent(f"{field}_not_absolute", f"{field} is not an absolute http(s) URL")
     if "@" in parts.netloc:
         raise InvalidEvent(f"{field}_userinfo", f"{field} holds a user name or password")
-    host = _ascii_host(parts.hostname or "")
+    try:
+        host = _ascii_host(parts.hostname or "")
+    except ValueError as ambiguous:
+        raise InvalidEvent(f"{field}_malformed", f"{field} {ambiguous}") from None
     if not host:
         raise InvalidEvent(f"{field}_malformed", f"{field} has no host")
     if port == DEFAULT_PORTS[scheme]:

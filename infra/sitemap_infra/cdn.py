@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Names, Stack
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
@@ -47,8 +47,13 @@ class SitemapCdn(Construct):
         """``extra_paths``: more exact paths served from the bucket when attached to a
         distribution (the human view's stylesheet, the IndexNow key file)."""
         super().__init__(scope, construct_id)
+        self.origin_access_control = cloudfront.S3OriginAccessControl(
+            self, "OriginAccess", origin_access_control_name=self._global_name("oac", 64)
+        )
         self.origin = origins.S3BucketOrigin.with_origin_access_control(
-            bucket, origin_access_levels=[cloudfront.AccessLevel.READ]
+            bucket,
+            origin_access_control=self.origin_access_control,
+            origin_access_levels=[cloudfront.AccessLevel.READ],
         )
         self.cache_policy = cloudfront.CachePolicy(
             self,
@@ -69,6 +74,7 @@ class SitemapCdn(Construct):
         self.response_headers_policy = cloudfront.ResponseHeadersPolicy(
             self,
             "Headers",
+            response_headers_policy_name=self._global_name("headers", 128),
             comment="sitemap-updater: security headers",
             security_headers_behavior=cloudfront.ResponseSecurityHeadersBehavior(
                 content_type_options=cloudfront.ResponseHeadersContentTypeOptions(override=True),
@@ -113,6 +119,13 @@ class SitemapCdn(Construct):
                     compress=True,
                 )
         self.distribution = distribution
+
+    def _global_name(self, what: str, limit: int) -> str:
+        """A name for a CloudFront resource: CloudFront's names are global to the account,
+        so the region is in it (as CDK does for the cache policy), or the same stack deployed
+        to a second region fails on "already exists"."""
+        prefix = Names.unique_resource_name(self, max_length=limit - len(what) - 20)
+        return f"{prefix}-{what}-{Stack.of(self).region}"
 
     def _distribution(
         self,

@@ -25,7 +25,6 @@ from sitemap_updater.resources import (
     INGEST,
     METRICS_NAMESPACE,
     REBUILD,
-    SERVICE_NAME,
     FunctionSpec,
 )
 
@@ -37,9 +36,11 @@ SHARD_KEYS = ("sitemap-*",)
 INDEX_KEYS = (INDEX_KEY, "sitemap-index-*", ROBOTS_KEY)
 
 
-def powertools_environment() -> dict[str, str]:
+def powertools_environment(service: str) -> dict[str, str]:
+    """``service``: the deployment's service name (``updater.deployment_service``), which is
+    also the ``service`` dimension of every metric the functions publish."""
     return {
-        "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
+        "POWERTOOLS_SERVICE_NAME": service,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         "POWERTOOLS_LOG_LEVEL": LOG_LEVEL,
     }
@@ -68,16 +69,18 @@ class Functions(Construct):
         queues: Queues,
         distribution_arn: str | None,
         site_file_keys: Sequence[str] = (),
+        service: str,
     ) -> None:
         """``distribution_arn``: grant CreateInvalidation on it (only when invalidation is on).
         ``site_file_keys``: the static files the index function serves (the human view's
-        stylesheet, the IndexNow key file), each written by exact key."""
+        stylesheet, the IndexNow key file), each written by exact key. ``service``: the
+        deployment's service name (``updater.deployment_service``)."""
         super().__init__(scope, construct_id)
         self.storage = storage
         self.queues = queues
         self.distribution_arn = distribution_arn
         self.site_file_keys = tuple(site_file_keys)
-        env = {**environment, **powertools_environment()}
+        env = {**environment, **powertools_environment(service)}
         # One function per queue: the three, and IndexNow's when its queue exists.
         specs = [pair.spec for pair in queues.pairs.values()]
         self.functions = {spec.name: self._function(spec, code, env) for spec in specs}

@@ -20,7 +20,7 @@ from constructs import Construct
 
 from sitemap_infra.queues import Queues
 from sitemap_updater.observability import Metric
-from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, SERVICE_NAME, FunctionSpec
+from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, FunctionSpec
 
 MIN_AGE_ALARM_SECONDS = 900
 PERIOD = Duration.minutes(5)
@@ -39,8 +39,12 @@ class Monitoring(Construct):
         functions: Mapping[str, lambda_.Function],
         queues: Queues,
         alarm_topic: sns.ITopic | None = None,
+        service: str,
     ) -> None:
+        """``service``: the functions' POWERTOOLS_SERVICE_NAME, the ``service`` dimension of
+        their own metrics (one per deployment: see ``updater.deployment_service``)."""
         super().__init__(scope, construct_id)
+        self.service = service
         self.alarms: list[cloudwatch.Alarm] = []
         specs = [pair.spec for pair in queues.pairs.values()]  # IndexNow's too, when on
         for spec in specs:
@@ -76,7 +80,7 @@ class Monitoring(Construct):
         if INDEXNOW.name in queues.pairs:
             self._alarm(
                 "IndexNowUrlsNotQueued",
-                _pipeline_metric(Metric.INDEXNOW_NOT_QUEUED, Duration.minutes(5)),
+                _pipeline_metric(Metric.INDEXNOW_NOT_QUEUED, Duration.minutes(5), service),
                 threshold=1,
                 description="The ingest function could not queue changed URLs for IndexNow "
                 "(the sitemaps are fine). The URLs are in its log ('IndexNow URLs not queued').",
@@ -127,7 +131,7 @@ class Monitoring(Construct):
             return cloudwatch.GraphWidget(title=title, left=metrics, width=8, height=6)
 
         def pipeline(*names: str) -> list[cloudwatch.IMetric]:
-            return [_pipeline_metric(name, PERIOD) for name in names]
+            return [_pipeline_metric(name, PERIOD, self.service) for name in names]
 
         dashboard.add_widgets(
             cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24, height=3)
@@ -197,12 +201,12 @@ class Monitoring(Construct):
         return dashboard
 
 
-def _pipeline_metric(name: str, period: Duration) -> cloudwatch.Metric:
+def _pipeline_metric(name: str, period: Duration, service: str) -> cloudwatch.Metric:
     """One of the functions' own metrics (Powertools EMF, dimension ``service``)."""
     return cloudwatch.Metric(
         namespace=METRICS_NAMESPACE,
         metric_name=name,
-        dimensions_map={"service": SERVICE_NAME},
+        dimensions_map={"service": service},
         statistic="Sum",
         period=period,
     )

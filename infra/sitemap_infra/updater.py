@@ -46,6 +46,7 @@ from sitemap_updater.resources import (
     INGEST,
     NEWS_SWEEP_MINUTES,
     REBUILD,
+    SERVICE_NAME,
     functions_for,
 )
 from sitemap_updater.settings import Settings
@@ -74,6 +75,8 @@ class SitemapUpdater(Construct):
                 f"({Stack.of(distribution).node.path})"
             )
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
+        #: The functions' Powertools service name: the ``service`` dimension of their metrics.
+        self.service = deployment_service(self)
         site_files = site_file_keys(tuned)  # served from the bucket at the site root
         self.storage = Storage(self, "Storage")
         self.queues = Queues(self, "Queues", functions_for(bool(tuned.indexnow_key)))
@@ -111,6 +114,7 @@ class SitemapUpdater(Construct):
             queues=self.queues,
             distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
             site_file_keys=site_files,
+            service=self.service,
         )
         # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).
         self.news_sweep = events.Rule(
@@ -126,6 +130,7 @@ class SitemapUpdater(Construct):
             functions=self.functions.functions,
             queues=self.queues,
             alarm_topic=alarm_topic,
+            service=self.service,
         )
 
     def _indexnow_queues(self) -> dict[str, str]:
@@ -141,3 +146,14 @@ class SitemapUpdater(Construct):
     def ingest_queue(self) -> Any:
         """Where the CMS sends its events (grant it ``grant_send_messages``)."""
         return self.queues[INGEST.name].queue
+
+
+def deployment_service(updater: Construct) -> str:
+    """``sitemap-updater:<stack name>/<construct path in the stack>``: the functions' metrics
+    carry it as their ``service`` dimension, and the alarms and dashboard read exactly it, so
+    two deployments in one account and region (staging and production, two sites) never
+    count each other's metrics. A stack name is unique in its account and region; a
+    construct path is unique in its stack."""
+    stack = Stack.of(updater)
+    inside = updater.node.scopes[updater.node.scopes.index(stack) + 1 :]
+    return f"{SERVICE_NAME}:{stack.stack_name}/{'/'.join(c.node.id for c in inside)}"

@@ -32,8 +32,10 @@ def environment(synth: Synthesized, name: str) -> dict[str, Any]:
 def test_environment_is_the_settings_model(synthesized: Synthesized, spec: Any) -> None:
     env = environment(synthesized, spec.name)
     assert set(env) == Settings.env_names() | POWERTOOLS
-    assert {k: env[k] for k in POWERTOOLS} == powertools_environment()
-    assert env["POWERTOOLS_SERVICE_NAME"] == SERVICE_NAME
+    service = synthesized.stack.updater.service
+    assert {k: env[k] for k in POWERTOOLS} == powertools_environment(service)
+    stack = synthesized.stack.stack_name
+    assert env["POWERTOOLS_SERVICE_NAME"] == f"{SERVICE_NAME}:{stack}/SitemapUpdater"
     assert env["POWERTOOLS_METRICS_NAMESPACE"] == METRICS_NAMESPACE
 
 

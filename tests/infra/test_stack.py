@@ -271,6 +271,26 @@ def test_cache_policy_fits_sitemaps(
     }
 
 
+# CloudFront's names are global to the account, not regional: without the region in them,
+# the same stack deployed to a second region fails on "already exists".
+ACCOUNT_GLOBAL_NAMES = {
+    "AWS::CloudFront::CachePolicy": ("CachePolicyConfig", "Name"),
+    "AWS::CloudFront::ResponseHeadersPolicy": ("ResponseHeadersPolicyConfig", "Name"),
+    "AWS::CloudFront::OriginAccessControl": ("OriginAccessControlConfig", "Name"),
+}
+
+
+def test_cloudfront_names_differ_per_region(synthesized: Synthesized) -> None:
+    found = 0
+    for kind, (config, key) in ACCOUNT_GLOBAL_NAMES.items():
+        for resource in synthesized.resources(kind).values():
+            name = resource["Properties"][config][key]
+            assert isinstance(name, dict), (kind, name)
+            assert {"Ref": "AWS::Region"} in name["Fn::Join"][1], (kind, name)
+            found += 1
+    assert found == 3
+
+
 def test_response_headers_policy(default: Synthesized) -> None:
     (policy,) = default.resources("AWS::CloudFront::ResponseHeadersPolicy").values()
     headers = policy["Properties"]["ResponseHeadersPolicyConfig"]["SecurityHeadersConfig"]

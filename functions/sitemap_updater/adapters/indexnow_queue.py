@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sitemap_updater.adapters import clients
-from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
+from sitemap_updater.adapters.queues import reason_attributes
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -40,9 +40,7 @@ class IndexNowQueue:
         self.client.send_message(
             QueueUrl=self.dead_letter_url,
             MessageBody=body,
-            MessageAttributes={
-                REASON_CODE_ATTRIBUTE: {"DataType": "String", "StringValue": code},
-                REASON_ATTRIBUTE: {"DataType": "String", "StringValue": reason[:1024]},
-                "source_message_id": {"DataType": "String", "StringValue": source_message_id},
-            },
+            MessageAttributes=reason_attributes(
+                len(body.encode("utf-8", "surrogatepass")), code, source_message_id, reason
+            ),
         )

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 INDEX_GROUP = "index"
 REASON_ATTRIBUTE = "reason"
 REASON_CODE_ATTRIBUTE = "reason_code"
+SOURCE_ATTRIBUTE = "source_message_id"
+MAX_MESSAGE_BYTES = 1_048_576  # SQS: one message, body and attributes (names, types, values)
+MAX_REASON_CHARS = 1024
 _BATCH = 10
 
 
@@ -64,15 +67,18 @@ class Queues:
         )
 
     def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None:
-        """Park an event that can never succeed, with why, for a person or a later redrive."""
+        """Park an event that can never succeed, with why, for a person or a later redrive.
+
+        The body goes whole; the attributes that say why take what room SQS's message limit
+        leaves (a body near 1 MiB keeps its code and id, and as much of the reason as fits),
+        so a large event is parked at once rather than retried until SQS parks it unexplained.
+        """
         self.client.send_message(
             QueueUrl=self.dead_letter_url,
             MessageBody=body,
-            MessageAttributes={
-                REASON_CODE_ATTRIBUTE: {"DataType": "String", "StringValue": code},
-                REASON_ATTRIBUTE: {"DataType": "String", "StringValue": reason[:1024]},
-                "source_message_id": {"DataType": "String", "StringValue": source_message_id},
-            },
+            MessageAttributes=reason_attributes(
+                len(body.encode("utf-8", "surrogatepass")), code, source_message_id, reason
+            ),
         )
 
     def _send_batches(self, queue_url: str, entries: list[dict[str, Any]]) -> None:
@@ -83,3 +89,27 @@ class Queues:
             if failed:
                 details = ", ".join(f"{f['Id']}: {f.get('Code')}" for f in failed)
                 raise RetryableError(f"could not send {len(failed)} message(s): {details}")
+
+
+def reason_attributes(
+    body_bytes: int, code: str, source_message_id: str, reason: str
+) -> dict[str, Any]:
+    """A dead letter's attributes, within what SQS's message limit leaves beside a body of
+    ``body_bytes`` (SQS counts each attribute's name, type and value): the code and the
+    source message id whole or not at all, then as much of the reason as fits."""
+    room = MAX_MESSAGE_BYTES - body_bytes
+    attributes: dict[str, Any] = {}
+
+    def add(name: str, value: str) -> None:
+        nonlocal room
+        cost = len(name) + len("String") + len(value.encode("utf-8", "surrogatepass"))
+        if value and cost <= room:
+            attributes[name] = {"DataType": "String", "StringValue": value}
+            room -= cost
+
+    add(REASON_CODE_ATTRIBUTE, code)
+    add(SOURCE_ATTRIBUTE, source_message_id)
+    space = max(room - len(REASON_ATTRIBUTE) - len("String"), 0)
+    text = reason[:MAX_REASON_CHARS].encode("utf-8", "surrogatepass")[:space]
+    add(REASON_ATTRIBUTE, text.decode("utf-8", "ignore"))  # never half a character
+    return attributes

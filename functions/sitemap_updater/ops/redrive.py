@@ -30,7 +30,11 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
+from sitemap_updater.adapters.queues import (
+    REASON_ATTRIBUTE,
+    REASON_CODE_ATTRIBUTE,
+    SOURCE_ATTRIBUTE,
+)
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import QueuePair, resolve
@@ -39,7 +43,7 @@ from sitemap_updater.ops.send import MAX_BATCH_ENTRIES, entry_bytes, error_code,
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
-DIAGNOSTIC_ATTRIBUTES = {REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE, "source_message_id"}
+DIAGNOSTIC_ATTRIBUTES = {REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE, SOURCE_ATTRIBUTE}
 VISIBILITY_SECONDS = 120  # how long a received dead letter stays hidden while it is moved
 
 
@@ -58,7 +62,7 @@ class Moved:
 def _sent_by(message: Any, sent_ids: set[str]) -> bool:
     """Whether a dead letter is a message this move sent, failed again: SQS's redrive policy
     keeps the message id; the ingest function names it in ``source_message_id``."""
-    source = message.get("MessageAttributes", {}).get("source_message_id", {})
+    source = message.get("MessageAttributes", {}).get(SOURCE_ATTRIBUTE, {})
     return message["MessageId"] in sent_ids or source.get("StringValue") in sent_ids
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sitemap_updater.adapters.queues import MAX_MESSAGE_BYTES
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.ops.errors import UserError, aws_error_message
 from sitemap_updater.ops.progress import Progress
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
 
 MAX_BATCH_ENTRIES = 10
 MAX_BATCH_BYTES = 262_144  # SendMessageBatch's payload limit (every body together)
-MAX_MESSAGE_BYTES = 1_048_576  # SQS's limit for one message (body and attributes), 1 MiB
 # Request-level errors about the queue or the caller, not the batch: every later request
 # would fail the same way, so sending stops there (the rest is counted as not sent).
 FATAL_CODES = frozenset(

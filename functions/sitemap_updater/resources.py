@@ -43,6 +43,9 @@ class FunctionSpec:
     memory_mb: int
     batch_size: int = 10
     batching_window_seconds: int = 0  # not supported on FIFO queues
+    # How many invocations its event source mapping runs at once (None: as many as Lambda
+    # scales to). On a FIFO queue the message groups already bound it.
+    max_concurrency: int | None = None
     max_receive_count: int = 5
     # A scheduled (EventBridge) sender cannot give a deduplication id: the queue derives it.
     content_based_deduplication: bool = False
@@ -56,7 +59,10 @@ TABLE = TableSpec()
 
 # Up to 100 messages, collected for up to a second: ingest commits a batch's plain changes
 # together (a read and a transaction per 32 events), and each batch asks once per shard for
-# a rebuild, so a burst costs a fraction of a request per event (bench/work.py).
+# a rebuild, so a burst costs a fraction of a request per event (bench/work.py). At most
+# five batches at once: every new URL of a group reserves room in the same open shard's
+# capacity record, and a burst of new URLs spread over hundreds of invocations could spend
+# its attempts on conflicts there (retried, then dead-lettered) instead of placing pages.
 INGEST = FunctionSpec(
     name="ingest",
     handler="sitemap_updater.handlers.ingest.handler",
@@ -66,6 +72,7 @@ INGEST = FunctionSpec(
     memory_mb=512,
     batch_size=100,
     batching_window_seconds=1,
+    max_concurrency=5,
     max_receive_count=5,
 )
 REBUILD = FunctionSpec(
@@ -100,6 +107,7 @@ INDEXNOW = FunctionSpec(
     memory_mb=256,
     batch_size=1000,
     batching_window_seconds=60,
+    max_concurrency=2,  # few, large submissions: parallel ones only earn 429s
     max_receive_count=5,
 )
 

@@ -205,6 +205,7 @@ class Functions(Construct):
                 batch_size=spec.batch_size,
                 # Lambda rejects a batching window on a FIFO queue.
                 max_batching_window=Duration.seconds(window) if window and not spec.fifo else None,
+                max_concurrency=spec.max_concurrency,
                 report_batch_item_failures=True,
             )
         )

@@ -77,6 +77,7 @@ def test_the_indexnow_function_and_its_event_source(extras: Synthesized) -> None
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert mapping["BatchSize"] == INDEXNOW.batch_size == 1000
     assert mapping["MaximumBatchingWindowInSeconds"] == INDEXNOW.batching_window_seconds == 60
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": 2}  # few submissions at once
     visibility = queues(extras)[extras.logical_id(pair.queue)]["Properties"]["VisibilityTimeout"]
     assert visibility >= VISIBILITY_TIMEOUT_FACTOR * props["Timeout"]
     assert visibility >= props["Timeout"] + INDEXNOW.batching_window_seconds

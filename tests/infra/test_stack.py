@@ -212,6 +212,10 @@ def test_event_sources_report_batch_item_failures(default: Synthesized, spec: An
     queue = queues(default)[queue_id]["Properties"]
     timeout = function["Properties"]["Timeout"]
     assert queue["VisibilityTimeout"] >= VISIBILITY_TIMEOUT_FACTOR * timeout
+    if spec.name == "ingest":  # new URLs contend for one capacity record: a few at once
+        assert mapping["ScalingConfig"] == {"MaximumConcurrency": 5}
+    else:  # a FIFO queue's message groups bound it (one shard, one index)
+        assert "ScalingConfig" not in mapping
 
 
 # -- CloudFront ---------------------------------------------------------------------------

@@ -7,11 +7,12 @@ their own settings and clients.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cache, cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.config import Config
 
@@ -57,6 +58,9 @@ NOTIFY_CONFIG = Config(
 )
 
 
+_T = TypeVar("_T")
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -79,13 +83,87 @@ def site_file_keys(settings: Settings) -> list[str]:
 
 @dataclass
 class App:
+    """Settings and clock, and the adapters and use cases made from them on first use: a
+    function builds only the clients its use case reaches (the IndexNow function no
+    DynamoDB or S3 client, ingest no S3 client), each one once."""
+
     settings: Settings
-    registry: Registry
-    store: SitemapStore
-    queues: Queues
+    # (service, config) -> a botocore client: see build_app.
+    client_for: Callable[[str, Config], Any] = field(repr=False)
     clock: Callable[[], datetime] = field(default=utc_now)
-    cdn: Cdn | None = None  # only when INVALIDATE_PATHS is on
-    indexnow_queue: IndexNowQueue | None = None  # only when INDEXNOW_KEY is set
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+
+    def _once(self, name: str, build: Callable[[], _T]) -> _T:
+        """``build()`` once, whichever thread asks first (botocore sessions are not
+        thread-safe, and a hook registered on a client must stay on the one in use)."""
+        with self._lock:
+            if name not in self.__dict__:
+                self.__dict__[name] = build()
+            built: _T = self.__dict__[name]
+            return built
+
+    @property
+    def registry(self) -> Registry:
+        return self._once(
+            "registry",
+            lambda: Registry(
+                self.settings.table_name,
+                self.settings.limits,
+                client=self.client_for("dynamodb", CLIENT_CONFIG),
+            ),
+        )
+
+    @property
+    def store(self) -> SitemapStore:
+        return self._once(
+            "store",
+            lambda: SitemapStore(
+                self.settings.bucket_name, client=self.client_for("s3", CLIENT_CONFIG)
+            ),
+        )
+
+    @property
+    def queues(self) -> Queues:
+        settings = self.settings
+        return self._once(
+            "queues",
+            lambda: Queues(
+                rebuild_queue_url=settings.rebuild_queue_url,
+                index_queue_url=settings.index_queue_url,
+                dead_letter_url=settings.ingest_dlq_url,
+                client=self.client_for("sqs", CLIENT_CONFIG),
+            ),
+        )
+
+    @property
+    def cdn(self) -> Cdn | None:
+        """Only when INVALIDATE_PATHS is on."""
+        settings = self.settings
+        return self._once(
+            "cdn",
+            lambda: (
+                Cdn(settings.distribution_id, client=self.client_for("cloudfront", CLIENT_CONFIG))
+                if settings.invalidate_paths
+                else None
+            ),
+        )
+
+    @property
+    def indexnow_queue(self) -> IndexNowQueue | None:
+        """Only when INDEXNOW_KEY is set; short timeouts (NOTIFY_CONFIG)."""
+        settings = self.settings
+        return self._once(
+            "indexnow_queue",
+            lambda: (
+                IndexNowQueue(
+                    settings.indexnow_queue_url,
+                    settings.indexnow_dlq_url,
+                    client=self.client_for("sqs", NOTIFY_CONFIG),
+                )
+                if settings.indexnow_key
+                else None
+            ),
+        )
 
     @cached_property
     def apply_change(self) -> ApplyChange:
@@ -183,44 +261,19 @@ def build_app(
     endpoint_url: str | None = None,
 ) -> App:
     """Wire the adapters to real (or moto) clients: from ``session`` when given (the local
-    runtime, the operator commands, tests), otherwise from botocore (adapters/clients.py).
+    runtime, the operator commands, tests), otherwise from botocore's one shared session
+    (adapters/clients.py). Each client is made when an adapter first needs it.
 
-    Clients honour AWS_ENDPOINT_URL; the operator commands pass ``endpoint_url`` instead.
+    Clients honour AWS_ENDPOINT_URL; the operator commands pass ``endpoint_url`` instead
+    (not to CloudFront, which has no local stand-in).
     """
-    client = session.client if session is not None else clients.client
-    return App(
-        settings=settings,
-        registry=Registry(
-            settings.table_name,
-            settings.limits,
-            client=client("dynamodb", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
-        ),
-        store=SitemapStore(
-            settings.bucket_name,
-            client=client("s3", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
-        ),
-        queues=Queues(
-            rebuild_queue_url=settings.rebuild_queue_url,
-            index_queue_url=settings.index_queue_url,
-            dead_letter_url=settings.ingest_dlq_url,
-            client=client("sqs", endpoint_url=endpoint_url, config=CLIENT_CONFIG),
-        ),
-        clock=clock,
-        cdn=(
-            Cdn(settings.distribution_id, client=client("cloudfront", config=CLIENT_CONFIG))
-            if settings.invalidate_paths
-            else None
-        ),
-        indexnow_queue=(
-            IndexNowQueue(
-                settings.indexnow_queue_url,
-                settings.indexnow_dlq_url,
-                client=client("sqs", endpoint_url=endpoint_url, config=NOTIFY_CONFIG),
-            )
-            if settings.indexnow_key
-            else None
-        ),
-    )
+    make = session.client if session is not None else clients.client
+
+    def client_for(service: str, config: Config) -> Any:
+        endpoint = None if service == "cloudfront" else endpoint_url
+        return make(service, endpoint_url=endpoint, config=config)  # type: ignore[call-overload]
+
+    return App(settings=settings, client_for=client_for, clock=clock)
 
 
 @cache

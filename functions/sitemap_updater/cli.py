@@ -448,6 +448,11 @@ def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
         if name in _LOCAL_OWN_SETTINGS:
             raise UserError(f"--setting {name}: the local stack sets it (or use --site-url)")
         settings[name] = value
+    if settings.get("INDEXNOW_KEY") and "INDEXNOW_ENDPOINT" not in settings:
+        raise UserError(
+            "--setting INDEXNOW_KEY: give --setting INDEXNOW_ENDPOINT=... too (an endpoint of "
+            "your own): the default one would submit the local run's URLs to real search engines"
+        )
     return settings
 
 

@@ -94,6 +94,17 @@ def test_a_setting_the_local_stack_owns_is_a_usage_error(tmp_path: Path) -> None
     assert "--setting TABLE_NAME: the local stack sets it" in result.stderr
 
 
+def test_indexnow_without_an_endpoint_of_ones_own_is_a_usage_error(tmp_path: Path) -> None:
+    """A local run never submits its URLs to the real engines by default."""
+    result = run(
+        "local", "events/", "--site-url", SITE, "--out", tmp_path / "site",
+        "--setting", f"INDEXNOW_KEY={KEY}",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "give --setting INDEXNOW_ENDPOINT=... too" in result.stderr
+    assert not (tmp_path / "site").exists()
+
+
 def test_the_human_view_counts_the_extensions_the_pipeline_wrote(out: Path) -> None:
     """events/ holds images, a video, a news article and an hreflang cluster: each shard's
     table counts exactly what its XML holds (the XSL run by libxslt, as in Chromium)."""

@@ -475,12 +475,17 @@ def run(args: argparse.Namespace) -> int:
         now = instant(normalise_w3c(args.now, "--now")) if args.now is not None else None
     except ValueError as exc:
         raise UserError(str(exc)) from exc
+    # The owner's robots.txt: --robots, else the one already in --out (the web root's, or an
+    # earlier build's), edited as the index function edits the bucket's; ours only if none.
     robots = None
-    if args.robots is not None:
+    robots_path = args.robots
+    if robots_path is None and (args.out / ROBOTS_KEY).is_file():
+        robots_path = args.out / ROBOTS_KEY
+    if robots_path is not None:
         try:
-            robots = args.robots.read_bytes()
+            robots = robots_path.read_bytes()
         except OSError as exc:
-            raise UserError(f"cannot read {args.robots}: {exc.strerror}") from exc
+            raise UserError(f"cannot read {robots_path}: {exc.strerror}") from exc
     for path in args.pages:
         if not path.is_file():
             raise UserError(f"no such file: {path}")

@@ -290,3 +290,13 @@ def test_the_owners_robots_txt_already_in_out_is_kept_as_the_pipeline_keeps_the_
     assert main(args) == 0
     assert not (out / "sitemap.xml").exists()
     assert (out / "robots.txt").read_bytes() == owner + b"\r\n"
+
+
+def test_a_sitemap_xsl_the_build_did_not_write_is_never_removed(tmp_path: Path) -> None:
+    # Only the build's own stylesheet is stale when the view is off: the web root may hold
+    # the owner's sitemap.xsl (for another sitemap, or their own human view).
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "sitemap.xsl").write_text("<xsl:stylesheet/><!-- the owner's -->")
+    assert write_site(render_site(records(page("/a")), SITE, Limits()).files, out) == []
+    assert (out / "sitemap.xsl").read_text() == "<xsl:stylesheet/><!-- the owner's -->"

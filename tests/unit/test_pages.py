@@ -14,7 +14,7 @@ from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import PageChange, parse_event
 from sitemap_updater.domain.urls import Site, normalise_url
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.pages import as_event, page_change, read_paths, read_records
+from sitemap_updater.ops.pages import as_event, page_change, read_pages, read_paths, read_records
 
 SITE = Site.parse("https://www.example.com")
 PORTED = Site.parse("http://127.0.0.1:8080")
@@ -241,3 +241,24 @@ def test_urls_the_fast_path_keeps_are_ones_normalise_url_keeps(tail: str) -> Non
         assert fast.url == slow
     else:
         assert fast == slow
+
+
+@pytest.mark.parametrize("name", ["pages.jsonl", "pages.json", "lines.json"])
+def test_a_utf8_bom_at_the_start_of_a_json_file_is_not_part_of_the_first_record(
+    tmp_path: Path, name: str
+) -> None:
+    # Windows tools write one (as for CSV, which is read past it): it is the file's, not JSON.
+    a, b = ({"url": f"https://www.example.com/{p}"} for p in "ab")
+    text = (
+        '[\n  {"url": "https://www.example.com/a"},\n  {"url": "https://www.example.com/b"}\n]\n'
+        if name == "pages.json"
+        else '{"url": "https://www.example.com/a"}\n{"url": "https://www.example.com/b"}\n'
+    )
+    path = tmp_path / name
+    path.write_text("\ufeff" + text, encoding="utf-8")
+    assert [(r.value, r.error) for r in read_records(path)] == [(a, None), (b, None)]
+    urls = [
+        item[0] if isinstance(item, tuple) else item.value["url"]
+        for item in read_pages([path], SITE)
+    ]
+    assert urls == [a["url"], b["url"]]

@@ -6,7 +6,7 @@ otherwise ``publish`` and the caller's default version. Each record is validated
 as that event would be by the ingest function: :func:`page_change` either returns what
 ``domain.events.parse_event`` returns, or raises the same InvalidEvent with the same reason.
 
-Formats, chosen by the file name:
+Formats, chosen by the file name (UTF-8; a byte order mark at the start is skipped):
 
 * ``*.csv``: a header row naming the columns (``url`` required; ``type``, ``version``,
   ``lastmod``, ``changefreq``, ``priority`` optional). An empty cell is an absent field;
@@ -279,10 +279,10 @@ def read_records(path: Path) -> Iterator[Record]:
         yield from _csv(path)
         return
     if suffix in _LINE_SUFFIXES:
-        with path.open(encoding="utf-8", errors="surrogateescape") as handle:
+        with path.open(encoding="utf-8-sig", errors="surrogateescape") as handle:
             yield from _json_lines(path, handle)
         return
-    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    text = path.read_text(encoding="utf-8-sig", errors="surrogateescape")
     try:
         document = _DECODER.decode(text)
     except (ValueError, RecursionError):
@@ -316,7 +316,7 @@ def read_pages(
         if not path.is_file():
             raise UserError(f"no such file: {path}")
         if path.suffix.lower() in _LINE_SUFFIXES:
-            with path.open(encoding="utf-8", errors="surrogateescape") as handle:
+            with path.open(encoding="utf-8-sig", errors="surrogateescape") as handle:
                 lines = handle.readlines()  # the lines iterating the file gives
             yield from _fast_json_lines(path, lines, site, parallel_from)
         else:

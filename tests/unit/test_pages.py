@@ -262,3 +262,21 @@ def test_a_utf8_bom_at_the_start_of_a_json_file_is_not_part_of_the_first_record(
         for item in read_pages([path], SITE)
     ]
     assert urls == [a["url"], b["url"]]
+
+
+def test_json_lines_in_a_json_file_are_split_where_json_lines_files_are(tmp_path: Path) -> None:
+    # A JSON string may hold U+2028, U+2029 or U+0085 as they are (a news title pasted from
+    # a word processor): they end no line, in a .json file of lines as in a .jsonl file.
+    text = (
+        '{"url": "https://www.example.com/a", "news": {"title": "One\u2028two\u0085three"}}\n'
+        '{"url": "https://www.example.com/b"}\n'
+    )
+    as_json, as_lines = tmp_path / "lines.json", tmp_path / "lines.jsonl"
+    as_json.write_text(text, encoding="utf-8")
+    as_lines.write_text(text, encoding="utf-8")
+    read = [(r.origin.rsplit(":", 1)[1], r.value, r.error) for r in read_records(as_json)]
+    assert read == [(r.origin.rsplit(":", 1)[1], r.value, r.error) for r in read_records(as_lines)]
+    assert [value["url"] for _, value, _ in read] == [
+        "https://www.example.com/a",
+        "https://www.example.com/b",
+    ]

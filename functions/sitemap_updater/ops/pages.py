@@ -286,7 +286,9 @@ def read_records(path: Path) -> Iterator[Record]:
     try:
         document = _DECODER.decode(text)
     except (ValueError, RecursionError):
-        lines = text.splitlines()
+        # The lines a file's iteration gives (read_text made every line end "\n"), not
+        # splitlines(), which also ends lines at U+2028, U+0085, ... inside JSON strings.
+        lines = text.split("\n")
         if len([line for line in lines if line.strip()]) > 1:
             yield from _json_lines(path, lines)
         elif text.strip():

@@ -280,3 +280,35 @@ def test_json_lines_in_a_json_file_are_split_where_json_lines_files_are(tmp_path
         "https://www.example.com/a",
         "https://www.example.com/b",
     ]
+
+
+def test_a_record_of_a_json_array_that_repeats_a_key_or_holds_nan_is_refused_alone(
+    tmp_path: Path,
+) -> None:
+    # As a JSON Lines line is: the array's other records are still read (they were all
+    # lost, the whole file refused as one malformed document, or line by line).
+    path = tmp_path / "pages.json"
+    path.write_text(
+        '[\n  {"url": "https://www.example.com/a"},\n'
+        '  {"url": "https://www.example.com/b", "priority": 0.5, "priority": 0.6},\n'
+        '  {"url": "https://www.example.com/c", "images": [{"loc": NaN}]},\n'
+        '  {"url": "https://www.example.com/d", "news": {"title": [Infinity], "t": 1, "t": 2}},\n'
+        '  {"url": "https://www.example.com/e", "priority": 0.5}\n]\n'
+    )
+    records = list(read_records(path))
+    assert [r.origin for r in records] == [f"{path}#{n}" for n in range(5)]
+    assert [r.value for r in records if r.error is None] == [
+        {"url": "https://www.example.com/a"},
+        {"url": "https://www.example.com/e", "priority": Decimal("0.5")},
+    ]
+    assert [str(r.error) for r in records if r.error is not None] == [
+        "malformed_json: not JSON: duplicate key 'priority'",
+        "malformed_json: not JSON: NaN is not valid JSON",
+        "malformed_json: not JSON: Infinity is not valid JSON",
+    ]
+    path.write_text('{"url": "https://www.example.com/a", "url": "https://www.example.com/b"}')
+    (record,) = read_records(path)
+    assert (record.origin, str(record.error)) == (
+        str(path),
+        "malformed_json: not JSON: duplicate key 'url'",
+    )

@@ -312,3 +312,32 @@ def test_a_record_of_a_json_array_that_repeats_a_key_or_holds_nan_is_refused_alo
         str(path),
         "malformed_json: not JSON: duplicate key 'url'",
     )
+
+
+def test_a_csv_row_that_is_not_utf8_is_rejected_alone_as_in_json_lines(tmp_path: Path) -> None:
+    # A spreadsheet exported as Latin-1: the row's bytes are not its text. It was a
+    # UnicodeDecodeError for the whole file, whichever row held the byte.
+    rows = (
+        b"https://www.example.com/a\nhttps://www.example.com/caf\xe9\nhttps://www.example.com/b\n"
+    )
+    (tmp_path / "pages.csv").write_bytes(b"url\n" + rows)
+    (tmp_path / "pages.jsonl").write_bytes(
+        b"".join(b'{"url": "%s"}\n' % row for row in rows.splitlines())
+    )
+    outcomes = {}
+    for name in ("pages.csv", "pages.jsonl"):
+        outcomes[name] = []
+        for record in read_records(tmp_path / name):
+            try:
+                outcomes[name].append(page_change(record.value, SITE).url)
+            except InvalidEvent as exc:
+                outcomes[name].append(exc.code)
+    assert (
+        outcomes["pages.csv"]
+        == outcomes["pages.jsonl"]
+        == [
+            "https://www.example.com/a",
+            "url_xml_illegal_character",
+            "https://www.example.com/b",
+        ]
+    )

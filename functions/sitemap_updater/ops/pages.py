@@ -6,7 +6,8 @@ otherwise ``publish`` and the caller's default version. Each record is validated
 as that event would be by the ingest function: :func:`page_change` either returns what
 ``domain.events.parse_event`` returns, or raises the same InvalidEvent with the same reason.
 
-Formats, chosen by the file name (UTF-8; a byte order mark at the start is skipped):
+Formats, chosen by the file name, in UTF-8 (a byte order mark at the start is skipped; a record
+holding bytes that are not UTF-8 is refused alone, its text holding lone surrogates):
 
 * ``*.csv``: a header row naming the columns (``url`` required; ``type``, ``version``,
   ``lastmod``, ``changefreq``, ``priority`` optional). An empty cell is an absent field;
@@ -296,7 +297,7 @@ def _csv_value(column: str, cell: str) -> Any:
 
 
 def _csv(path: Path) -> Iterator[Record]:
-    with path.open(encoding="utf-8-sig", newline="") as handle:
+    with path.open(encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         reader = csv.reader(handle)
         header = next(reader, None)
         if header is None:

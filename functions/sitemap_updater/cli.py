@@ -148,7 +148,8 @@ def _parser() -> argparse.ArgumentParser:
         "--robots",
         type=Path,
         default=None,
-        help="the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set",
+        help="the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set "
+        "(default: the robots.txt already in --out, if any)",
     )
     build.add_argument(
         "--group-rules",

@@ -267,3 +267,36 @@ def test_build_of_a_missing_file_is_a_usage_error(
     )
     assert status == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_the_owners_robots_txt_already_in_out_is_kept_as_the_pipeline_keeps_the_buckets(
+    tmp_path: Path,
+) -> None:
+    # --out is often the web root: its robots.txt is the owner's, as the bucket's is to the
+    # index function (edited, never replaced), and an earlier build's Sitemap line there is
+    # ours to correct, even when the site has no index any more.
+    out = tmp_path / "site"
+    out.mkdir()
+    owner = b"User-agent: *\r\nDisallow: /admin/\r\n"
+    (out / "robots.txt").write_bytes(owner)
+    source = write_jsonl(tmp_path / "pages.jsonl", [page("/a")])
+    args = ["build", str(source), "--site-url", "https://www.example.com", "--out", str(out)]
+    assert main(args) == 0
+    with_ours = owner + b"\r\nSitemap: https://www.example.com/sitemap.xml\r\n"
+    assert (out / "robots.txt").read_bytes() == with_ours
+    assert main(args) == 0  # again: nothing to change
+    assert (out / "robots.txt").read_bytes() == with_ours
+    write_jsonl(source, [{"url": "ftp://x"}])  # no page left: no index, no Sitemap line
+    assert main(args) == 0
+    assert not (out / "sitemap.xml").exists()
+    assert (out / "robots.txt").read_bytes() == owner + b"\r\n"
+
+
+def test_a_sitemap_xsl_the_build_did_not_write_is_never_removed(tmp_path: Path) -> None:
+    # Only the build's own stylesheet is stale when the view is off: the web root may hold
+    # the owner's sitemap.xsl (for another sitemap, or their own human view).
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "sitemap.xsl").write_text("<xsl:stylesheet/><!-- the owner's -->")
+    assert write_site(render_site(records(page("/a")), SITE, Limits()).files, out) == []
+    assert (out / "sitemap.xsl").read_text() == "<xsl:stylesheet/><!-- the owner's -->"

@@ -14,7 +14,7 @@ from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import PageChange, parse_event
 from sitemap_updater.domain.urls import Site, normalise_url
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.pages import as_event, page_change, read_paths, read_records
+from sitemap_updater.ops.pages import as_event, page_change, read_pages, read_paths, read_records
 
 SITE = Site.parse("https://www.example.com")
 PORTED = Site.parse("http://127.0.0.1:8080")
@@ -241,3 +241,103 @@ def test_urls_the_fast_path_keeps_are_ones_normalise_url_keeps(tail: str) -> Non
         assert fast.url == slow
     else:
         assert fast == slow
+
+
+@pytest.mark.parametrize("name", ["pages.jsonl", "pages.json", "lines.json"])
+def test_a_utf8_bom_at_the_start_of_a_json_file_is_not_part_of_the_first_record(
+    tmp_path: Path, name: str
+) -> None:
+    # Windows tools write one (as for CSV, which is read past it): it is the file's, not JSON.
+    a, b = ({"url": f"https://www.example.com/{p}"} for p in "ab")
+    text = (
+        '[\n  {"url": "https://www.example.com/a"},\n  {"url": "https://www.example.com/b"}\n]\n'
+        if name == "pages.json"
+        else '{"url": "https://www.example.com/a"}\n{"url": "https://www.example.com/b"}\n'
+    )
+    path = tmp_path / name
+    path.write_text("\ufeff" + text, encoding="utf-8")
+    assert [(r.value, r.error) for r in read_records(path)] == [(a, None), (b, None)]
+    urls = [
+        item[0] if isinstance(item, tuple) else item.value["url"]
+        for item in read_pages([path], SITE)
+    ]
+    assert urls == [a["url"], b["url"]]
+
+
+def test_json_lines_in_a_json_file_are_split_where_json_lines_files_are(tmp_path: Path) -> None:
+    # A JSON string may hold U+2028, U+2029 or U+0085 as they are (a news title pasted from
+    # a word processor): they end no line, in a .json file of lines as in a .jsonl file.
+    text = (
+        '{"url": "https://www.example.com/a", "news": {"title": "One\u2028two\u0085three"}}\n'
+        '{"url": "https://www.example.com/b"}\n'
+    )
+    as_json, as_lines = tmp_path / "lines.json", tmp_path / "lines.jsonl"
+    as_json.write_text(text, encoding="utf-8")
+    as_lines.write_text(text, encoding="utf-8")
+    read = [(r.origin.rsplit(":", 1)[1], r.value, r.error) for r in read_records(as_json)]
+    assert read == [(r.origin.rsplit(":", 1)[1], r.value, r.error) for r in read_records(as_lines)]
+    assert [value["url"] for _, value, _ in read] == [
+        "https://www.example.com/a",
+        "https://www.example.com/b",
+    ]
+
+
+def test_a_record_of_a_json_array_that_repeats_a_key_or_holds_nan_is_refused_alone(
+    tmp_path: Path,
+) -> None:
+    # As a JSON Lines line is: the array's other records are still read (they were all
+    # lost, the whole file refused as one malformed document, or line by line).
+    path = tmp_path / "pages.json"
+    path.write_text(
+        '[\n  {"url": "https://www.example.com/a"},\n'
+        '  {"url": "https://www.example.com/b", "priority": 0.5, "priority": 0.6},\n'
+        '  {"url": "https://www.example.com/c", "images": [{"loc": NaN}]},\n'
+        '  {"url": "https://www.example.com/d", "news": {"title": [Infinity], "t": 1, "t": 2}},\n'
+        '  {"url": "https://www.example.com/e", "priority": 0.5}\n]\n'
+    )
+    records = list(read_records(path))
+    assert [r.origin for r in records] == [f"{path}#{n}" for n in range(5)]
+    assert [r.value for r in records if r.error is None] == [
+        {"url": "https://www.example.com/a"},
+        {"url": "https://www.example.com/e", "priority": Decimal("0.5")},
+    ]
+    assert [str(r.error) for r in records if r.error is not None] == [
+        "malformed_json: not JSON: duplicate key 'priority'",
+        "malformed_json: not JSON: NaN is not valid JSON",
+        "malformed_json: not JSON: Infinity is not valid JSON",
+    ]
+    path.write_text('{"url": "https://www.example.com/a", "url": "https://www.example.com/b"}')
+    (record,) = read_records(path)
+    assert (record.origin, str(record.error)) == (
+        str(path),
+        "malformed_json: not JSON: duplicate key 'url'",
+    )
+
+
+def test_a_csv_row_that_is_not_utf8_is_rejected_alone_as_in_json_lines(tmp_path: Path) -> None:
+    # A spreadsheet exported as Latin-1: the row's bytes are not its text. It was a
+    # UnicodeDecodeError for the whole file, whichever row held the byte.
+    rows = (
+        b"https://www.example.com/a\nhttps://www.example.com/caf\xe9\nhttps://www.example.com/b\n"
+    )
+    (tmp_path / "pages.csv").write_bytes(b"url\n" + rows)
+    (tmp_path / "pages.jsonl").write_bytes(
+        b"".join(b'{"url": "%s"}\n' % row for row in rows.splitlines())
+    )
+    outcomes = {}
+    for name in ("pages.csv", "pages.jsonl"):
+        outcomes[name] = []
+        for record in read_records(tmp_path / name):
+            try:
+                outcomes[name].append(page_change(record.value, SITE).url)
+            except InvalidEvent as exc:
+                outcomes[name].append(exc.code)
+    assert (
+        outcomes["pages.csv"]
+        == outcomes["pages.jsonl"]
+        == [
+            "https://www.example.com/a",
+            "url_xml_illegal_character",
+            "https://www.example.com/b",
+        ]
+    )

@@ -63,11 +63,10 @@ from sitemap_updater.ops.progress import Progress
 # An entry as placed: (URL, its <url> line, its lastmod, the entry or None for a FastPage).
 _Placed = tuple[str, str, str | None, SitemapEntry | None]
 _SHOW_SHARDS = 20
-# Files a build owns in its output folder: shards, index files, the human view's stylesheet.
-# Others are never touched.
+# Files a build owns in its output folder: shards and index files, and sitemap.xsl when it
+# holds the human view's stylesheet (not the owner's own). Others are never touched.
 _OWN_FILE = re.compile(
     r"sitemap\.xml|sitemap-index-[0-9]+\.xml|sitemap-[a-z0-9-]+-[0-9]{5,}\.xml(?:\.gz)?"
-    r"|sitemap\.xsl"
 )
 
 
@@ -454,7 +453,12 @@ def write_site(files: dict[str, bytes], out_dir: Path) -> list[str]:
     stale = sorted(
         path.name
         for path in out_dir.iterdir()
-        if path.is_file() and _OWN_FILE.fullmatch(path.name) and path.name not in files
+        if path.is_file()
+        and path.name not in files
+        and (
+            _OWN_FILE.fullmatch(path.name)
+            or (path.name == STYLESHEET_KEY and path.read_bytes() == stylesheet_bytes())
+        )
     )
     for name in stale:
         (out_dir / name).unlink()
@@ -475,12 +479,17 @@ def run(args: argparse.Namespace) -> int:
         now = instant(normalise_w3c(args.now, "--now")) if args.now is not None else None
     except ValueError as exc:
         raise UserError(str(exc)) from exc
+    # The owner's robots.txt: --robots, else the one already in --out (the web root's, or an
+    # earlier build's), edited as the index function edits the bucket's; ours only if none.
     robots = None
-    if args.robots is not None:
+    robots_path = args.robots
+    if robots_path is None and (args.out / ROBOTS_KEY).is_file():
+        robots_path = args.out / ROBOTS_KEY
+    if robots_path is not None:
         try:
-            robots = args.robots.read_bytes()
+            robots = robots_path.read_bytes()
         except OSError as exc:
-            raise UserError(f"cannot read {args.robots}: {exc.strerror}") from exc
+            raise UserError(f"cannot read {robots_path}: {exc.strerror}") from exc
     for path in args.pages:
         if not path.is_file():
             raise UserError(f"no such file: {path}")

@@ -6,14 +6,16 @@ otherwise ``publish`` and the caller's default version. Each record is validated
 as that event would be by the ingest function: :func:`page_change` either returns what
 ``domain.events.parse_event`` returns, or raises the same InvalidEvent with the same reason.
 
-Formats, chosen by the file name:
+Formats, chosen by the file name, in UTF-8 (a byte order mark at the start is skipped; a record
+holding bytes that are not UTF-8 is refused alone, its text holding lone surrogates):
 
 * ``*.csv``: a header row naming the columns (``url`` required; ``type``, ``version``,
   ``lastmod``, ``changefreq``, ``priority`` optional). An empty cell is an absent field;
   ``version`` and ``priority`` cells that are numbers become numbers.
 * ``*.jsonl`` / ``*.ndjson``: one JSON object per line (blank lines skipped).
-* anything else (``*.json``): one JSON document, an array of records or one record; a file
-  that is not one JSON document but has several lines is read as JSON Lines.
+* anything else (``*.json``): one JSON document, an array of records or one record (a record
+  that repeats a key or holds NaN is refused alone); a file that is not one JSON document but
+  has several lines is read as JSON Lines.
 
 JSON numbers are read as decimals (as the ingest function reads them), so ``0.1`` stays 0.1.
 With orjson installed (the ``cli`` extra), JSON Lines are decoded by orjson where that gives
@@ -26,6 +28,7 @@ decoded by the standard library as before.
 from __future__ import annotations
 
 import csv
+import json
 import marshal
 import os
 import re
@@ -35,7 +38,12 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from sitemap_updater.domain.contract import EVENT_JSON, PageChange
+from sitemap_updater.domain.contract import (
+    EVENT_JSON,
+    PageChange,
+    reject_json_constant,
+    unique_json_keys,
+)
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
@@ -51,6 +59,52 @@ _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?
 
 
 _DECODER = EVENT_JSON  # as the ingest function decodes (domain.contract)
+
+
+class _Refused:
+    """Where _DECODER refuses a document (a repeated key, NaN or Infinity), and why: a .json
+    file's array is decoded whole, so that such a record is refused alone."""
+
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+def _refused_in(value: Any) -> _Refused | None:
+    """The first refusal in ``value`` (an object holding one is one already)."""
+    if type(value) is _Refused:
+        return value
+    if type(value) is list:
+        for item in value:
+            refused = _refused_in(item)
+            if refused is not None:
+                return refused
+    return None
+
+
+def _object_or_refused(pairs: list[tuple[str, Any]]) -> Any:
+    for _, value in pairs:  # what _DECODER meets first, in the order of the text
+        refused = _refused_in(value)
+        if refused is not None:
+            return refused
+    try:
+        return unique_json_keys(pairs)
+    except ValueError as exc:
+        return _Refused(str(exc))
+
+
+def _constant_refused(name: str) -> _Refused:
+    try:
+        return reject_json_constant(name)  # type: ignore[no-any-return]  # it always raises
+    except ValueError as exc:
+        return _Refused(str(exc))
+
+
+# _DECODER's values, but a refusal in place of what _DECODER would refuse.
+_DOCUMENT_DECODER = json.JSONDecoder(
+    parse_float=Decimal, parse_constant=_constant_refused, object_pairs_hook=_object_or_refused
+)
 # Every JSON string of a text, and whether a ':' follows it (then it is an object's key).
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"([ \t\n\r]*:)?')
 # Where a float may not be the decimal its text says: 16 digits or more (a double holds 15
@@ -142,6 +196,13 @@ def _key_count(value: Any) -> int:
     if type(value) is list:
         return sum(_key_count(item) for item in value)
     return 0
+
+
+def _document_record(origin: str, value: Any) -> Record:
+    refused = _refused_in(value)
+    if refused is not None:
+        return Record(origin, error=InvalidEvent("malformed_json", f"not JSON: {refused.reason}"))
+    return Record(origin, value)
 
 
 def _json_lines(path: Path, lines: Iterable[str]) -> Iterator[Record]:
@@ -236,7 +297,7 @@ def _csv_value(column: str, cell: str) -> Any:
 
 
 def _csv(path: Path) -> Iterator[Record]:
-    with path.open(encoding="utf-8-sig", newline="") as handle:
+    with path.open(encoding="utf-8-sig", errors="surrogateescape", newline="") as handle:
         reader = csv.reader(handle)
         header = next(reader, None)
         if header is None:
@@ -279,14 +340,16 @@ def read_records(path: Path) -> Iterator[Record]:
         yield from _csv(path)
         return
     if suffix in _LINE_SUFFIXES:
-        with path.open(encoding="utf-8", errors="surrogateescape") as handle:
+        with path.open(encoding="utf-8-sig", errors="surrogateescape") as handle:
             yield from _json_lines(path, handle)
         return
-    text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    text = path.read_text(encoding="utf-8-sig", errors="surrogateescape")
     try:
-        document = _DECODER.decode(text)
+        document = _DOCUMENT_DECODER.decode(text)
     except (ValueError, RecursionError):
-        lines = text.splitlines()
+        # The lines a file's iteration gives (read_text made every line end "\n"), not
+        # splitlines(), which also ends lines at U+2028, U+0085, ... inside JSON strings.
+        lines = text.split("\n")
         if len([line for line in lines if line.strip()]) > 1:
             yield from _json_lines(path, lines)
         elif text.strip():
@@ -294,9 +357,9 @@ def read_records(path: Path) -> Iterator[Record]:
         return
     if isinstance(document, list):
         for number, element in enumerate(document):
-            yield Record(f"{path}#{number}", element)
+            yield _document_record(f"{path}#{number}", element)
     else:
-        yield Record(str(path), document)
+        yield _document_record(str(path), document)
 
 
 def read_paths(paths: Iterable[Path]) -> Iterator[Record]:
@@ -316,7 +379,7 @@ def read_pages(
         if not path.is_file():
             raise UserError(f"no such file: {path}")
         if path.suffix.lower() in _LINE_SUFFIXES:
-            with path.open(encoding="utf-8", errors="surrogateescape") as handle:
+            with path.open(encoding="utf-8-sig", errors="surrogateescape") as handle:
                 lines = handle.readlines()  # the lines iterating the file gives
             yield from _fast_json_lines(path, lines, site, parallel_from)
         else:

@@ -152,6 +152,16 @@ def test_a_host_the_idna_rule_sets_map_to_two_domains_is_refused_not_guessed(hos
     assert normalise_url(f"{ORIGIN}/straße", SITE) == f"{ORIGIN}/stra%C3%9Fe"
 
 
+@pytest.mark.parametrize("host", ["ΚΟΣ.example", "example.ΚΟΣ", "ΑΣ-1.example"])
+def test_a_capital_sigma_ending_a_label_is_not_taken_for_a_final_sigma(host: str) -> None:
+    """str.lower() (urllib's hostname too) writes a capital sigma that ends a word as ς,
+    but both IDNA rule sets map it to a plain small sigma: one domain, accepted as it was."""
+    expected = host.lower().replace("\u03c2", "\u03c3").encode("idna").decode()
+    assert Site.parse(f"https://{host}").host == expected
+    image = normalise_url(f"https://{host}/a.jpg", SITE, "image_loc", same_site=False)
+    assert image == f"https://{expected}/a.jpg"
+
+
 def test_site_with_a_port_accepts_only_that_port() -> None:
     site = Site.parse("http://localhost:8080")
     assert normalise_url("HTTP://LocalHost:8080", site) == "http://localhost:8080/"

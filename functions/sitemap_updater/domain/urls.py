@@ -67,7 +67,7 @@ class Site:
         if parts.username or parts.password:
             raise ValueError(f"site URL must not hold a user name or password: {site_url!r}")
         try:
-            host = _ascii_host(parts.hostname or "")
+            host = _ascii_host(parts.hostname or "", parts.netloc)
         except ValueError as ambiguous:
             raise ValueError(f"site URL {ambiguous}") from None
         if not host:
@@ -98,21 +98,26 @@ class Site:
 
 # Where IDNA 2003 (Python's "idna" codec) and the UTS 46 rules browsers follow give two
 # different domains: 'straße.de' is strasse.de to one and xn--strae-oqa.de to the other.
-IDNA_DEVIATIONS = "\u00df\u03c2\u200c\u200d"  # ß, final sigma, ZWNJ, ZWJ
+# Capital sharp s too: it lower-cases to ß.
+IDNA_DEVIATIONS = "\u00df\u1e9e\u03c2\u200c\u200d"  # ß, ẞ, final sigma, ZWNJ, ZWJ
 _IDNA_DEVIATION = re.compile(f"[{IDNA_DEVIATIONS}]")
 
 
-def _ascii_host(host: str) -> str:
+def _ascii_host(host: str, netloc: str) -> str:
     """Lower-case the host and spell an internationalised name in its ASCII (IDNA) form.
 
     Raises ValueError for a name holding a character the two IDNA rule sets map to
-    different domains: guessing could put another domain's URLs in the sitemap."""
+    different domains: guessing could put another domain's URLs in the sitemap. That is
+    looked for in ``netloc`` (the host as written, with its port if any, no user info):
+    str.lower(), urllib's ``hostname`` included, writes a capital sigma that ends a word as
+    ς, where both rule sets map the capital to a plain small sigma."""
     host = host.lower().rstrip(".")
     if not host.isascii():
-        deviation = _IDNA_DEVIATION.search(host)
+        deviation = _IDNA_DEVIATION.search(netloc)
         if deviation is not None:
+            written = netloc.partition(":")[0]  # a name that is not ASCII is not [IPv6]
             raise ValueError(
-                f"host {host!r} holds U+{ord(deviation.group()):04X}, which browsers and "
+                f"host {written!r} holds U+{ord(deviation.group()):04X}, which browsers and "
                 "older IDNA rules map to two different domains: give the host in its "
                 "ASCII (xn--) form"
             )
@@ -196,7 +201,7 @@ def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = Tr
     if "@" in parts.netloc:
         raise InvalidEvent(f"{field}_userinfo", f"{field} holds a user name or password")
     try:
-        host = _ascii_host(parts.hostname or "")
+        host = _ascii_host(parts.hostname or "", parts.netloc)
     except ValueError as ambiguous:
         raise InvalidEvent(f"{field}_malformed", f"{field} {ambiguous}") from None
     if not host:

@@ -22,6 +22,10 @@ NEWS_SWEEP_MINUTES = 15
 # the source, because a standard queue's message keeps its first enqueue time when redriven.
 QUEUE_RETENTION_DAYS = 4
 DLQ_RETENTION_DAYS = 14
+# Every queue takes messages of up to 1 MiB (SQS's maximum, body and attributes), set on
+# each queue rather than left to SQS's default: MAX_EVENT_BYTES may be that large, and a
+# rejected event is dead-lettered whole (adapters/queues.py).
+MAX_MESSAGE_BYTES = 1_048_576
 
 
 @dataclass(frozen=True)

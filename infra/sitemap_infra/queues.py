@@ -14,6 +14,7 @@ from constructs import Construct
 from sitemap_updater.resources import (
     DLQ_RETENTION_DAYS,
     FUNCTIONS,
+    MAX_MESSAGE_BYTES,
     QUEUE_RETENTION_DAYS,
     FunctionSpec,
 )
@@ -42,6 +43,7 @@ class Queues(Construct):
             f"{name}DeadLetter",
             fifo=fifo,
             retention_period=Duration.days(DLQ_RETENTION_DAYS),
+            max_message_size_bytes=MAX_MESSAGE_BYTES,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
         )
@@ -52,6 +54,7 @@ class Queues(Construct):
             content_based_deduplication=True if spec.content_based_deduplication else None,
             visibility_timeout=Duration.seconds(spec.visibility_timeout_seconds),
             retention_period=Duration.days(QUEUE_RETENTION_DAYS),
+            max_message_size_bytes=MAX_MESSAGE_BYTES,
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
             dead_letter_queue=sqs.DeadLetterQueue(

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from sitemap_updater.adapters import clients
 from sitemap_updater.domain.errors import RetryableError
+from sitemap_updater.resources import (
+    MAX_MESSAGE_BYTES,  # body and attributes (names, types, values)
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -18,7 +21,6 @@ INDEX_GROUP = "index"
 REASON_ATTRIBUTE = "reason"
 REASON_CODE_ATTRIBUTE = "reason_code"
 SOURCE_ATTRIBUTE = "source_message_id"
-MAX_MESSAGE_BYTES = 1_048_576  # SQS: one message, body and attributes (names, types, values)
 MAX_REASON_CHARS = 1024
 _BATCH = 10
 

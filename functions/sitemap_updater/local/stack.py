@@ -18,6 +18,7 @@ import boto3
 
 from sitemap_updater.resources import (
     DLQ_RETENTION_DAYS,
+    MAX_MESSAGE_BYTES,
     METRICS_NAMESPACE,
     QUEUE_RETENTION_DAYS,
     SERVICE_NAME,
@@ -117,7 +118,11 @@ def _create_queue(
     )
     dlq_url = sqs.create_queue(
         QueueName=_queue_name(prefix, spec, dead_letter=True),
-        Attributes={**fifo, "MessageRetentionPeriod": str(DLQ_RETENTION_DAYS * 86_400)},
+        Attributes={
+            **fifo,
+            "MessageRetentionPeriod": str(DLQ_RETENTION_DAYS * 86_400),
+            "MaximumMessageSize": str(MAX_MESSAGE_BYTES),
+        },
     )["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
@@ -130,6 +135,7 @@ def _create_queue(
             **content_based,
             "VisibilityTimeout": str(timeout),
             "MessageRetentionPeriod": str(QUEUE_RETENTION_DAYS * 86_400),
+            "MaximumMessageSize": str(MAX_MESSAGE_BYTES),
             "RedrivePolicy": json.dumps(
                 {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": spec.max_receive_count}
             ),

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sitemap_updater.adapters.queues import MAX_MESSAGE_BYTES
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.ops.errors import UserError, aws_error_message
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import resolve
+from sitemap_updater.resources import MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

@@ -146,7 +146,7 @@ def test_each_queue_and_its_dead_letter_queue(default: Synthesized, spec: Any) -
     for props in (queue, dlq):
         assert props["SqsManagedSseEnabled"] is True
         assert "QueueName" not in props
-        # Set, not SQS's default (which was 256 KiB for queues made before 2025): a rejected
+        # Set, not left to SQS's default (256 KiB until SQS raised its limit in 2025): a rejected
         # event of up to MAX_EVENT_BYTES is dead-lettered whole, with its reason.
         assert props["MaximumMessageSize"] == MAX_MESSAGE_BYTES == 1_048_576
     assert queue.get("ContentBasedDeduplication", False) is spec.content_based_deduplication

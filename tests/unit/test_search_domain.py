@@ -140,6 +140,20 @@ def test_news_is_kept_for_two_days_and_says_when_it_next_expires() -> None:
     assert expiry == datetime(2026, 11, 21, 12, tzinfo=UTC)  # /edge expires now
 
 
+@pytest.mark.parametrize("published", ["9999-12-31", "9999-12-30T00:00:01Z"])
+def test_news_dated_in_the_last_two_days_of_year_9999_does_not_break_its_shard(
+    published: str,
+) -> None:
+    # The contract accepts these dates (a CMS's "never" placeholder); two days later is past
+    # what a datetime can hold. The shard must still render, and its other news still age.
+    now = datetime(2026, 11, 21, 12, tzinfo=UTC)
+    entries = [_news("/far", published), _news("/young", "2026-11-20T12:00:00Z")]
+    rendered, expiry = current_news(entries, now)
+    assert [e.news is not None for e in rendered] == [True, True]
+    assert expiry == datetime(2026, 11, 22, 12, tzinfo=UTC)  # /young's; /far never expires
+    assert current_news(entries[:1], now)[1] is None
+
+
 def test_at_most_a_thousand_news_blocks_per_sitemap_the_newest() -> None:
     now = datetime(2026, 11, 21, 12, tzinfo=UTC)
     entries = [

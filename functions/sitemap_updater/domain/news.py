@@ -40,5 +40,16 @@ def current_news(
         entry if entry.news is None or position in kept else replace(entry, news=None)
         for position, entry in enumerate(entries)
     ]
-    expiry = min((published + NEWS_WINDOW for published in kept.values()), default=None)
+    expiries = (_expiry(published) for published in kept.values())
+    expiry = min((moment for moment in expiries if moment is not None), default=None)
     return result, expiry
+
+
+def _expiry(published: datetime) -> datetime | None:
+    """When a news block published at ``published`` turns two days old; None when that is
+    past the last moment a datetime holds (a publication date late in year 9999, which the
+    contract accepts): such a block never expires, and its shard must still render."""
+    try:
+        return published + NEWS_WINDOW
+    except OverflowError:
+        return None

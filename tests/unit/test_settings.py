@@ -164,7 +164,14 @@ def test_a_bad_boolean_is_rejected_by_name(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "site_url", ["ftp://www.example.com", "https://www.example.com/blog", "www.example.com"]
+    "site_url",
+    [
+        "ftp://www.example.com",
+        "https://www.example.com/blog",
+        "www.example.com",
+        "https://www.example.com;",  # a host no URL can hold: refused now, not event by event
+        "http://[::1]:8080",
+    ],
 )
 def test_a_site_url_that_is_not_an_http_origin_is_rejected(site_url: str) -> None:
     assert "SITE_URL: " in problem(env(SITE_URL=site_url))

@@ -61,6 +61,17 @@ def test_site_parse_accepts_origins(
         "https://",
         "https://www.example.com:http",
         "https://www.example.com:70000",
+        # Hosts no URL can hold: each origin would go into every <loc>, the index and
+        # robots.txt, and no event could ever match it.
+        "https://www.exa mple.com",
+        "https://www.example.com;",
+        "https://www.exa<mple.com",
+        "https://www.example.com%2F",
+        "https://www..example.com",
+        "https://-www.example.com",
+        # An IPv6 literal: its brackets were lost, giving http://::1:8443/... locs.
+        "https://[::1]:8443",
+        "https://[2001:db8::1]",
     ],
 )
 def test_site_parse_rejects_anything_but_an_origin(site_url: str) -> None:

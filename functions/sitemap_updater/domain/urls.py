@@ -72,6 +72,12 @@ class Site:
             raise ValueError(f"site URL {ambiguous}") from None
         if not host:
             raise ValueError(f"site URL has no host: {site_url!r}")
+        if not _HOST.fullmatch(host):
+            # What urllib lets through (spaces, ';', '%', an IPv6 literal without its
+            # brackets) would be written into every <loc>, the index and robots.txt.
+            raise ValueError(
+                f"site URL host {host!r} is not a DNS name or an IPv4 address: {site_url!r}"
+            )
         try:
             port = parts.port
         except ValueError as exc:

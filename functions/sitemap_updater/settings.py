@@ -153,9 +153,18 @@ class Settings(BaseModel):
     @field_validator("indexnow_endpoint")
     @classmethod
     def _indexnow_endpoint(cls, value: str) -> str:
+        value = value.strip()  # as urllib does, and as SITE_URL is read
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
             raise ValueError(f"not an http(s) URL: {value!r}")
+        # What urllib would only refuse at the first submission (http.client sends the
+        # request line as ASCII, no spaces; the port is read when connecting).
+        if not value.isascii() or not value.isprintable() or " " in value:
+            raise ValueError(f"holds a space, a control or a non-ASCII character: {value!r}")
+        try:
+            parts.port  # noqa: B018 - read for the ValueError it raises
+        except ValueError as exc:
+            raise ValueError(f"has an invalid port: {value!r}") from exc
         return value
 
     @model_validator(mode="after")

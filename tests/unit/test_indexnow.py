@@ -507,10 +507,27 @@ def test_an_invalid_key_is_named(key: str) -> None:
         Settings.from_env(env(INDEXNOW_KEY=key, **QUEUES))
 
 
-@pytest.mark.parametrize("endpoint", ["ftp://x.example/", "api.indexnow.org/indexnow", "https://"])
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "ftp://x.example/",
+        "api.indexnow.org/indexnow",
+        "https://",
+        # urllib takes these and every submission then fails, until the URLs are dead-lettered
+        "https://api.indexnow.org:44x/indexnow",
+        "https://api.indexnow.org:99999/indexnow",
+        "https://api.indexnow.org/index now",
+        "https://api.indexnow.org/indexnow\u00e9",
+    ],
+)
 def test_an_invalid_endpoint_is_named(endpoint: str) -> None:
     with pytest.raises(SettingsError, match="INDEXNOW_ENDPOINT"):
         Settings.from_env(env(INDEXNOW_ENDPOINT=endpoint))
+
+
+def test_an_endpoint_is_read_without_surrounding_whitespace() -> None:
+    settings = Settings.from_env(env(INDEXNOW_ENDPOINT=f" {ENDPOINT}\n"))
+    assert settings.indexnow_endpoint == ENDPOINT
 
 
 def test_a_key_needs_the_queues() -> None:

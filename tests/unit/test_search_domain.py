@@ -27,7 +27,7 @@ from sitemap_updater.domain.extensions import normalise_hreflang
 from sitemap_updater.domain.news import MAX_NEWS_PER_SITEMAP, current_news
 from sitemap_updater.domain.render import render_entry, render_urlset
 from sitemap_updater.domain.sharding import GroupRules, Limits
-from sitemap_updater.domain.urls import Site
+from sitemap_updater.domain.urls import Site, normalise_url
 from sitemap_updater.schemas import sitemap_schema
 
 SITE = "https://www.example.com"
@@ -180,7 +180,20 @@ def test_group_rules_longest_prefix_explicit_field_and_news_limits() -> None:
     assert rules.max_urls("products", Limits()) == 10_000
 
 
-@pytest.mark.parametrize("rules", ["news=news", "/news/=../x", "/a/=A", "/a/="])
+def test_a_group_rule_matches_paths_as_urls_are_normalised() -> None:
+    # Page URLs are compared in their canonical form (non-ASCII percent-encoded as UTF-8,
+    # escapes upper-cased): a rule written as a person would type it must match them, or
+    # its pages are placed, for life, in the default group.
+    rules = GroupRules.parse("/actualités/=news,/caf%c3%a9/=cafe,/a[1]/=brackets")
+    site = Site.parse(SITE)
+    assert rules.group_for(normalise_url(f"{SITE}/actualités/x", site)) == "news"
+    assert rules.group_for(normalise_url(f"{SITE}/café/x", site)) == "cafe"
+    assert rules.group_for(normalise_url(f"{SITE}/a[1]/x", site)) == "brackets"
+
+
+@pytest.mark.parametrize(
+    "rules", ["news=news", "/news/=../x", "/a/=A", "/a/=", "/a b/=x", "/50%/=x", "/a?b/=x"]
+)
 def test_bad_group_rules_are_refused(rules: str) -> None:
     with pytest.raises(ValueError, match="group"):
         GroupRules.parse(rules)

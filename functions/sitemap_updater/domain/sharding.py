@@ -24,6 +24,7 @@ from sitemap_updater.domain.render import (
     urlset_of,
 )
 from sitemap_updater.domain.stylesheet import with_stylesheet
+from sitemap_updater.domain.urls import normalise_path_prefix
 
 PROTOCOL_MAX_URLS = 50_000
 PROTOCOL_MAX_BYTES = 52_428_800  # 50 MiB, uncompressed
@@ -206,6 +207,10 @@ class GroupRules:
                     f"group rule {rule!r} must look like /path/prefix=group "
                     "(group: a-z, 0-9 and '-', at most 32)"
                 )
+            try:
+                prefix = normalise_path_prefix(prefix)
+            except ValueError as exc:
+                raise ValueError(f"group rule {rule!r}: {exc}") from None
             prefixes.append((prefix, group))
         news_groups = frozenset(filter(None, (part.strip() for part in news.split(","))))
         for group in (default, *news_groups):

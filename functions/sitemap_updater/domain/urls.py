@@ -183,6 +183,19 @@ def _encode(text: str, safe: frozenset[str], field: str) -> str:
     return "".join(out)
 
 
+def normalise_path_prefix(prefix: str) -> str:
+    """A path prefix (of a group rule) spelt as :func:`normalise_url` spells paths, so that
+    it can be compared with page URLs: ``/actualités/`` gives ``/actualit%C3%A9s/``.
+    Raises ValueError for what no normalised path holds (whitespace, ``?``, ``#``, ...)."""
+    if "?" in prefix or "#" in prefix:
+        raise ValueError("path holds '?' or '#'")
+    try:
+        check_characters(prefix, "path")
+        return _encode(prefix, _PATH_SAFE, "path")
+    except InvalidEvent as exc:
+        raise ValueError(exc.detail) from None
+
+
 def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = True) -> str:
     """Return the canonical form of ``raw`` or raise :class:`InvalidEvent` saying why not.
 

@@ -193,6 +193,49 @@ def test_two_clusters_merge_when_a_page_links_them(pipeline: Pipeline) -> None:
     assert hreflang(pipeline.objects()) == dict.fromkeys((href for _, href in everyone), everyone)
 
 
+# 63 languages: with the page that links them, a cluster of 64 pages (the most it holds).
+LANGUAGE_CODES = (
+    "af am ar as az be bg bn bo br bs ca cs cy da de el en eo es et eu fa fi fo fr fy ga "
+    "gd gl gu ha he hi hr hu hy id is it ja jv ka kk km kn ko ky lb lo lt lv mk ml mn mr "
+    "ms mt my nb ne nl nn"
+)
+LANGUAGES = LANGUAGE_CODES.split()
+
+
+def test_a_page_linking_as_many_clusters_as_a_cluster_holds_merges_them(
+    pipeline: Pipeline,
+) -> None:
+    """Each language version published first with only its own hreflang (a cluster of one
+    each), then the x-default page declaring all 63: one event merges 63 clusters and links
+    63 pages. Rewriting every linked page's record besides leaving 62 redirects took the
+    transaction past DynamoDB's 100 actions: refused every time, the event was retried until
+    SQS dead-lettered it with no reason, and the page never reached a sitemap."""
+    assert len(LANGUAGES) == 63
+    pipeline.send_events([publish(f"/{lang}", 1, hreflang=lang) for lang in LANGUAGES])
+    pipeline.drain()
+    pipeline.send_events(
+        [
+            publish(
+                "/",
+                1,
+                hreflang="x-default",
+                alternates=[alt(f"/{lang}", lang) for lang in LANGUAGES],
+            )
+        ]
+    )
+    pipeline.drain()
+    assert pipeline.dead_letters() == []
+    everyone = {("x-default", f"{SITE}/")} | {(lang, f"{SITE}/{lang}") for lang in LANGUAGES}
+    assert hreflang(pipeline.objects()) == dict.fromkeys((href for _, href in everyone), everyone)
+    # Every page reads the merged cluster, directly or through the redirect its old one left.
+    registry = pipeline.app.registry
+    pointers = {registry.url_state(href).cluster for _, href in everyone}
+    resolved = registry.clusters(pointers)
+    assert set(resolved) == pointers
+    assert len({cluster.cid for cluster in resolved.values()}) == 1
+    assert set(next(iter(resolved.values())).all) == {href for _, href in everyone}
+
+
 def test_x_default_and_a_page_that_stops_declaring_a_link(pipeline: Pipeline) -> None:
     pipeline.send_events(
         [

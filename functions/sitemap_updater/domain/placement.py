@@ -31,9 +31,13 @@ class ClusterWrite:
     """A cluster record's new state, committed with the URL's own change.
 
     ``expected`` is the version it was read at (None: a new cluster); clusters merged into
-    it become redirects to it. ``targets`` are the other URLs whose record must point at it
-    from now on, each with the (version, cluster pointer) it was read with: the transaction
-    fails if one of them changed meanwhile, so no member's state is ever recorded stale.
+    it become redirects to it. ``targets`` are the pages it newly links (their pointer names
+    no cluster merged here), whose record must point at it from now on, each with the
+    (version, cluster pointer) it was read with: the transaction fails if one of them changed
+    meanwhile, so no member's state is ever recorded stale. A member of a merged cluster keeps
+    its pointer (the redirect resolves it; that cluster's version guards its state), so
+    absorbed clusters and targets together number at most 63, and a commit stays within
+    DynamoDB's 100 actions a transaction.
     """
 
     cluster: Cluster

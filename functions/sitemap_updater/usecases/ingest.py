@@ -262,7 +262,12 @@ class ApplyChange:
                         reserved=found_record.reserved if found_record else 0,
                     ),
                 )
-            if target.cluster != cluster.cid:
+            if target.cluster not in found:
+                # Newly linked: its record must point here, as read. A page whose pointer
+                # names one of the clusters merged here keeps it (the redirect the merge
+                # leaves resolves it, as for their other members, and that cluster's version
+                # condition guards its state): rewriting those too took a merge of many
+                # clusters past DynamoDB's 100 actions a transaction, refused every time.
                 version = target.record.version if target.record else None
                 target_writes.append((url, version, target.cluster))
         if too_large(cluster):

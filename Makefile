@@ -43,7 +43,7 @@ audit: $(STAMP)
 	$(BIN)/python scripts/audit.py
 
 pytest: $(STAMP) system-deps
-	$(BIN)/pytest -n 2
+	$(BIN)/pytest -n 2 --dist worksteal
 
 # `cdk synth` offline (no Docker, no AWS credentials), bundling the function asset for real,
 # with cdk-nag failing the synth on any unacknowledged finding.

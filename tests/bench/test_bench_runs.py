@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_every_benchmark_runs_at_a_small_size() -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "run.py"), "--small"],

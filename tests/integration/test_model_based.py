@@ -16,6 +16,7 @@ import random
 from typing import Any
 
 import boto3
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -167,6 +168,7 @@ def _strings(expected: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     }
 
 
+@pytest.mark.slow
 def test_the_sitemaps_always_converge_to_the_model_of_the_newest_events() -> None:
     with mock_aws():
         run_state_machine_as_test(PipelineMachine, settings=PROFILE)

@@ -666,7 +666,7 @@ def test_serve_head_etag_and_not_found(served: Served) -> None:
     assert status == 501
 
 
-def test_serve_stops_promptly_and_cleanly_on_sigint(tmp_path: Path) -> None:
+def test_serve_stops_by_itself_and_cleanly_on_sigint(tmp_path: Path) -> None:
     port = free_port()
     site = f"http://127.0.0.1:{port}"
     (tmp_path / "one.json").write_text(
@@ -678,15 +678,14 @@ def test_serve_stops_promptly_and_cleanly_on_sigint(tmp_path: Path) -> None:
     )  # fmt: skip
     try:
         wait_until_served(process, port, tmp_path / "logs")
-        asked = time.monotonic()
         process.send_signal(signal.SIGINT)
-        code = process.wait(timeout=20)
-        took = time.monotonic() - asked
+        # It exits by itself on the one SIGINT (stop() would send another, then kill): the
+        # timeout only keeps a hung process from hanging the run, it measures nothing.
+        code = process.wait(timeout=RUN_TIMEOUT)
     finally:
         stop(process)
 
     assert code == 0
-    assert took < 10
     stderr = (tmp_path / "logs" / "stderr").read_text(encoding="utf-8")
     assert "Traceback" not in stderr
     assert f"serving {site}" in stderr

@@ -62,8 +62,30 @@ def test_a_function_builds_only_the_clients_its_use_case_reaches(
     assert sorted(factory.made) == sorted(services)
 
 
+class HeldFactory(Factory):
+    """Holds the first build open until a second client is asked for, or for a grace period
+    when none is. Without it one thread built the adapter before the others asked, and the
+    test passed 5 runs of 5 with App._once's lock removed."""
+
+    GRACE_SECONDS = 2.0  # only how long a correct build waits; nothing measures it
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.second = threading.Event()
+
+    def __call__(self, service: str, config: Any) -> Any:
+        with self.lock:
+            self.made.append(service)
+            first = len(self.made) == 1
+        if first:
+            self.second.wait(self.GRACE_SECONDS)
+        else:
+            self.second.set()
+        return object()
+
+
 def test_threads_asking_at_once_share_one_adapter_and_one_client() -> None:
-    factory = Factory()
+    factory = HeldFactory()
     app = app_with(factory)
     seen: list[Any] = []
     start = threading.Barrier(8)
@@ -76,7 +98,9 @@ def test_threads_asking_at_once_share_one_adapter_and_one_client() -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        thread.join(timeout=60)
+        assert not thread.is_alive()
+    assert len(seen) == 8
     assert len({id(registry) for registry in seen}) == 1
     assert factory.made == ["dynamodb"]
 

@@ -50,7 +50,11 @@ pytest: $(STAMP) system-deps
 synth: $(STAMP) $(CDK_STAMP)
 	$(CDK) synth -c site_url=$(SITE_URL) --quiet
 
-test: lint typecheck audit pytest synth
+# The checks and the synth side by side (mypy and the synth on the two cores, the audit mostly
+# waiting on the network, apt-get on its mirror), then the tests on both cores.
+test:
+	$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck audit synth system-deps
+	$(MAKE) --no-print-directory pytest
 
 # Render speed against sitemap.js, AWS work per event and in a burst, cold start: one table
 # each (a printout; the README's Performance section records a run). Several minutes.

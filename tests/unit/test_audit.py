@@ -63,7 +63,14 @@ def test_make_test_runs_the_audit_on_the_functions_and_the_environment(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     makefile = (ROOT / "Makefile").read_text()
-    assert re.search(r"^test:.*\baudit\b", makefile, re.MULTILINE)
+    planned = subprocess.run(  # what `make test` would run (-n: printed, not run)
+        ["make", "-n", "--no-print-directory", "test"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert ".venv/bin/python scripts/audit.py" in planned
     assert re.search(r"^audit:.*\n\t\$\(BIN\)/python scripts/audit\.py$", makefile, re.MULTILINE)
     assert "pip-audit" in (ROOT / "pyproject.toml").read_text()
     commands = fake_pip_audit(monkeypatch, CLEAN, CLEAN)

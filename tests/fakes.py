@@ -145,13 +145,14 @@ class MemoryRegistry:
                 dict(self.urls),
                 {shard: dict(entries) for shard, entries in self.entries.items()},
                 dict(self.capacity),
+                dict(self.cluster_records),
                 len(self.commits),
             )
             try:
                 for commit in commits:
                     self.commit(commit)
             except Exception:
-                self.urls, entries, capacity, count = saved
+                self.urls, entries, capacity, self.cluster_records, count = saved
                 self.entries = defaultdict(dict, entries)
                 self.capacity = defaultdict(lambda: (0, 0), capacity)
                 del self.commits[count:]

@@ -13,10 +13,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sitemap_updater.domain.clusters import Cluster, Member
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError
 from sitemap_updater.domain.events import PageChange, parse_body
 from sitemap_updater.domain.placement import (
     MAX_COMMITS_TOGETHER,
+    ClusterWrite,
     Commit,
     combined_reservations,
     plan_commit,
@@ -108,6 +110,7 @@ def snapshot(registry: MemoryRegistry) -> tuple[Any, ...]:
         {shard: dict(entries) for shard, entries in registry.entries.items() if entries},
         {shard: room for shard, room in registry.capacity.items() if room != (0, 0)},
         dict(registry.open),
+        dict(registry.cluster_records),
     )
 
 
@@ -242,8 +245,9 @@ def test_an_all_or_nothing_transaction_leaves_nothing_behind_when_it_fails() -> 
     registry = MemoryRegistry(Limits())
     run(registry, [publish("/a", 3)], batched=False)
     before = snapshot(registry)
+    new_cluster = ClusterWrite(Cluster("cluster-b", 1, {f"{SITE.origin}/b": Member("en")}), None)
     commits = [
-        registry_commit(publish("/b", 1)),
+        replace(registry_commit(publish("/b", 1)), cluster=new_cluster),
         registry_commit(publish("/a", 4), expected=Decimal(2)),  # it holds 3
     ]
     with pytest.raises(ConcurrentChange):

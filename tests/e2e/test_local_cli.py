@@ -438,6 +438,18 @@ def test_a_shard_size_above_the_protocol_limit_is_a_usage_error(tmp_path: Path) 
     assert_usage_error(result, "MAX_URLS_PER_SHARD: Input should be less than or equal to 50000")
 
 
+def test_an_unknown_log_level_is_a_usage_error(tmp_path: Path) -> None:
+    result = run(
+        "local", EVENTS / "01-publish.json", "--site-url", SITE, "--out", tmp_path / "out",
+        "--log-level", "verbose",
+    )  # fmt: skip
+
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "--log-level" in result.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -224,6 +224,29 @@ def test_backfill_usage_errors_exit_2(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("version", ["1e200", "1" + "0" * 40 + ".5"])
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_a_version_dynamodb_cannot_store_is_a_usage_error_dry_run_or_not(
+    deployed: Pipeline,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    version: str,
+    dry_run: list[str],
+) -> None:
+    """The ingest function refuses such a version (invalid_version); as the default for
+    records without one it passed the dry run and every write would have failed."""
+    source = pages_file(tmp_path, [{"url": f"{SITE}/a"}, {"url": f"{SITE}/b", "version": 3}])
+
+    status = main(["backfill", str(source), *STACK, "--version", version, *dry_run])
+
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--version must be a number >= 0 that DynamoDB can store" in err
+    deployed.drain()
+    assert "sitemap.xml" not in deployed.objects()
+
+
 @pytest.mark.parametrize("timeout", ["0", "-5"])
 def test_a_timeout_that_is_not_positive_is_a_usage_error(
     deployed: Pipeline, http_site: StaticSite, capsys: pytest.CaptureFixture[str], timeout: str

@@ -33,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sitemap_updater.domain.contract import normalise_version
 from sitemap_updater.domain.errors import InvalidEvent, RetryableError
 from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.sharding import Limits, checked_entry_size
@@ -322,13 +323,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _default_version(text: str) -> Decimal:
+    """A version the ingest function would accept (the contract's rule): one DynamoDB cannot
+    store would pass the dry run and fail every write."""
     try:
-        version = Decimal(text)
-    except InvalidOperation:
-        version = Decimal(-1)
-    if not version.is_finite() or version < 0:
-        raise UserError(f"--version must be a number >= 0, got {text!r}")
-    return version
+        return normalise_version(Decimal(text))
+    except (InvalidOperation, ValueError) as exc:
+        why = f" ({exc})" if isinstance(exc, ValueError) else ""  # the contract's reason
+        raise UserError(
+            f"--version must be a number >= 0 that DynamoDB can store, got {text!r}{why}"
+        ) from exc
 
 
 def _report(result: BackfillResult, args: argparse.Namespace) -> None:

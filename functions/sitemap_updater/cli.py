@@ -103,6 +103,8 @@ def _parser() -> argparse.ArgumentParser:
     local.add_argument(
         "--log-level",
         default="ERROR",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
         help="handler log level on stderr (default ERROR; INFO shows every step)",
     )
     local.set_defaults(run=_local)
@@ -400,7 +402,7 @@ def _local(args: argparse.Namespace) -> int:
     from sitemap_updater.local.runtime import run_local  # noqa: PLC0415
     from sitemap_updater.observability import logger  # noqa: PLC0415
 
-    logger.setLevel(args.log_level.upper())
+    logger.setLevel(args.log_level)
     handler = logger.registered_handler
     if hasattr(handler, "setStream"):
         handler.setStream(CurrentStderr())

@@ -438,6 +438,18 @@ def test_a_shard_size_above_the_protocol_limit_is_a_usage_error(tmp_path: Path) 
     assert_usage_error(result, "MAX_URLS_PER_SHARD: Input should be less than or equal to 50000")
 
 
+def test_an_unknown_log_level_is_a_usage_error(tmp_path: Path) -> None:
+    result = run(
+        "local", EVENTS / "01-publish.json", "--site-url", SITE, "--out", tmp_path / "out",
+        "--log-level", "verbose",
+    )  # fmt: skip
+
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "--log-level" in result.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -449,6 +461,27 @@ def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
         )  # fmt: skip
 
     assert_usage_error(result, f"cannot serve on port {port}")
+
+
+def test_a_moto_port_in_use_or_out_of_range_is_a_usage_error_not_a_hang(tmp_path: Path) -> None:
+    # moto's server binds on a thread of its own and waited for it for ever: a port in use
+    # (say, a `local --serve --moto-port 5005` still running) hung the command
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        in_use = run(
+            "local", EVENTS / "01-publish.json", "--site-url", SITE, "--out", tmp_path / "out",
+            "--moto-port", str(port), timeout=60,
+        )  # fmt: skip
+    out_of_range = run(
+        "local", EVENTS / "01-publish.json", "--site-url", SITE, "--out", tmp_path / "out",
+        "--moto-port", "70000", timeout=60,
+    )  # fmt: skip
+
+    assert_usage_error(in_use, f"cannot start moto's server on 127.0.0.1:{port}")
+    assert_usage_error(out_of_range, "cannot start moto's server on 127.0.0.1:70000")
+    assert not (tmp_path / "out").exists()
 
 
 # --- `--serve`: real crawlers follow robots.txt -> index -> shards --------------------------------

@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
+from sitemap_updater.adapters.queues import Queues
 from sitemap_updater.cli import main
+from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import register_stack
 from sitemap_updater.ops import backfill
@@ -210,6 +213,43 @@ def test_an_interrupted_backfill_requests_its_rebuilds_and_a_rerun_resumes(
 
 
 @pytest.mark.parametrize(
+    "error",
+    [
+        RetryableError("could not send 1 message(s): m0: InternalError"),
+        ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "SendMessageBatch"),
+    ],
+)
+def test_rebuild_requests_that_fail_are_reported_with_the_summary_and_a_rerun_sends_them(
+    deployed: Pipeline,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    error: Exception,
+) -> None:
+    """The pages are in the registry; only their rebuild requests did not go out."""
+    source = pages_file(tmp_path, [{"url": f"{SITE}/a"}, {"url": f"{SITE}/b"}])
+
+    def refused(self: Queues, requests: Any) -> None:
+        raise error
+
+    original = Queues.request_rebuilds
+    monkeypatch.setattr(Queues, "request_rebuilds", refused)
+    status, out, summary = run(capsys, str(source))
+
+    assert status == 1
+    assert (summary["applied"], summary["rebuilds_requested"]) == (2, 0)
+    (failure,) = summary["failed"]
+    assert failure["origin"] == "rebuild requests"
+    assert "pages-00001" in failure["reason"]
+    assert "run the same command again to resume" in out[-2]
+    monkeypatch.setattr(Queues, "request_rebuilds", original)
+    status, _out, summary = run(capsys, str(source))
+    assert (status, summary["duplicate"], summary["rebuilds_requested"]) == (0, 2, 1)
+    deployed.drain()
+    assert len(site_entries(deployed.objects())) == 2
+
+
+@pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["nope.jsonl"], "no such file, and not an http(s) URL"),
@@ -222,6 +262,29 @@ def test_backfill_usage_errors_exit_2(
 ) -> None:
     assert main(["backfill", *argv, *STACK]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("version", ["1e200", "1" + "0" * 40 + ".5"])
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_a_version_dynamodb_cannot_store_is_a_usage_error_dry_run_or_not(
+    deployed: Pipeline,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    version: str,
+    dry_run: list[str],
+) -> None:
+    """The ingest function refuses such a version (invalid_version); as the default for
+    records without one it passed the dry run and every write would have failed."""
+    source = pages_file(tmp_path, [{"url": f"{SITE}/a"}, {"url": f"{SITE}/b", "version": 3}])
+
+    status = main(["backfill", str(source), *STACK, "--version", version, *dry_run])
+
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "--version must be a number >= 0 that DynamoDB can store" in err
+    deployed.drain()
+    assert "sitemap.xml" not in deployed.objects()
 
 
 @pytest.mark.parametrize("timeout", ["0", "-5"])

@@ -251,3 +251,34 @@ def test_a_moved_event_that_fails_again_during_the_move_is_not_sent_twice(
     assert len(queue["returned"]) == 1
     assert "ingest: 1 moved message(s) failed again during the move" in "\n".join(lines)
     assert visible_and_hidden(deployed, ingest.dlq_url) == (1, 0)  # back, and visible at once
+
+
+def test_ctrl_c_during_the_move_leaves_each_message_moved_or_visible_and_says_so(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten large dead letters go back one request each; Ctrl-C comes during the second. The
+    one sent is deleted from the dead-letter queue (not left to be sent again), the nine not
+    sent are visible there at once (not hidden for two minutes), and the report says so."""
+    ingest = deployed.stack.queues["ingest"]
+    for n in range(10):
+        body = json.dumps({**publish(f"/big{n}", 1), "pad": "x" * 230_000})
+        deployed.sqs.send_message(QueueUrl=ingest.dlq_url, MessageBody=body)
+    real = deployed.sqs
+    calls: list[int] = []
+
+    def interrupted(QueueUrl: str, Entries: list[dict[str, Any]]) -> Any:
+        calls.append(len(Entries))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real.send_message_batch(QueueUrl=QueueUrl, Entries=Entries)
+
+    wrap_sqs(monkeypatch, send_message_batch=interrupted)
+    status = main(["redrive", "--queue", "ingest", *STACK, "--json"])
+    *lines, report = capsys.readouterr().out.splitlines()
+
+    assert status == 130
+    (queue,) = json.loads(report)["queues"]
+    assert (queue["moved"], queue["failed"], queue["interrupted"]) == (1, [], True)
+    assert visible_and_hidden(deployed, ingest.url) == (1, 0)
+    assert visible_and_hidden(deployed, ingest.dlq_url) == (9, 0)
+    assert "ingest: interrupted after moving 1" in "\n".join(lines)

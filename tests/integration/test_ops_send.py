@@ -14,6 +14,7 @@ from sitemap_updater.cli import main
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.resolve import Deployment
 from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, batches, send_bodies
 from tests.integration.conftest import STACK, publish, site_entries
 
@@ -161,6 +162,38 @@ def test_an_error_about_the_queue_stops_sending_and_counts_the_rest() -> None:
     assert sqs.calls == 1
     assert (len(result.failed), result.not_sent) == (10, 15)
     assert result.stopped == "AWS.SimpleQueueService.NonExistentQueue: refused"
+
+
+def test_ctrl_c_stops_sending_with_the_summary_of_what_was_sent(
+    deployed: Pipeline,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = tmp_path / "events.jsonl"
+    source.write_text("".join(json.dumps(publish(f"/{n}", 1)) + "\n" for n in range(25)))
+    real = deployed.sqs
+    calls: list[int] = []
+
+    class Interrupted:
+        def send_message_batch(self, **kwargs: Any) -> Any:
+            calls.append(len(kwargs["Entries"]))
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            return real.send_message_batch(**kwargs)
+
+    monkeypatch.setattr(Deployment, "sqs", property(lambda _: Interrupted()))
+    status = main(["send", str(source), *STACK, "--json"])
+    out = capsys.readouterr().out.splitlines()
+
+    assert status == 130
+    summary = json.loads(out[-1])
+    assert (summary["sent"], summary["not_sent"], summary["interrupted"]) == (10, 15, True)
+    text = "\n".join(out[:-1])
+    assert "interrupted: 15 event(s) not sent" in text
+    assert "10 of 25 event(s) sent" in text
+    deployed.drain()
+    assert len(site_entries(deployed.objects())) == 10
 
 
 def test_a_file_that_is_not_utf8_is_one_line_and_exit_status_2(

@@ -152,6 +152,8 @@ class Pipeline:
         is kept in ``refused``, a rejected event of the summary. Returns how many were sent."""
         url = self.stack.queues["ingest"].url
         result = send_bodies(self.sqs, url, messages, Progress("send", enabled=False))
+        if result.interrupted:
+            raise KeyboardInterrupt
         if result.stopped:  # moto's server gone, say: not a fault of the events
             raise ConnectionError(f"the ingest queue took no more messages: {result.stopped}")
         bodies = {message.origin: message.body for message in messages}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -92,16 +93,35 @@ class MotoServer:
     def __init__(self, port: int = 0):
         from moto.server import ThreadedMotoServer  # noqa: PLC0415 - only the local extra has it
 
+        self._port = port
+        self._started = False
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no access log per request
 
     def start(self) -> str:
+        """Start the server; OSError when its port cannot be had. moto binds on a thread of
+        its own and waits for it without end, so a port in use (or out of range) would hang
+        here: the port is tried first, as the server will bind it (address reuse on)."""
+        if self._port:
+            with socket.socket() as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    probe.bind(("127.0.0.1", self._port))
+                except (OSError, OverflowError) as exc:
+                    reason = getattr(exc, "strerror", None) or exc
+                    raise OSError(
+                        f"cannot start moto's server on 127.0.0.1:{self._port} "
+                        f"(--moto-port): {reason}"
+                    ) from exc
         self._server.start()
+        self._started = True
         host, port = self._server.get_host_and_port()
         return f"http://{host}:{port}"
 
     def stop(self) -> None:
-        self._server.stop()
+        if self._started:  # moto's stop() fails on a server that never started
+            self._started = False
+            self._server.stop()
 
 
 def _queue_name(prefix: str, spec: FunctionSpec, dead_letter: bool = False) -> str:

@@ -33,6 +33,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
+from sitemap_updater.domain.contract import normalise_version
 from sitemap_updater.domain.errors import InvalidEvent, RetryableError
 from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.sharding import Limits, checked_entry_size
@@ -48,7 +51,7 @@ from sitemap_updater.ops.crawl import (
     Walk,
     load_document,
 )
-from sitemap_updater.ops.errors import UserError
+from sitemap_updater.ops.errors import UserError, aws_error_message
 from sitemap_updater.ops.fetch import GZIP_MAGIC, Fetched, fetch, gunzip
 from sitemap_updater.ops.pages import Record, page_change, read_records
 from sitemap_updater.ops.progress import Progress
@@ -313,7 +316,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 Importer(app, workers).run(records, site, version, result, progress)
             finally:  # even after a fatal error: the pages applied so far get their rebuilds
-                result.rebuilds_requested = request_rebuilds(app, result.shards, uuid.uuid4().hex)
+                _request_rebuilds(app, result)
     result.source_faults = faults
     _report(result, args)
     if result.interrupted:
@@ -321,14 +324,27 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.failed or result.source_faults else 0
 
 
-def _default_version(text: str) -> Decimal:
+def _request_rebuilds(app: App, result: BackfillResult) -> None:
+    """Ask for the touched shards' rebuilds; a refusal is a failure of the run, reported with
+    its summary (the pages are applied: running the same backfill again asks again)."""
     try:
-        version = Decimal(text)
-    except InvalidOperation:
-        version = Decimal(-1)
-    if not version.is_finite() or version < 0:
-        raise UserError(f"--version must be a number >= 0, got {text!r}")
-    return version
+        result.rebuilds_requested = request_rebuilds(app, result.shards, uuid.uuid4().hex)
+    except (RetryableError, ClientError, BotoCoreError) as exc:
+        why = aws_error_message(exc) or f"{type(exc).__name__}: {exc}"
+        shards = ", ".join(sorted(result.shards))
+        result.failed.append(Problem("rebuild requests", f"not sent for {shards}: {why}"))
+
+
+def _default_version(text: str) -> Decimal:
+    """A version the ingest function would accept (the contract's rule): one DynamoDB cannot
+    store would pass the dry run and fail every write."""
+    try:
+        return normalise_version(Decimal(text))
+    except (InvalidOperation, ValueError) as exc:
+        why = f" ({exc})" if isinstance(exc, ValueError) else ""  # the contract's reason
+        raise UserError(
+            f"--version must be a number >= 0 that DynamoDB can store, got {text!r}{why}"
+        ) from exc
 
 
 def _report(result: BackfillResult, args: argparse.Namespace) -> None:

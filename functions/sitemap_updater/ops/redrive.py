@@ -57,6 +57,7 @@ class Moved:
     moved: int = 0
     failed: list[str] = field(default_factory=list)
     returned: list[str] = field(default_factory=list)  # ids of dead letters this move sent
+    interrupted: bool = False  # Ctrl-C: the move stopped there
 
 
 def _sent_by(message: Any, sent_ids: set[str]) -> bool:
@@ -105,6 +106,10 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
     made visible again when the move ends (not left hidden for the visibility timeout, nor
     received again and counted twice by this move). So is one this move sent that failed
     again and is back already: it is not sent a second time.
+
+    Ctrl-C stops the move at once and leaves each message it holds moved or visible again:
+    those sent are deleted from the dead-letter queue (not left there to be sent again), the
+    others are released; ``report.interrupted`` says so.
     """
     fifo = report.source_url.endswith(".fifo")
     unmoved: list[str] = []  # receipt handles of messages that were not sent
@@ -131,26 +136,44 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
                 continue
             entries = [_entry(n, message, fifo) for n, message in enumerate(messages)]
             sent: list[int] = []
-            for batch in sized_batches(entries, entry_bytes):
-                refused: list[tuple[int, str, str]] = []
-                try:
-                    response = sqs.send_message_batch(QueueUrl=report.source_url, Entries=batch)  # type: ignore[arg-type]
-                except ClientError as exc:  # the whole request refused: none of it was sent
-                    code, text = error_code(exc)
-                    refused = [(int(entry["Id"]), code, text) for entry in batch]
-                else:
-                    successful = response.get("Successful", [])
-                    sent.extend(int(item["Id"]) for item in successful)
-                    sent_ids.update(item["MessageId"] for item in successful)
-                    refused = [
-                        (int(item["Id"]), item.get("Code", "?"), item.get("Message", ""))
-                        for item in response.get("Failed", [])
-                    ]
-                for number, code, text in refused:
-                    message = messages[number]
-                    report.failed.append(f"{message['MessageId']}: {code}: {text}")
-                    unmoved.append(message["ReceiptHandle"])
+            settled: set[int] = set()  # sent, or refused (and so already in unmoved)
+            try:
+                for batch in sized_batches(entries, entry_bytes):
+                    refused: list[tuple[int, str, str]] = []
+                    try:
+                        response = sqs.send_message_batch(
+                            QueueUrl=report.source_url,
+                            Entries=batch,  # type: ignore[arg-type]
+                        )
+                    except ClientError as exc:  # the whole request refused: none of it was sent
+                        code, text = error_code(exc)
+                        refused = [(int(entry["Id"]), code, text) for entry in batch]
+                    else:
+                        successful = response.get("Successful", [])
+                        sent.extend(int(item["Id"]) for item in successful)
+                        sent_ids.update(item["MessageId"] for item in successful)
+                        refused = [
+                            (int(item["Id"]), item.get("Code", "?"), item.get("Message", ""))
+                            for item in response.get("Failed", [])
+                        ]
+                    settled.update(sent)
+                    for number, code, text in refused:
+                        message = messages[number]
+                        report.failed.append(f"{message['MessageId']}: {code}: {text}")
+                        unmoved.append(message["ReceiptHandle"])
+                        settled.add(number)
+            except KeyboardInterrupt:  # the ones sent are deleted below; the rest released
+                report.interrupted = True
+                unmoved.extend(
+                    message["ReceiptHandle"]
+                    for number, message in enumerate(messages)
+                    if number not in settled
+                )
             report.moved += _delete(sqs, report, [messages[number] for number in sorted(sent)])
+            if report.interrupted:
+                return
+    except KeyboardInterrupt:  # while receiving or deleting: what this move holds is released
+        report.interrupted = True
     finally:
         _release(sqs, report.dlq_url, unmoved)
 
@@ -235,6 +258,8 @@ def run(args: argparse.Namespace) -> int:
             for report in reports:
                 budget = min(report.waiting, args.max_messages or report.waiting)
                 move(sqs, report, budget, progress)
+                if report.interrupted:
+                    break
     lines: list[str] = []
     for report in reports:
         lines.extend(f"failed {report.queue}: {failure}" for failure in report.failed)
@@ -254,6 +279,12 @@ def run(args: argparse.Namespace) -> int:
                 f"{report.dlq_url} to {report.source_url}"
                 + (f"; {len(report.failed):,} failed" if report.failed else "")
             )
+        if report.interrupted:
+            lines.append(
+                f"{report.queue}: interrupted after moving {report.moved:,}; the messages not "
+                "moved are in the dead-letter queue, visible again: run the same command to "
+                "move them"
+            )
         if report.returned:
             lines.append(
                 f"{report.queue}: {len(report.returned):,} moved message(s) failed again during "
@@ -265,4 +296,6 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(lines), flush=True)
     if args.json:
         print(json.dumps({"dry_run": args.dry_run, "queues": [vars(r) for r in reports]}))
+    if any(report.interrupted for report in reports):
+        return 130
     return 1 if any(report.failed for report in reports) else 0

@@ -65,6 +65,7 @@ class SendResult:
     failed: list[Failure] = field(default_factory=list)
     not_sent: int = 0  # left unsent after a request-level error that stops sending
     stopped: str | None = None  # that error
+    interrupted: bool = False  # Ctrl-C: not_sent counts the rest, the request in flight too
 
 
 def text_bytes(text: str) -> int:
@@ -126,35 +127,40 @@ def send_bodies(
         else:
             fitting.append(body)
     pending = list(batches(fitting))
-    for index, batch in enumerate(pending):
-        try:
-            response = sqs.send_message_batch(
-                QueueUrl=queue_url,
-                Entries=[
-                    {"Id": str(number), "MessageBody": body.body}
-                    for number, body in enumerate(batch)
-                ],
-            )
-        except (ClientError, BotoCoreError) as exc:  # the whole request: each entry failed
-            if isinstance(exc, ClientError):
-                code, message = error_code(exc)
-            else:  # no credentials, the endpoint unreachable...: no later request would do
-                code, message = type(exc).__name__, aws_error_message(exc) or str(exc)
-            result.failed.extend(Failure(body.origin, code, message) for body in batch)
+    index = 0
+    try:
+        for index, batch in enumerate(pending):
+            try:
+                response = sqs.send_message_batch(
+                    QueueUrl=queue_url,
+                    Entries=[
+                        {"Id": str(number), "MessageBody": body.body}
+                        for number, body in enumerate(batch)
+                    ],
+                )
+            except (ClientError, BotoCoreError) as exc:  # the whole request: each entry failed
+                if isinstance(exc, ClientError):
+                    code, message = error_code(exc)
+                else:  # no credentials, the endpoint unreachable...: no later request would do
+                    code, message = type(exc).__name__, aws_error_message(exc) or str(exc)
+                result.failed.extend(Failure(body.origin, code, message) for body in batch)
+                progress.advance(len(batch))
+                if code in FATAL_CODES or isinstance(exc, BotoCoreError):
+                    result.stopped = f"{code}: {message}" if message else code
+                    result.not_sent = sum(len(rest) for rest in pending[index + 1 :])
+                    break
+                continue
+            result.batches += 1
+            result.sent += len(response.get("Successful", []))
+            for failure in response.get("Failed", []):
+                origin = batch[int(failure["Id"])].origin
+                result.failed.append(
+                    Failure(origin, failure.get("Code", "?"), failure.get("Message", ""))
+                )
             progress.advance(len(batch))
-            if code in FATAL_CODES or isinstance(exc, BotoCoreError):
-                result.stopped = f"{code}: {message}" if message else code
-                result.not_sent = sum(len(rest) for rest in pending[index + 1 :])
-                break
-            continue
-        result.batches += 1
-        result.sent += len(response.get("Successful", []))
-        for failure in response.get("Failed", []):
-            origin = batch[int(failure["Id"])].origin
-            result.failed.append(
-                Failure(origin, failure.get("Code", "?"), failure.get("Message", ""))
-            )
-        progress.advance(len(batch))
+    except KeyboardInterrupt:  # the request in flight may or may not have been taken
+        result.interrupted = True
+        result.not_sent = sum(len(rest) for rest in pending[index:])
     order = {body.origin: number for number, body in enumerate(bodies)}
     result.failed.sort(key=lambda failure: order.get(failure.origin, 0))  # in file order
     return result
@@ -177,6 +183,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"failed {failure.origin}: {failure.code}: {failure.message}")
     if result.stopped:
         print(f"stopped at {result.stopped}; {result.not_sent:,} event(s) not sent")
+    if result.interrupted:
+        print(
+            f"interrupted: {result.not_sent:,} event(s) not sent (the request in flight may "
+            "have been); sending the files again is harmless (equal versions are duplicates)"
+        )
     print(
         f"send: {result.sent:,} of {len(bodies):,} event(s) sent to {queue_url} "
         f"in {result.batches:,} batch(es); {len(result.failed):,} failed"
@@ -192,7 +203,10 @@ def run(args: argparse.Namespace) -> int:
                     "failed": [vars(failure) for failure in result.failed],
                     "not_sent": result.not_sent,
                     "stopped": result.stopped,
+                    "interrupted": result.interrupted,
                 }
             )
         )
+    if result.interrupted:
+        return 130
     return 1 if result.failed or result.not_sent else 0

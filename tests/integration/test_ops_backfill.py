@@ -339,3 +339,19 @@ def test_a_live_walk_stays_on_its_origin(
     deployed.drain()
     assert set(site_entries(deployed.objects())) == {f"{SITE}/ours"}
     assert any(line.startswith("source fault ") for line in out)
+
+
+def test_a_refused_rebuild_request_names_ten_shards_and_counts_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(*_: Any) -> int:
+        raise RetryableError("SQS throttled the request")
+
+    monkeypatch.setattr(backfill, "request_rebuilds", refused)
+    result = backfill.BackfillResult(shards={f"pages-{n:05}" for n in range(1, 13)})
+    backfill._request_rebuilds(None, result)  # type: ignore[arg-type]  # never reached
+    (failure,) = result.failed
+    assert "pages-00010" in failure.reason
+    assert "pages-00011" not in failure.reason
+    assert "and 2 more" in failure.reason
+    assert "SQS throttled the request" in failure.reason

@@ -324,6 +324,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.failed or result.source_faults else 0
 
 
+_SHARDS_NAMED = 10  # in the failure's one line (the JSON report lists every shard)
+
+
 def _request_rebuilds(app: App, result: BackfillResult) -> None:
     """Ask for the touched shards' rebuilds; a refusal is a failure of the run, reported with
     its summary (the pages are applied: running the same backfill again asks again)."""
@@ -331,7 +334,10 @@ def _request_rebuilds(app: App, result: BackfillResult) -> None:
         result.rebuilds_requested = request_rebuilds(app, result.shards, uuid.uuid4().hex)
     except (RetryableError, ClientError, BotoCoreError) as exc:
         why = aws_error_message(exc) or f"{type(exc).__name__}: {exc}"
-        shards = ", ".join(sorted(result.shards))
+        named = sorted(result.shards)
+        shards = ", ".join(named[:_SHARDS_NAMED]) + (
+            f" and {len(named) - _SHARDS_NAMED} more" if len(named) > _SHARDS_NAMED else ""
+        )
         result.failed.append(Problem("rebuild requests", f"not sent for {shards}: {why}"))
 
 

@@ -391,6 +391,7 @@ def _local(args: argparse.Namespace) -> int:
     for kept in (Path.cwd(), *args.events):  # --out is replaced whole: never an input or cwd
         if out == kept.resolve() or out in kept.resolve().parents:
             raise UserError(f"--out {args.out} would delete {kept}: give it a folder of its own")
+    _check_replaceable(args.out)
     overrides: dict[str, Any] = _local_settings(args.setting)
     if args.max_urls_per_shard is not None:
         overrides["MAX_URLS_PER_SHARD"] = args.max_urls_per_shard
@@ -437,6 +438,21 @@ _LOCAL_OWN_SETTINGS = frozenset(
         "INDEXNOW_DLQ_URL",
     }
 )
+
+
+def _check_replaceable(out: Path) -> None:
+    """``local`` replaces --out whole: it may be absent, or a folder of what a run writes."""
+    from sitemap_updater.local.runtime import foreign_files  # noqa: PLC0415
+
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is not a folder")
+    foreign = foreign_files(out) if out.is_dir() else []
+    if foreign:
+        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+        raise UserError(
+            f"--out {out} holds {foreign[0]!r}{more}, which a local run does not write, and "
+            "the run replaces the folder whole: give it a folder of its own, or empty it"
+        )
 
 
 def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:

@@ -379,6 +379,46 @@ def test_a_missing_events_path_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_an_out_dir_holding_anything_a_run_does_not_write_is_refused_not_emptied(
+    tmp_path: Path,
+) -> None:
+    """--out is replaced whole: a web root given by mistake must not be emptied."""
+    web_root = tmp_path / "www"
+    (web_root / "assets").mkdir(parents=True)
+    (web_root / "index.html").write_text("<h1>home</h1>")
+    (web_root / "sitemap.xml").write_text("<sitemapindex/>")
+
+    result = run("local", "events/", "--site-url", SITE, "--out", web_root)
+
+    assert_usage_error(result, "holds 'assets' and 1 more, which a local run does not write")
+    assert (web_root / "index.html").read_text() == "<h1>home</h1>"
+    assert (web_root / "sitemap.xml").is_file()
+    not_a_folder = tmp_path / "site.txt"
+    not_a_folder.write_text("notes")
+    assert_usage_error(
+        run("local", "events/", "--site-url", SITE, "--out", not_a_folder), "is not a folder"
+    )
+    assert not_a_folder.read_text() == "notes"
+
+
+def test_an_out_dir_of_what_runs_write_is_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    out.mkdir()
+    earlier = ["robots.txt", "sitemap.xml", "sitemap-pages-00007.xml.gz", "sitemap.xsl"]
+    for name in [*earlier, "0123456789abcdef.txt"]:  # and an IndexNow key file
+        (out / name).write_text("from an earlier run")
+
+    result = run("local", "events/", "--site-url", SITE, "--out", out)
+
+    assert result.returncode == 0, result.stderr
+    assert sorted(path.name for path in out.iterdir()) == [
+        "robots.txt",
+        "sitemap-campaigns-00001.xml.gz",
+        "sitemap-pages-00001.xml.gz",
+        "sitemap.xml",
+    ]
+
+
 def test_an_out_dir_holding_the_events_is_refused(tmp_path: Path) -> None:
     """--out is replaced whole, so it must never be (or hold) an input or the cwd."""
     events = tmp_path / "events"

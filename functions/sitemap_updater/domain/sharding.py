@@ -33,6 +33,10 @@ DEFAULT_GROUP = "pages"
 MAX_NEWS_URLS_PER_SHARD = 1000  # Google News: at most 1,000 news:news per sitemap
 INDEX_KEY = "sitemap.xml"
 ROBOTS_KEY = "robots.txt"
+# The names of index files and shards (use fullmatch): what a build or a local run may remove.
+SITEMAP_FILE = re.compile(
+    r"sitemap\.xml|sitemap-index-[0-9]+\.xml|sitemap-[a-z0-9-]+-[0-9]{5,}\.xml(?:\.gz)?"
+)
 GROUP_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?", re.ASCII)  # use fullmatch
 _SHARD_ID = re.compile(r"^([a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?)-(\d{5,})$", re.ASCII)
 

@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 import boto3
 
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
+from sitemap_updater.domain.indexnow import KEY_PATTERN
+from sitemap_updater.domain.sharding import ROBOTS_KEY, SITEMAP_FILE
+from sitemap_updater.domain.stylesheet import STYLESHEET_KEY
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.local.poller import EventSourceMapping, drain
 from sitemap_updater.local.stack import (
@@ -233,7 +236,8 @@ class Pipeline:
         return found
 
     def export(self, out_dir: Path) -> list[str]:
-        """Copy the bucket into ``out_dir`` (keys as paths), replacing what was there."""
+        """Copy the bucket into ``out_dir`` (keys as paths), replacing what was there (the
+        caller has checked it holds nothing else: see foreign_files)."""
         if out_dir.exists():
             shutil.rmtree(out_dir)
         out_dir.mkdir(parents=True)
@@ -333,3 +337,20 @@ def run_local(
     except BaseException:
         runtime.stop()
         raise
+
+
+def foreign_files(out_dir: Path) -> list[str]:
+    """What ``out_dir`` holds that a local run does not write (sorted names): anything but
+    the files the bucket holds at its top (index files, shards, robots.txt, sitemap.xsl, an
+    IndexNow key file). A run replaces the folder whole, so it must hold nothing else: a
+    web root or a home folder given by mistake is refused, not emptied."""
+    return sorted(
+        path.name
+        for path in out_dir.iterdir()
+        if not path.is_file()
+        or not (
+            SITEMAP_FILE.fullmatch(path.name)
+            or path.name in (ROBOTS_KEY, STYLESHEET_KEY)
+            or (path.suffix == ".txt" and KEY_PATTERN.fullmatch(path.stem))
+        )
+    )

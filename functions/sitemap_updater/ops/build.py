@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import tempfile
 import threading
 import time
@@ -44,6 +43,7 @@ from sitemap_updater.domain.render import IndexEntry, render_entry, render_index
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
     ROBOTS_KEY,
+    SITEMAP_FILE,
     GroupRules,
     Limits,
     checked_rendered_size,
@@ -63,11 +63,6 @@ from sitemap_updater.ops.progress import Progress
 # An entry as placed: (URL, its <url> line, its lastmod, the entry or None for a FastPage).
 _Placed = tuple[str, str, str | None, SitemapEntry | None]
 _SHOW_SHARDS = 20
-# Files a build owns in its output folder: shards and index files, and sitemap.xsl when it
-# holds the human view's stylesheet (not the owner's own). Others are never touched.
-_OWN_FILE = re.compile(
-    r"sitemap\.xml|sitemap-index-[0-9]+\.xml|sitemap-[a-z0-9-]+-[0-9]{5,}\.xml(?:\.gz)?"
-)
 
 
 @dataclass(frozen=True)
@@ -450,13 +445,15 @@ def write_site(files: dict[str, bytes], out_dir: Path) -> list[str]:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+    # The build's own files that are gone: shards and index files, and sitemap.xsl when it
+    # holds the human view's stylesheet (not the owner's own). Others are never touched.
     stale = sorted(
         path.name
         for path in out_dir.iterdir()
         if path.is_file()
         and path.name not in files
         and (
-            _OWN_FILE.fullmatch(path.name)
+            SITEMAP_FILE.fullmatch(path.name)
             or (path.name == STYLESHEET_KEY and path.read_bytes() == stylesheet_bytes())
         )
     )

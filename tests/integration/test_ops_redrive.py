@@ -51,6 +51,10 @@ def test_dry_run_counts_and_moves_nothing(
     assert "ingest: 0 message(s)" in out
     assert out.rstrip().endswith("redrive --dry-run: nothing moved")
     assert depth(deployed, rebuild.dlq_url) == 2
+    assert main(["redrive", "--dry-run", "--max-messages", "1", *STACK]) == 0
+    out = capsys.readouterr().out
+    assert f"rebuild: 1 (--max-messages) of 2 message(s) in {rebuild.dlq_url} would move" in out
+    assert depth(deployed, rebuild.dlq_url) == 2
 
 
 def test_fifo_dead_letters_go_back_to_their_queue_in_their_message_group(

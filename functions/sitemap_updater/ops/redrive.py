@@ -269,8 +269,10 @@ def run(args: argparse.Namespace) -> int:
                 "elsewhere); run again once they are visible"
             )
         if args.dry_run:
+            would = min(report.waiting, args.max_messages or report.waiting)
+            capped = f" (--max-messages) of {report.waiting:,}" if would < report.waiting else ""
             lines.append(
-                f"{report.queue}: {report.waiting:,} message(s) in {report.dlq_url} "
+                f"{report.queue}: {would:,}{capped} message(s) in {report.dlq_url} "
                 f"would move to {report.source_url}"
             )
         else:

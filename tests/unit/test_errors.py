@@ -11,6 +11,7 @@ from botocore.exceptions import (
 )
 
 from sitemap_updater.cli import main
+from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.ops.errors import aws_error_message
 
 
@@ -26,6 +27,11 @@ def test_each_kind_of_aws_error_has_its_line() -> None:
     )
     assert aws_error_message(denied) == "DescribeStacks failed: AccessDenied: not you"
     assert aws_error_message(ValueError("a bug")) is None
+    throttled = RetryableError("Query throttled: ProvisionedThroughputExceededException")
+    assert aws_error_message(throttled) == (
+        "Query throttled: ProvisionedThroughputExceededException: AWS is throttling or "
+        "failing for now; run the same command again"
+    )
 
 
 def test_missing_credentials_are_one_line_and_exit_1(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from sitemap_updater.domain.errors import RetryableError
+
 
 class UserError(Exception):
     """A mistake in the command line or its inputs: reported in one line, exit status 2."""
@@ -21,6 +23,8 @@ def aws_error_message(exc: BaseException) -> str | None:
         )
     except ImportError:  # pragma: no cover - boto3 is a dependency
         return None
+    if isinstance(exc, RetryableError):  # an adapter's throttled or failed-for-now call
+        return f"{exc}: AWS is throttling or failing for now; run the same command again"
     if isinstance(exc, NoCredentialsError):
         return (
             "no AWS credentials found: set AWS_PROFILE or pass --profile "

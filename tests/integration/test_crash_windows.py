@@ -266,6 +266,50 @@ def test_files_written_by_an_attempt_that_lost_a_race_are_still_invalidated(
     assert "sitemap.xml" in [key for call in cdn.calls for key in call]
 
 
+def answer_lost_once(app: Any, monkeypatch: pytest.MonkeyPatch, lost_key: str) -> list[str]:
+    """The store's put of ``lost_key`` lands once but its answer is lost: botocore sends it
+    again and the condition fails (WriteConflict). Returns the keys put, as they land."""
+    put = app.store.put
+    landed: list[str] = []
+
+    def put_then_lose_the_answer(key: str, *args: Any, **kwargs: Any) -> str:
+        etag = put(key, *args, **kwargs)
+        landed.append(key)
+        if key == lost_key and landed.count(key) == 1:
+            raise WriteConflict(f"{key}: 412 Precondition Failed (the retry of a landed put)")
+        return etag
+
+    monkeypatch.setattr(app.store, "put", put_then_lose_the_answer)
+    return landed
+
+
+@pytest.mark.parametrize("lost_key", [SHARD_KEY, "sitemap.xml", "robots.txt"])
+def test_an_object_whose_write_landed_with_its_answer_lost_is_still_invalidated(
+    pipeline: Pipeline, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, lost_key: str
+) -> None:
+    app = pipeline.app
+    cdn = RecordingCdn()
+    monkeypatch.setattr(app.rebuild_shard, "cdn", cdn)
+    monkeypatch.setattr(app.publish_index, "cdn", cdn)
+    apply(pipeline, publish("/a", 1))
+    app.rebuild_shard("pages-00001")
+    app.publish_index()
+    cdn.calls.clear()
+    landed = answer_lost_once(app, monkeypatch, lost_key)
+    apply(pipeline, publish("/b", 1))
+    clock.advance(60)
+    if lost_key == "robots.txt":  # a stale own line, so robots.txt needs a write
+        pipeline.s3.put_object(
+            Bucket=app.store.bucket,
+            Key="robots.txt",
+            Body=b"User-agent: *\nSitemap: http://www.example.com/sitemap.xml\n",
+        )
+    app.rebuild_shard("pages-00001")
+    app.publish_index()
+    assert lost_key in landed  # its bytes are the new ones, served from now on
+    assert lost_key in [key for call in cdn.calls for key in call]
+
+
 def test_robots_txt_over_the_limit_still_loses_the_line_of_a_dropped_index_file(
     make_pipeline: PipelineFactory,
 ) -> None:

@@ -115,12 +115,15 @@ class UpdateRobots:
         self.store = store
 
     def __call__(self, sitemap_urls: list[str]) -> RobotsOutcome:
+        contested = False
         for attempt in range(1, MAX_ATTEMPTS + 1):
             current = self.store.get(ROBOTS_KEY)
             before = current.body if current is not None else None
             after = with_sitemaps(before, sitemap_urls, self.site)
             if after == (before or b""):
-                return RobotsOutcome.UNCHANGED
+                # After a lost condition the bytes wanted may be our own write, landed with
+                # its answer lost: written, then (so that the CDN's copy is invalidated).
+                return RobotsOutcome.WRITTEN if contested else RobotsOutcome.UNCHANGED
             if len(after) > MAX_ROBOTS_BYTES and len(after) > len(before or b""):
                 # Refused only when it grows: an owner's file already over the limit still
                 # loses the lines of index files that are going (then deleted).
@@ -141,6 +144,7 @@ class UpdateRobots:
             except WriteConflict:
                 # The owner edited it meanwhile: read their edit and apply ours on top.
                 logger.info("robots.txt changed during update", attempt=attempt)
+                contested = True
                 continue
             metrics.add_metric(name=Metric.ROBOTS_WRITTEN, unit="Count", value=1)
             return RobotsOutcome.WRITTEN
@@ -205,7 +209,14 @@ class PublishIndex:
         previous = self.registry.index_outputs()
         written = []
         for key, shards in write_order(files, named_until_now, self.limits):
-            if self._write_index(key, [named[s] for s in shards], previous):
+            try:
+                wrote = self._write_index(key, [named[s] for s in shards], previous)
+            except WriteConflict:
+                # Possibly our own write, landed with its answer lost (botocore sent it
+                # again, and the condition failed): the next attempt finds it as wanted.
+                earlier.append(key)
+                raise
+            if wrote:
                 written.append(key)
                 earlier.append(key)
         robots = self.robots([self.site.url_for(key) for key, _ in files])

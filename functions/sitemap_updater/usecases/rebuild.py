@@ -102,9 +102,21 @@ class RebuildShard:
         raise ConcurrentChange(f"{shard} kept changing while it was restored")
 
     def _attempts(self, shard: str, restore: bool) -> Rebuilt:
+        # Keys an attempt wrote or deleted, or whose conditional write or delete it lost: the
+        # write may have been its own, landed with its answer lost (botocore sends it again,
+        # and the condition fails). The next attempt then finds the bytes as wanted and
+        # writes nothing, so the keys are invalidated here, once, however the attempts end.
+        touched: list[str] = []
+        try:
+            return self._attempt_until_done(shard, restore, touched)
+        finally:
+            if self.cdn is not None and touched:
+                self.cdn.invalidate(list(dict.fromkeys(touched)))
+
+    def _attempt_until_done(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             try:
-                outcome = self._rebuild(shard, restore)
+                outcome = self._rebuild(shard, restore, touched)
             except (WriteConflict, ConcurrentChange) as lost:
                 metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
                 logger.warning(
@@ -120,11 +132,11 @@ class RebuildShard:
             return outcome
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _rebuild(self, shard: str, restore: bool) -> Rebuilt:
+    def _rebuild(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
         output = self.registry.shard_output(shard)  # before the entries: see the module doc
         stored = self.registry.shard_entries(shard)
         if not stored:
-            return self._retire(output)
+            return self._retire(output, touched)
         moment = self.clock()
         entries, expiry = self._as_rendered(stored, moment)
         news_expiry = w3c_now(expiry) if expiry is not None else None
@@ -140,14 +152,16 @@ class RebuildShard:
             try:
                 restored = self._restore(current, document)
             except WriteConflict:
+                touched.append(key)
                 self._adopt(output, key, current.lastmod)
                 raise
+            if restored is not None:
+                touched.append(key)
             if not output.retiring:
                 if restored is not None:
                     self._save_restored(
                         output.with_object(restored, news_expiry=news_expiry), output.generation
                     )
-                    self._invalidate(key)
                     return Rebuilt.RESTORED
                 if output.news_expiry != news_expiry:
                     # An adopted record carries no (or an old) news expiry: without the one
@@ -180,12 +194,13 @@ class RebuildShard:
                 previous=current,
             )
         except WriteConflict:
+            touched.append(key)
             self._adopt(output, key, now)
             raise
+        touched.append(key)
         updated = output.with_object(written, news_expiry=news_expiry)
         self.registry.save_shard_output(updated, output.generation)
         self.index.request_index(f"{shard}@{updated.generation}")
-        self._invalidate(key)
         return Rebuilt.WRITTEN
 
     def _as_rendered(
@@ -250,7 +265,7 @@ class RebuildShard:
                     logger.info("restored object replaced since; kept", shard=output.shard)
             raise
 
-    def _retire(self, output: ShardOutput) -> Rebuilt:
+    def _retire(self, output: ShardOutput, touched: list[str]) -> Rebuilt:
         obj = output.obj
         if obj is None:
             return Rebuilt.ABSENT
@@ -268,15 +283,12 @@ class RebuildShard:
         try:  # only the object recorded: never one a concurrent republish has just written
             self.store.delete(obj.key, expected_etag=obj.etag)
         except WriteConflict:
+            touched.append(obj.key)
             self._adopt(output, obj.key, obj.lastmod)
             raise
+        touched.append(obj.key)
         self.registry.save_shard_output(output.with_object(None), output.generation)
-        self._invalidate(obj.key)
         return Rebuilt.DELETED
-
-    def _invalidate(self, key: str) -> None:
-        if self.cdn is not None:
-            self.cdn.invalidate([key])
 
 
 _WRITES = {Rebuilt.WRITTEN, Rebuilt.RESTORED}

@@ -108,8 +108,7 @@ class Meter:
         context["bench_params"] = dict(params)
 
     def _request(self, request: Any, operation_name: str, **_: Any) -> None:
-        body = request.body
-        self.work.sent += len(body) if isinstance(body, bytes | str) else 0
+        self.work.sent += body_length(request)
 
     def _response(
         self,
@@ -151,6 +150,20 @@ class Meter:
                 self.work.read_units += sum(max(1, ceil(size(i) / (4 * KB))) for i in items)
         elif operation == "Query":
             self.work.read_units += max(1, ceil(sum(size(i) for i in parsed["Items"]) / (4 * KB)))
+
+
+def body_length(request: Any) -> int:
+    """Bytes of a request's body. S3 uploads are streamed (botocore wraps the body for its
+    aws-chunked checksum encoding), so their length is read from the headers: the payload's
+    own length (X-Amz-Decoded-Content-Length), not counting the chunk framing."""
+    body = request.body
+    if isinstance(body, str):
+        return len(body.encode())
+    if isinstance(body, bytes | bytearray):
+        return len(body)
+    headers = request.headers
+    length = headers.get("X-Amz-Decoded-Content-Length") or headers.get("Content-Length")
+    return int(length or 0)
 
 
 def shallow_transaction_snapshots() -> None:

@@ -5,7 +5,8 @@
 A printout, not a test (CI runs it at a small size only, to check that it still works).
 
 The functions' own boto3 clients are watched with botocore event hooks: every request they
-make is counted, with the bytes sent (request body) and received (response body), and the
+make is counted (each attempt: a retried call counts once per attempt), with the bytes sent
+(request body) and received (response body), and the
 DynamoDB capacity it consumes (estimated the way DynamoDB bills it: strongly consistent reads
 at 1 RRU per 4 KB, transactional writes at 2 WRU per item and KB). What Lambda's event source
 mappings do (polling the queues) is not the functions' work and is left out; the README's
@@ -86,6 +87,7 @@ class Meter:
             events = client.meta.events
             events.register("provide-client-params.*.*", self._params)
             events.register("request-created.*.*", self._request)
+            events.register("response-received.*.*", self._attempt)
             events.register("after-call.*.*", self._response)
 
     def _timed(self, name: str, handler: Callable[..., Any]) -> Callable[..., Any]:
@@ -110,6 +112,20 @@ class Meter:
     def _request(self, request: Any, operation_name: str, **_: Any) -> None:
         self.work.sent += body_length(request)
 
+    def _attempt(self, event_name: str, response_dict: dict[str, Any] | None, **_: Any) -> None:
+        """Every attempt botocore sends (a retried call is several requests, each billed),
+        whatever its outcome; after-call would see the call once."""
+        _, service, operation = event_name.split(".", 2)
+        self.work.requests[service] += 1
+        self.work.operations[f"{service}.{operation}"] += 1
+        if response_dict is None:  # no response at all (a connection error)
+            return
+        body = response_dict["body"]
+        if isinstance(body, bytes):
+            self.work.received += len(body)
+        else:  # a streamed body (GetObject): reading it here would consume it; its length
+            self.work.received += int(response_dict["headers"].get("content-length") or 0)
+
     def _response(
         self,
         http_response: Any,
@@ -118,13 +134,8 @@ class Meter:
         context: dict[str, Any],
         **_: Any,
     ) -> None:
+        """Once per call (its outcome): the capacity it consumed, the objects it wrote."""
         service = model.service_model.service_name
-        self.work.requests[service] += 1
-        self.work.operations[f"{service}.{model.name}"] += 1
-        if model.has_streaming_output:  # reading the body here would consume it: its length
-            self.work.received += int(http_response.headers.get("content-length") or 0)
-        else:
-            self.work.received += len(http_response.content or b"")
         params = context.get("bench_params", {})
         if service == "dynamodb":
             self._capacity(model.name, params, parsed)

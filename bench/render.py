@@ -154,6 +154,7 @@ class Timings:
     digests: set[str] = field(default_factory=set)
     files: int = 0
     gzip_bytes: int = 0
+    runs: int = 0  # whose output was digested
 
 
 def run_child(command: Sequence[str | Path], cwd: Path | None = None) -> tuple[float, float, float]:
@@ -241,6 +242,7 @@ def record(timings: Timings, out: Path, seconds: float, cpu: float, peak: float)
     timings.cpu_seconds.append(cpu)
     timings.peak_mb.append(peak)
     timings.digests.add(digest(out))
+    timings.runs += 1
     files = sorted(out.iterdir())
     timings.files = len(files)
     timings.gzip_bytes = sum(path.stat().st_size for path in files if path.suffix == ".gz")
@@ -301,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
             peak = tree_peak_mb(commands[name](out), cwd=folder)
             if peak is not None:
                 timings.peak_mb = [peak]
+                timings.digests.add(digest(out))  # one more run to compare ours with
+                timings.runs += 1
             shutil.rmtree(out)
     baseline = tools["sitemap-updater build"]
     print(
@@ -324,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
         cpu_ratio = peer_cpu / statistics.median(baseline.cpu_seconds)
         print(f"  sitemap.js's faster path / ours: {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU")
     identical = len(baseline.digests) == 1
-    print(f"  ours byte-identical across runs: {'yes' if identical else 'NO'}")
+    verdict = ("yes" if identical else "NO") if baseline.runs > 1 else "n/a (one run)"
+    print(f"  ours byte-identical across {baseline.runs} runs: {verdict}")
     return 0 if identical else 1
 
 

@@ -133,7 +133,7 @@ class Meter:
     ) -> None:
         """Every attempt botocore sends (a retried call is several requests, each billed),
         whatever its outcome; after-call would see the call once."""
-        _, service, operation = event_name.split(".", 2)
+        _event, service, operation = event_name.split(".", 2)
         self.work.requests[service] += 1
         self.work.operations[f"{service}.{operation}"] += 1
         if service == "sqs":

@@ -15,7 +15,13 @@ Each tool is timed as a child process, wall time including interpreter start and
 its CPU time (user + system, its own children and threads included: the machine may be busy
 with other work, CPU time is the steadier figure), runs alternating (ours, sitemap.js
 buffered, sitemap.js streaming, ours, ...) so that the machine's noise hits all of them
-alike; medians are reported. Both write gzipped shards of at most 10,000 URLs and a sitemap
+alike; medians are reported. Peak memory is the process tree's: ours forks a second process
+to read large files (pages.py), and the resident size the kernel reports at exit is that of
+the largest one process, not of both together. So one more run of each tool, untimed, sums
+the proportional set size (PSS: a page shared by two processes counts half in each, so a
+forked child's copy-on-write pages count once) of every process in its tree every few
+milliseconds, and the peak of that sum is reported (where /proc cannot tell it, the largest
+process's resident size). Both write gzipped shards of at most 10,000 URLs and a sitemap
 index:
 
 * ours: ``sitemap-updater build pages.jsonl --site-url ... --out DIR`` (every record validated
@@ -148,6 +154,7 @@ class Timings:
     digests: set[str] = field(default_factory=set)
     files: int = 0
     gzip_bytes: int = 0
+    runs: int = 0  # whose output was digested
 
 
 def run_child(command: Sequence[str | Path], cwd: Path | None = None) -> tuple[float, float, float]:
@@ -163,6 +170,51 @@ def run_child(command: Sequence[str | Path], cwd: Path | None = None) -> tuple[f
         raise SystemExit(f"{command[0]} {command[1]} failed with status {child.returncode}")
     cpu = usage.ru_utime + usage.ru_stime
     return seconds, cpu, usage.ru_maxrss / 1024  # ru_maxrss is in KiB on Linux
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (from /proc/PID/task/TID/children)."""
+    found, position = [pid], 0
+    while position < len(found):
+        parent = found[position]
+        position += 1
+        try:
+            for task in os.listdir(f"/proc/{parent}/task"):
+                with open(f"/proc/{parent}/task/{task}/children") as children:
+                    found.extend(int(child) for child in children.read().split())
+        except OSError:  # gone meanwhile
+            continue
+    return found
+
+
+def _pss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:  # gone meanwhile
+        pass
+    return 0
+
+
+def tree_peak_mb(command: Sequence[str | Path], cwd: Path) -> float | None:
+    """Run one child (untimed) sampling its process tree's summed PSS every few milliseconds:
+    the peak in MB, or None where /proc has no smaps_rollup or children lists."""
+    if not Path(f"/proc/{os.getpid()}/smaps_rollup").exists():
+        return None
+    if not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists():
+        return None
+    peak = 0
+    with subprocess.Popen(
+        [str(part) for part in command], cwd=cwd, stdout=subprocess.DEVNULL
+    ) as child:
+        while child.poll() is None:
+            peak = max(peak, sum(_pss_kib(pid) for pid in _tree(child.pid)))
+            time.sleep(0.005)
+    if child.returncode != 0:
+        raise SystemExit(f"{command[0]} {command[1]} failed with status {child.returncode}")
+    return peak / 1024
 
 
 def digest(folder: Path) -> str:
@@ -190,6 +242,7 @@ def record(timings: Timings, out: Path, seconds: float, cpu: float, peak: float)
     timings.cpu_seconds.append(cpu)
     timings.peak_mb.append(peak)
     timings.digests.add(digest(out))
+    timings.runs += 1
     files = sorted(out.iterdir())
     timings.files = len(files)
     timings.gzip_bytes = sum(path.stat().st_size for path in files if path.suffix == ".gz")
@@ -245,10 +298,18 @@ def main(argv: list[str] | None = None) -> int:
                 record(timings, out, seconds, cpu, peak)
                 shutil.rmtree(out)
             print(f"  run {run + 1}/{args.runs} done", file=sys.stderr, flush=True)
+        for name, timings in tools.items():  # the process tree's memory, in a run of its own
+            out = folder / f"out-memory-{name.replace(' ', '-')}"
+            peak = tree_peak_mb(commands[name](out), cwd=folder)
+            if peak is not None:
+                timings.peak_mb = [peak]
+                timings.digests.add(digest(out))  # one more run to compare ours with
+                timings.runs += 1
+            shutil.rmtree(out)
     baseline = tools["sitemap-updater build"]
     print(
         f"render {args.pages:,} pages, {args.runs} run(s) each, alternating; "
-        f"process wall and CPU time, medians"
+        f"process wall and CPU time, medians; peak memory of the process tree"
     )
     print(table(list(tools.values()), baseline))
     for timings in tools.values():
@@ -267,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
         cpu_ratio = peer_cpu / statistics.median(baseline.cpu_seconds)
         print(f"  sitemap.js's faster path / ours: {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU")
     identical = len(baseline.digests) == 1
-    print(f"  ours byte-identical across runs: {'yes' if identical else 'NO'}")
+    verdict = ("yes" if identical else "NO") if baseline.runs > 1 else "n/a (one run)"
+    print(f"  ours byte-identical across {baseline.runs} runs: {verdict}")
     return 0 if identical else 1
 
 

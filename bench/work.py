@@ -5,11 +5,13 @@
 A printout, not a test (CI runs it at a small size only, to check that it still works).
 
 The functions' own boto3 clients are watched with botocore event hooks: every request they
-make is counted, with the bytes sent (request body) and received (response body), and the
+make is counted (each attempt: a retried call counts once per attempt), with the bytes sent
+(request body) and received (response body), and the
 DynamoDB capacity it consumes (estimated the way DynamoDB bills it: strongly consistent reads
-at 1 RRU per 4 KB, transactional writes at 2 WRU per item and KB). What Lambda's event source
-mappings do (polling the queues) is not the functions' work and is left out; the README's
-cost section adds it.
+at 1 RRU per 4 KB, transactional writes at 2 WRU per item and KB). The queue traffic around
+the functions (the CMS's sends; what Lambda's event source mappings do: receives that return
+messages, deletes) is counted apart, on the pipeline's own SQS client; the burst's total and
+the cost include it.
 
 Work per event: a registry of N URLs in full shards of ``--shard-size`` URLs (loaded through
 ingest's batched path, every shard rendered and the index written), then, one at a time, each
@@ -66,6 +68,12 @@ class Work:
     s3_bytes_written: int = 0
     invocations: Counter[str] = field(default_factory=Counter)
     seconds: Counter[str] = field(default_factory=Counter)  # in the handlers, by function
+    # The queue traffic around the functions, not theirs: the CMS's sends and what Lambda's
+    # event source mappings do (receives that returned messages, deletes), by operation.
+    queue_traffic: Counter[str] = field(default_factory=Counter)
+    # Every SQS request but the CMS's sends (the functions' and the pollers'), by queue
+    # type, for the price: "fifo" or "standard".
+    sqs_requests: Counter[str] = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -75,7 +83,9 @@ class Work:
 class Meter:
     """Hooks on the functions' clients: each request they make is counted into ``work``;
     each invocation of a function is timed (wall time in the handler, moto's own time in
-    the calls included: an upper bound of what Lambda would bill)."""
+    the calls included: an upper bound of what Lambda would bill). A hook on the
+    pipeline's own SQS client (the CMS's sends, the event source mappings' receives and
+    deletes) counts the queue traffic around the functions, apart from theirs."""
 
     def __init__(self, pipeline: Any):
         self.work = Work()
@@ -86,7 +96,11 @@ class Meter:
             events = client.meta.events
             events.register("provide-client-params.*.*", self._params)
             events.register("request-created.*.*", self._request)
+            events.register("response-received.*.*", self._attempt)
             events.register("after-call.*.*", self._response)
+        around = pipeline.sqs.meta.events
+        around.register("provide-client-params.sqs.*", self._params)
+        around.register("after-call.sqs.*", self._queue_call)
 
     def _timed(self, name: str, handler: Callable[..., Any]) -> Callable[..., Any]:
         def timed(event: dict[str, Any], context: Any) -> Any:
@@ -108,8 +122,29 @@ class Meter:
         context["bench_params"] = dict(params)
 
     def _request(self, request: Any, operation_name: str, **_: Any) -> None:
-        body = request.body
-        self.work.sent += len(body) if isinstance(body, bytes | str) else 0
+        self.work.sent += body_length(request)
+
+    def _attempt(
+        self,
+        event_name: str,
+        response_dict: dict[str, Any] | None,
+        context: dict[str, Any],
+        **_: Any,
+    ) -> None:
+        """Every attempt botocore sends (a retried call is several requests, each billed),
+        whatever its outcome; after-call would see the call once."""
+        _event, service, operation = event_name.split(".", 2)
+        self.work.requests[service] += 1
+        self.work.operations[f"{service}.{operation}"] += 1
+        if service == "sqs":
+            self.work.sqs_requests[queue_type(context.get("bench_params", {}))] += 1
+        if response_dict is None:  # no response at all (a connection error)
+            return
+        body = response_dict["body"]
+        if isinstance(body, bytes):
+            self.work.received += len(body)
+        else:  # a streamed body (GetObject): reading it here would consume it; its length
+            self.work.received += int(response_dict["headers"].get("content-length") or 0)
 
     def _response(
         self,
@@ -119,13 +154,8 @@ class Meter:
         context: dict[str, Any],
         **_: Any,
     ) -> None:
+        """Once per call (its outcome): the capacity it consumed, the objects it wrote."""
         service = model.service_model.service_name
-        self.work.requests[service] += 1
-        self.work.operations[f"{service}.{model.name}"] += 1
-        if model.has_streaming_output:  # reading the body here would consume it: its length
-            self.work.received += int(http_response.headers.get("content-length") or 0)
-        else:
-            self.work.received += len(http_response.content or b"")
         params = context.get("bench_params", {})
         if service == "dynamodb":
             self._capacity(model.name, params, parsed)
@@ -133,10 +163,30 @@ class Meter:
             self.work.s3_puts += 1
             self.work.s3_bytes_written += len(params.get("Body", b""))
 
-    def _capacity(self, operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> None:
-        def size(item: dict[str, Any]) -> int:
-            return len(json.dumps(item))  # close enough to DynamoDB's item size
+    def _queue_call(
+        self, parsed: dict[str, Any], model: Any, context: dict[str, Any], **_: Any
+    ) -> None:
+        """The CMS's sends and what Lambda's pollers do per batch. Left out: receives that
+        found nothing and queue-depth reads (how this emulation polls and sees the queues
+        drained; Lambda's own idle polling is a cost at rest, not per event)."""
+        operation = model.name
+        if operation == "ReceiveMessage" and not parsed.get("Messages"):
+            return
+        if operation not in {
+            "SendMessage",
+            "SendMessageBatch",
+            "ReceiveMessage",
+            "DeleteMessage",
+            "DeleteMessageBatch",
+            "ChangeMessageVisibilityBatch",
+        }:
+            return
+        self.work.queue_traffic[f"sqs.{operation}"] += 1
+        if not operation.startswith("Send"):  # the CMS's sends are priced one per event
+            self.work.sqs_requests[queue_type(context.get("bench_params", {}))] += 1
 
+    def _capacity(self, operation: str, params: dict[str, Any], parsed: dict[str, Any]) -> None:
+        size = item_size
         if operation == "TransactWriteItems":
             for action in params["TransactItems"]:
                 (kind,) = action
@@ -151,6 +201,53 @@ class Meter:
                 self.work.read_units += sum(max(1, ceil(size(i) / (4 * KB))) for i in items)
         elif operation == "Query":
             self.work.read_units += max(1, ceil(sum(size(i) for i in parsed["Items"]) / (4 * KB)))
+
+
+def _value_size(value: dict[str, Any]) -> int:
+    """An attribute value's size as DynamoDB bills it (a number counted by its digits: an
+    upper bound of DynamoDB's packed form)."""
+    ((kind, inner),) = value.items()
+    if kind in ("S", "N"):
+        return len(inner.encode())
+    if kind == "B":
+        return len(inner)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind in ("SS", "NS"):
+        return sum(len(member.encode()) for member in inner)
+    if kind == "BS":
+        return sum(len(member) for member in inner)
+    if kind == "L":
+        return 3 + sum(1 + _value_size(member) for member in inner)
+    if kind == "M":
+        return 3 + sum(1 + len(k.encode()) + _value_size(v) for k, v in inner.items())
+    raise ValueError(f"unknown attribute type {kind}")
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """An item's size as DynamoDB counts it for capacity: each attribute's name and value in
+    bytes. (Not the length of its JSON: the type descriptors, quotes and braces made that
+    about half as large again as the item, for the shard entries these events read.)"""
+    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+
+
+def queue_type(params: dict[str, Any]) -> str:
+    """ "fifo" or "standard": the type of the queue a request went to (its price)."""
+    return "fifo" if str(params.get("QueueUrl", "")).endswith(".fifo") else "standard"
+
+
+def body_length(request: Any) -> int:
+    """Bytes of a request's body. S3 uploads are streamed (botocore wraps the body for its
+    aws-chunked checksum encoding), so their length is read from the headers: the payload's
+    own length (X-Amz-Decoded-Content-Length), not counting the chunk framing."""
+    body = request.body
+    if isinstance(body, str):
+        return len(body.encode())
+    if isinstance(body, bytes | bytearray):
+        return len(body)
+    headers = request.headers
+    length = headers.get("X-Amz-Decoded-Content-Length") or headers.get("Content-Length")
+    return int(length or 0)
 
 
 def shallow_transaction_snapshots() -> None:
@@ -345,22 +442,39 @@ def print_sizes(results: dict[int, list[Work]], shard_size: int) -> None:
     for row, (name, _) in enumerate(EVENTS):
         print(f"{name:<32}" + "".join(f" | {cell(results[s][row]):<41}" for s in sizes))
     first = results[sizes[0]]
-    same = all([w.requests for w in results[s]] == [w.requests for w in first] for s in sizes)
-    print(f"\nrequests identical at every size: {'yes' if same else 'NO'}")
+    # Operation by operation (a Query become a Scan would keep the count by service).
+    same = all([w.operations for w in results[s]] == [w.operations for w in first] for s in sizes)
+    verdict = ("yes" if same else "NO") if len(sizes) > 1 else "n/a (one size)"
+    print(f"\nrequests identical at every size: {verdict}")
     for row, (name, _) in enumerate(EVENTS):
         print(
             f"  {name}: " + ", ".join(f"{k} {v}" for k, v in sorted(first[row].operations.items()))
         )
+        traffic = first[row].queue_traffic
+        print(
+            "    around it (the CMS's send, Lambda's receives and deletes): "
+            + ", ".join(f"{k} {v}" for k, v in sorted(traffic.items()))
+        )
 
 
 def print_burst(work: Work, events: int, batch_size: int, invocations: dict[str, int]) -> None:
-    per_event = work.total / events
+    around = sum(work.queue_traffic.values())
+    every = work.total + around
     print(f"\nBurst: {events:,} publishes into one shard, on the queue together")
     print(f"  ingest batch size {batch_size}; invocations: " + ", ".join(
         f"{name} {count}" for name, count in invocations.items() if count
     ))  # fmt: skip
-    print(f"  {work.total:,} requests = {per_event:.2f} per event (goal: at most 1.3)")
-    print("  " + ", ".join(f"{k} {v}" for k, v in sorted(work.operations.items())))
+    print(f"  the functions' requests: {work.total:,} ({work.total / events:.2f} per event)")
+    print("    " + ", ".join(f"{k} {v}" for k, v in sorted(work.operations.items())))
+    print(
+        f"  the queue traffic around them: {around:,} (the CMS's sends, ten to a batch; "
+        "Lambda's receives and deletes)"
+    )
+    print("    " + ", ".join(f"{k} {v}" for k, v in sorted(work.queue_traffic.items())))
+    print(
+        f"  every request of the burst: {every:,} = {every / events:.2f} per event "
+        "(goal: at most 1.3)"
+    )
     print(
         f"  {work.read_units / events:.2f} RRU and {work.write_units / events:.2f} WRU per event; "
         f"{work.s3_puts} shard/index writes"
@@ -386,17 +500,15 @@ LOG_BYTES_PER_INVOCATION = 1500  # START/END/REPORT lines, a few structured line
 def dollars_per_event(work: Work, events: int) -> dict[str, float]:
     """What ``work`` (for ``events`` events) costs per event, by service, at list prices.
 
-    SQS counts the functions' sends plus what Lambda's pollers do for each invocation (one
-    receive, one delete) and the CMS's own send; FIFO queues (rebuild, index) at their price.
+    SQS counts the functions' requests and the event source mappings' receives and deletes as
+    measured (a batch of 100 takes ten of each: SQS returns at most ten messages a receive),
+    each at its queue's price (FIFO: rebuild, index), plus one send per event by the CMS.
     """
     p = PRICES
-    fifo_polls = 2 * (work.invocations["rebuild"] + work.invocations["index"])
-    standard_polls = 2 * work.invocations["ingest"] + events  # + the CMS's sends
-    sends_fifo = work.operations["sqs.SendMessageBatch"] + work.operations["sqs.SendMessage"]
     lambda_seconds = sum(seconds * MEMORY_GB[name] for name, seconds in work.seconds.items())
     cost = {
-        "sqs": standard_polls * p["sqs_standard_request"]
-        + (fifo_polls + sends_fifo) * p["sqs_fifo_request"],
+        "sqs": (events + work.sqs_requests["standard"]) * p["sqs_standard_request"]
+        + work.sqs_requests["fifo"] * p["sqs_fifo_request"],
         "dynamodb": work.read_units * p["dynamodb_rru"] + work.write_units * p["dynamodb_wru"],
         "s3": work.operations["s3.PutObject"] * p["s3_put"]
         + (work.operations["s3.GetObject"] + work.operations["s3.HeadObject"]) * p["s3_get"],

@@ -271,3 +271,20 @@ def test_a_local_run_that_fails_is_exit_1_not_a_usage_error(
     out = str(tmp_path / "site")
     assert main(["local", str(events), "--site-url", "https://www.example.com", "--out", out]) == 1
     assert capsys.readouterr().err == f"sitemap-updater: error: {failure}\n"
+
+
+def test_the_summary_counts_every_dead_letter_of_a_fifo_queue(
+    pipeline: Pipeline, tmp_path: Path
+) -> None:
+    """SQS hands out ten messages of a FIFO group at a time, and no more while they are held:
+    twelve dead-lettered index requests (one group) are twelve, not ten."""
+    index = pipeline.stack.queues["index"]
+    for number in range(12):
+        pipeline.sqs.send_message(
+            QueueUrl=index.dlq_url,
+            MessageBody=json.dumps({"cause": f"pages-00001@{number}"}),
+            MessageGroupId="index",
+            MessageDeduplicationId=f"failed-{number}",
+        )
+    assert len(pipeline.dead_letters()) == 10  # what a receive can see of one group
+    assert pipeline.summarise(0, tmp_path / "out").dead_lettered == 12

@@ -25,7 +25,7 @@ from sitemap_updater.domain.indexnow import KEY_PATTERN
 from sitemap_updater.domain.sharding import ROBOTS_KEY, SITEMAP_FILE
 from sitemap_updater.domain.stylesheet import STYLESHEET_KEY
 from sitemap_updater.local.feeder import MessageBody, read_paths
-from sitemap_updater.local.poller import EventSourceMapping, drain
+from sitemap_updater.local.poller import EventSourceMapping, drain, queue_depth
 from sitemap_updater.local.stack import (
     LOCAL_PREFIX,
     LocalStack,
@@ -191,7 +191,9 @@ class Pipeline:
                 stop.wait(idle_seconds)
 
     def dead_letters(self) -> list[dict[str, Any]]:
-        """Every message in every DLQ (read, not removed)."""
+        """The messages in every DLQ (read, not removed): all of a standard queue's (ingest's,
+        whose reasons the summary lists), but at most ten per message group of a FIFO one
+        (SQS hands out no more of a group while those are held): count with queue_depth."""
         messages: list[dict[str, Any]] = []
         for queue in self.stack.queues.values():
             seen: set[str] = set()
@@ -269,7 +271,7 @@ class Pipeline:
             sent=sent,
             accepted=sent - ingest_letters,
             rejected=rejected,
-            dead_lettered=len(letters),
+            dead_lettered=sum(queue_depth(self.sqs, q.dlq_url) for q in self.stack.queues.values()),
             objects_written=self.put_count,
             objects=self.export(out_dir),
             out_dir=str(out_dir),

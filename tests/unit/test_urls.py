@@ -181,6 +181,16 @@ def test_site_with_a_port_accepts_only_that_port() -> None:
     assert reject_code("http://localhost:8081/", site) == "url_foreign_port"
 
 
+def test_a_foreign_port_is_named_as_a_number_on_both_sides() -> None:
+    """An absent port is the scheme's: never "port None" in the reason a CMS reads."""
+    with pytest.raises(InvalidEvent) as on_default:
+        normalise_url("https://www.example.com:444/a", Site.parse("https://www.example.com"))
+    assert on_default.value.detail == "url port 444 is not the site's port 443"
+    with pytest.raises(InvalidEvent) as to_default:
+        normalise_url("http://localhost/a", Site.parse("http://localhost:8080"))
+    assert to_default.value.detail == "url port 80 is not the site's port 8080"
+
+
 def test_url_of_exactly_the_maximum_length_is_accepted() -> None:
     raw = f"{ORIGIN}/{'a' * (MAX_URL_LENGTH - len(ORIGIN) - 1)}"
     assert len(raw) == MAX_URL_LENGTH

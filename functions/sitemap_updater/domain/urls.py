@@ -238,7 +238,9 @@ def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = Tr
             )
         if port != site.port:
             raise InvalidEvent(
-                f"{field}_foreign_port", f"{field} port {port} is not the site's port {site.port}"
+                f"{field}_foreign_port",
+                f"{field} port {port or DEFAULT_PORTS[scheme]} is not the site's port "
+                f"{site.port or DEFAULT_PORTS[scheme]}",
             )
     elif not _HOST.match(host):
         raise InvalidEvent(f"{field}_malformed", f"{field} host {host!r} is not a DNS name")

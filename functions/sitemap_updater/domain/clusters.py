@@ -105,6 +105,20 @@ def needed_bytes(cluster: Cluster, url: str) -> int:
     return cluster.all[url].base + alternates_bytes(alternates(cluster, url))
 
 
+def survivor(clusters: Iterable[Cluster]) -> Cluster:
+    """The cluster a merge keeps (the others become redirects to it): the one with the most
+    members, the smaller id on a tie.
+
+    A page's pointer is never rewritten by a merge, so it reaches its cluster through one
+    redirect per merge its cluster lost. Members are disjoint (each page belongs to the one
+    cluster its pointer reaches), so a cluster that loses a merge joins one at least as
+    large: each redirect at least doubles the cluster reached, and a pointer is at most
+    log2(MAX_CLUSTER_MEMBERS) = 6 redirects from its cluster, whatever the order of
+    publishes. Keeping the smaller id let an unlucky order add a redirect at every merge.
+    """
+    return min(clusters, key=lambda cluster: (-len(cluster.all), cluster.cid))
+
+
 def merge(clusters: Iterable[Cluster], cid: str) -> Cluster:
     """One cluster holding every member of ``clusters`` (the first's version counts up)."""
     members: dict[str, Member] = {}

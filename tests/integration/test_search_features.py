@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+from sitemap_updater.adapters.registry import cluster_key
+from sitemap_updater.domain.clusters import MAX_REDIRECTS
 from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.local.runtime import Pipeline
@@ -241,8 +246,7 @@ def redirect_hops(pipeline: Pipeline, cid: str) -> int:
     registry = pipeline.app.registry
     hops = 0
     while True:
-        key = {"pk": {"S": f"CLUSTER#{cid}"}, "sk": {"S": "CLUSTER"}}
-        item = registry.client.get_item(TableName=registry.table, Key=key)["Item"]
+        item = registry.client.get_item(TableName=registry.table, Key=cluster_key(cid))["Item"]
         if "redirect" not in item:
             return hops
         cid, hops = item["redirect"]["S"], hops + 1
@@ -277,6 +281,25 @@ def test_a_page_declared_long_before_it_is_published_still_finds_its_cluster(
     everyone = {("x-default", f"{SITE}/")} | {(lang, f"{SITE}/{lang}") for lang in langs}
     assert hreflang(pipeline.objects()) == dict.fromkeys((href for _, href in everyone), everyone)
     assert hops <= 4  # merged by size, the hub's cluster is redirected at most log2(17) times
+
+
+def test_a_cluster_id_too_many_redirects_away_is_an_error_not_a_cluster_left_out(
+    pipeline: Pipeline,
+) -> None:
+    """Merges keep ids within 6 redirects; a read follows 16. Beyond, it used to leave the
+    cluster out: pages rendered without alternates, and a page joining it started a cluster of
+    its own. Now the read fails, for SQS to retry and dead-letter with the reason."""
+    pipeline.send_events([publish("/en", 1, hreflang="en")])
+    pipeline.drain()
+    registry = pipeline.app.registry
+    live = registry.url_state(f"{SITE}/en").cluster or ""
+    chain = [f"redirect{n:02d}" for n in range(MAX_REDIRECTS + 1)]
+    for cid, target in zip(chain, [*chain[1:], live], strict=True):
+        item = {"version": {"N": "1"}, "redirect": {"S": target}}
+        registry.client.put_item(TableName=registry.table, Item={**cluster_key(cid), **item})
+    assert registry.clusters([chain[1]])[chain[1]].cid == live  # 16 redirects: followed
+    with pytest.raises(RetryableError, match="more than 16 redirects"):
+        registry.clusters([chain[0]])
 
 
 def test_x_default_and_a_page_that_stops_declaring_a_link(pipeline: Pipeline) -> None:

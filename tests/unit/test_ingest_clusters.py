@@ -14,8 +14,9 @@ from decimal import Decimal
 
 import pytest
 
-from sitemap_updater.domain.clusters import MAX_CLUSTER_MEMBERS
+from sitemap_updater.domain.clusters import MAX_CLUSTER_MEMBERS, MAX_REDIRECTS
 from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.usecases.ingest import ApplyChange
@@ -105,3 +106,21 @@ def test_any_order_of_links_stays_within_six_redirects(seed: int) -> None:
     resolved = {cluster.cid: cluster for cluster in site.registry.clusters(pointers).values()}
     assert [len(cluster.all) for cluster in resolved.values()] == [MAX_CLUSTER_MEMBERS]
     assert site.longest_chain() <= 6
+
+
+def test_a_page_whose_cluster_id_is_too_many_redirects_away_is_retried_not_split_off() -> None:
+    """Past MAX_REDIRECTS the read used to leave the cluster out, so the page's publish
+    started a cluster of its own that no sibling lists. Merges never get there (above); a
+    registry that did is inconsistent, and the event now fails with the reason."""
+    site = Site()
+    site.publish(PAGES[1], [PAGES[0]])
+    records = site.registry.cluster_records
+    live = site.registry.url_state(PAGES[0]).cluster or ""
+    chain = [f"redirect{n:02d}" for n in range(MAX_REDIRECTS + 1)]
+    records.update(zip(chain, [*chain[1:], live], strict=True))
+    site.registry.urls[PAGES[0]].cluster = chain[0]
+    with pytest.raises(RetryableError, match="more than 16 redirects"):
+        site.publish(PAGES[0], [PAGES[1]])
+    site.registry.urls[PAGES[0]].cluster = chain[1]  # 16 redirects: followed
+    site.publish(PAGES[0], [PAGES[1]])
+    assert site.registry.url_state(PAGES[0]).cluster == live

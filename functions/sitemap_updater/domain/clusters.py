@@ -22,8 +22,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from sitemap_updater.domain.contract import X_DEFAULT
+from sitemap_updater.domain.errors import RetryableError
 
 MAX_CLUSTER_MEMBERS = 64
+# Redirects a read follows from a cluster id to its cluster: merges keep any pointer within
+# log2(MAX_CLUSTER_MEMBERS) = 6 (see ``survivor``); more means the registry is inconsistent.
+MAX_REDIRECTS = 16
 LINK_FRAME = len('<xhtml:link rel="alternate" hreflang="" href=""/>')
 
 
@@ -117,6 +121,17 @@ def survivor(clusters: Iterable[Cluster]) -> Cluster:
     publishes. Keeping the smaller id let an unlucky order add a redirect at every merge.
     """
     return min(clusters, key=lambda cluster: (-len(cluster.all), cluster.cid))
+
+
+def too_many_redirects(cid: str) -> RetryableError:
+    """What a read of cluster ``cid`` raises when its record is more than ``MAX_REDIRECTS``
+    redirects away: left out, its pages would render without alternates and a page joining
+    it would start a cluster of its own, silently."""
+    return RetryableError(
+        f"hreflang cluster id {cid} is more than {MAX_REDIRECTS} redirects from a cluster "
+        f"record (merges keep ids within {MAX_CLUSTER_MEMBERS.bit_length() - 1}): the registry "
+        "is inconsistent"
+    )
 
 
 def merge(clusters: Iterable[Cluster], cid: str) -> Cluster:

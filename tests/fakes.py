@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from sitemap_updater.domain.clusters import Cluster
+from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, too_many_redirects
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
 from sitemap_updater.domain.placement import MAX_COMMITS_TOGETHER, Commit
@@ -56,8 +56,12 @@ class MemoryRegistry:
         with self.lock:
             for cid in cids:
                 found = self.cluster_records.get(cid)
-                while isinstance(found, str):
+                for _ in range(MAX_REDIRECTS):
+                    if not isinstance(found, str):
+                        break
                     found = self.cluster_records.get(found)
+                if isinstance(found, str):
+                    raise too_many_redirects(cid)
                 if found is not None:
                     result[cid] = found
         return result

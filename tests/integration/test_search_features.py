@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
+from sitemap_updater.adapters.registry import cluster_key
+from sitemap_updater.domain.clusters import MAX_REDIRECTS
 from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.local.runtime import Pipeline
@@ -234,6 +239,67 @@ def test_a_page_linking_as_many_clusters_as_a_cluster_holds_merges_them(
     assert set(resolved) == pointers
     assert len({cluster.cid for cluster in resolved.values()}) == 1
     assert set(next(iter(resolved.values())).all) == {href for _, href in everyone}
+
+
+def redirect_hops(pipeline: Pipeline, cid: str) -> int:
+    """How many redirects a cluster pointer goes through to reach the live cluster record."""
+    registry = pipeline.app.registry
+    hops = 0
+    while True:
+        item = registry.client.get_item(TableName=registry.table, Key=cluster_key(cid))["Item"]
+        if "redirect" not in item:
+            return hops
+        cid, hops = item["redirect"]["S"], hops + 1
+
+
+def test_a_page_declared_long_before_it_is_published_still_finds_its_cluster(
+    pipeline: Pipeline,
+) -> None:
+    """A CMS publishes each translation alone as it is finished, and links it to the earlier
+    ones on its next revision; the first one names the x-default hub, published last. Every
+    link merges the newcomer's cluster of one into the group. When the survivor was the
+    smaller cluster id, an order whose ids happen to decrease made every merge redirect the
+    group's cluster once more: the hub's pointer (a page not yet published is never resized,
+    so never re-pointed) ended 16 redirects away, past what a read follows, and the hub,
+    published, started a cluster of its own: listed by nobody, listing nobody."""
+    langs = LANGUAGES[:17]
+    pipeline.send_events([publish(f"/{lang}", 1, hreflang=lang) for lang in langs])
+    pipeline.drain()
+    registry = pipeline.app.registry
+    cids = {lang: registry.url_state(f"{SITE}/{lang}").cluster or "" for lang in langs}
+    order = sorted(langs, key=cids.__getitem__, reverse=True)
+    hub = [alt("/", "x-default")]
+    for k, lang in enumerate(order):
+        earlier = [alt(f"/{other}", other) for other in order[:k]]
+        pipeline.send_events([publish(f"/{lang}", 2, hreflang=lang, alternates=earlier or hub)])
+        pipeline.drain()
+    hops = redirect_hops(pipeline, registry.url_state(f"{SITE}/").cluster or "")
+
+    pipeline.send_events([publish("/", 1, hreflang="x-default")])
+    pipeline.drain()
+    assert pipeline.dead_letters() == []
+    everyone = {("x-default", f"{SITE}/")} | {(lang, f"{SITE}/{lang}") for lang in langs}
+    assert hreflang(pipeline.objects()) == dict.fromkeys((href for _, href in everyone), everyone)
+    assert hops <= 4  # merged by size, the hub's cluster is redirected at most log2(17) times
+
+
+def test_a_cluster_id_too_many_redirects_away_is_an_error_not_a_cluster_left_out(
+    pipeline: Pipeline,
+) -> None:
+    """Merges keep ids within 6 redirects; a read follows 16. Beyond, it used to leave the
+    cluster out: pages rendered without alternates, and a page joining it started a cluster of
+    its own. Now the read fails, for SQS to retry and dead-letter with the reason."""
+    pipeline.send_events([publish("/en", 1, hreflang="en")])
+    pipeline.drain()
+    registry = pipeline.app.registry
+    live = registry.url_state(f"{SITE}/en").cluster or ""
+    chain = [f"redirect{n:02d}" for n in range(MAX_REDIRECTS + 1)]
+    for cid, target in zip(chain, [*chain[1:], live], strict=True):
+        item = {"version": {"N": "1"}, "redirect": {"S": target}}
+        registry.client.put_item(TableName=registry.table, Item={**cluster_key(cid), **item})
+    assert registry.clusters([chain[1]])[chain[1]].cid == live  # 16 redirects: followed
+    with pytest.raises(RetryableError, match="more than 16 redirects"):
+        registry.clusters([chain[0]])
 
 
 def test_x_default_and_a_page_that_stops_declaring_a_link(pipeline: Pipeline) -> None:

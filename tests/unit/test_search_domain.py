@@ -19,6 +19,7 @@ from sitemap_updater.domain.clusters import (
     languages,
     merge,
     needed_bytes,
+    survivor,
 )
 from sitemap_updater.domain.entries import News, SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
@@ -102,6 +103,15 @@ def test_merge_keeps_every_member_once() -> None:
     merged = merge([one, two], "c")
     assert set(merged.all) == {u("/a"), u("/b")}
     assert merged.all[u("/a")].lang == "en"  # the first cluster's view of a shared member
+
+
+def test_a_merge_keeps_the_larger_cluster_then_the_smaller_id() -> None:
+    small = Cluster(cid="a", members={u("/a"): Member()})
+    large = Cluster(cid="b", members={u("/b"): Member(), u("/c"): Member()})
+    tie = Cluster(cid="c", members={u("/d"): Member(), u("/e"): Member()})
+    assert survivor([small, large, tie]).cid == "b"
+    assert survivor([tie, small]).cid == "c"
+    assert survivor([small, Cluster(cid="z", members={u("/z"): Member()})]).cid == "a"
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from sitemap_updater.adapters import clients
-from sitemap_updater.domain.clusters import Cluster, Member
+from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, Member, too_many_redirects
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import (
     ConcurrentChange,
@@ -73,7 +73,6 @@ TTL_ATTRIBUTE = "expires_at"
 PARTITION_KEY = "pk"
 SORT_KEY = "sk"
 _KEY_LIMIT = 1000
-_MAX_REDIRECTS = 16
 # Throttling, as a transaction's cancellation reason or as the whole request's error code.
 _THROTTLED = {
     "ThrottlingError",
@@ -166,12 +165,13 @@ class Registry:
         return {url: _url_state(found[url_token(url)]) for url in urls}
 
     def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]:
-        """Each cluster asked for, following redirects left by merges to the live record."""
+        """Each cluster asked for, following redirects left by merges to the live record
+        (at most ``MAX_REDIRECTS``: beyond, RetryableError, never a cluster left out)."""
         wanted = set(cids)
         resolved: dict[str, Cluster] = {}
         redirects: dict[str, str] = {}
         pending = set(wanted)
-        for _ in range(_MAX_REDIRECTS):
+        for _ in range(MAX_REDIRECTS + 1):  # the ids asked for, then one read per redirect
             if not pending:
                 break
             items = self._batch_get([cluster_key(cid) for cid in sorted(pending)])
@@ -187,12 +187,14 @@ class Registry:
         result = {}
         for cid in wanted:
             final = cid
-            for _ in range(_MAX_REDIRECTS):
+            for _ in range(MAX_REDIRECTS):
                 if final in resolved or final not in redirects:
                     break
                 final = redirects[final]
             if final in resolved:
                 result[cid] = resolved[final]
+            elif final in redirects:
+                raise too_many_redirects(cid)
         return result
 
     def entry(self, shard: str, url: str) -> SitemapEntry | None:

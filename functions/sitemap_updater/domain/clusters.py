@@ -22,8 +22,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from sitemap_updater.domain.contract import X_DEFAULT
+from sitemap_updater.domain.errors import RetryableError
 
 MAX_CLUSTER_MEMBERS = 64
+# Redirects a read follows from a cluster id to its cluster: merges keep any pointer within
+# log2(MAX_CLUSTER_MEMBERS) = 6 (see ``survivor``); more means the registry is inconsistent.
+MAX_REDIRECTS = 16
 LINK_FRAME = len('<xhtml:link rel="alternate" hreflang="" href=""/>')
 
 
@@ -103,6 +107,31 @@ def alternates_bytes(pairs: Iterable[tuple[str, str]]) -> int:
 def needed_bytes(cluster: Cluster, url: str) -> int:
     """What ``url``'s entry renders to with this cluster."""
     return cluster.all[url].base + alternates_bytes(alternates(cluster, url))
+
+
+def survivor(clusters: Iterable[Cluster]) -> Cluster:
+    """The cluster a merge keeps (the others become redirects to it): the one with the most
+    members, the smaller id on a tie.
+
+    A page's pointer is never rewritten by a merge, so it reaches its cluster through one
+    redirect per merge its cluster lost. Members are disjoint (each page belongs to the one
+    cluster its pointer reaches), so a cluster that loses a merge joins one at least as
+    large: each redirect at least doubles the cluster reached, and a pointer is at most
+    log2(MAX_CLUSTER_MEMBERS) = 6 redirects from its cluster, whatever the order of
+    publishes. Keeping the smaller id let an unlucky order add a redirect at every merge.
+    """
+    return min(clusters, key=lambda cluster: (-len(cluster.all), cluster.cid))
+
+
+def too_many_redirects(cid: str) -> RetryableError:
+    """What a read of cluster ``cid`` raises when its record is more than ``MAX_REDIRECTS``
+    redirects away: left out, its pages would render without alternates and a page joining
+    it would start a cluster of its own, silently."""
+    return RetryableError(
+        f"hreflang cluster id {cid} is more than {MAX_REDIRECTS} redirects from a cluster "
+        f"record (merges keep ids within {MAX_CLUSTER_MEMBERS.bit_length() - 1}): the registry "
+        "is inconsistent"
+    )
 
 
 def merge(clusters: Iterable[Cluster], cid: str) -> Cluster:

@@ -27,6 +27,7 @@ from sitemap_updater.domain.clusters import (
     alternates_bytes,
     merge,
     needed_bytes,
+    survivor,
     too_large,
     with_member,
 )
@@ -234,9 +235,9 @@ class ApplyChange:
         found = self.registry.clusters(c for c in pointers if c is not None)
         distinct = sorted({c.cid: c for c in found.values()}.values(), key=lambda c: c.cid)
         if distinct:
-            survivor = distinct[0]
-            cluster = replace(merge(distinct, survivor.cid), version=survivor.version)
-            expected: int | None = survivor.version
+            kept = survivor(distinct)
+            cluster = replace(merge(distinct, kept.cid), version=kept.version)
+            expected: int | None = kept.version
         else:
             seed = f"{change.url}@{change.version}".encode()
             cluster = Cluster(cid=hashlib.sha256(seed).hexdigest()[:20], members={})
@@ -276,7 +277,7 @@ class ApplyChange:
                 f"the hreflang cluster would have {len(cluster.all)} pages, over "
                 f"{MAX_CLUSTER_MEMBERS}",
             )
-        absorbed = tuple((c.cid, c.version) for c in distinct[1:])
+        absorbed = tuple((c.cid, c.version) for c in distinct if c.cid != cluster.cid)
         return ClusterWrite(cluster, expected, absorbed, tuple(target_writes))
 
     @staticmethod

@@ -7,6 +7,7 @@ event files, independently of the code under test.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import http.client
 import json
@@ -490,11 +491,17 @@ def test_an_unknown_log_level_is_a_usage_error(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
-def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def port_in_use() -> Iterator[int]:
+    """A port on 127.0.0.1 that another socket is listening on, while the block runs."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        port = taken.getsockname()[1]
+        yield taken.getsockname()[1]
+
+
+def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
+    with port_in_use() as port:
         result = run(
             "local", EVENTS / "01-publish.json", "--site-url", SITE, "--out", tmp_path / "out",
             "--serve", "--port", str(port),
@@ -506,10 +513,7 @@ def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
 def test_a_moto_port_in_use_or_out_of_range_is_a_usage_error_not_a_hang(tmp_path: Path) -> None:
     # moto's server binds on a thread of its own and waited for it for ever: a port in use
     # (say, a `local --serve --moto-port 5005` still running) hung the command
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
+    with port_in_use() as port:
         in_use = run(
             "local", EVENTS / "01-publish.json", "--site-url", SITE, "--out", tmp_path / "out",
             "--moto-port", str(port), timeout=60,

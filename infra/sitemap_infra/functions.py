@@ -34,6 +34,24 @@ LOG_LEVEL = "INFO"
 # sitemap-<group>-<NNNNN>.xml[.gz]; index files sitemap.xml and sitemap-index-<n>.xml.
 SHARD_KEYS = ("sitemap-*",)
 INDEX_KEYS = (INDEX_KEY, "sitemap-index-*", ROBOTS_KEY)
+WRITTEN_KEYS = {REBUILD.name: SHARD_KEYS, INDEX.name: INDEX_KEYS}
+OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
+TABLE_ACTIONS = {
+    INGEST.name: (
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",  # hreflang clusters and their members
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+    ),
+    REBUILD.name: (
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",  # the hreflang clusters of its entries
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+    ),
+    INDEX.name: ("dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
+}
 
 
 def powertools_environment(service: str) -> dict[str, str]:
@@ -89,71 +107,47 @@ class Functions(Construct):
         return self.functions[name]
 
     def permissions(self, spec: FunctionSpec) -> list[Permission]:
-        table = self.storage.table.table_arn
-        bucket = self.storage.bucket
-        rebuild_queue = self.queues[REBUILD.name].queue.queue_arn
-        index_queue = self.queues[INDEX.name].queue.queue_arn
-        ingest_dlq = self.queues[INGEST.name].dead_letter.queue_arn
-        # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
-        # and the store treats only 404 as "absent".
-        list_bucket = Permission(("s3:ListBucket",), (bucket.bucket_arn,))
-        objects = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
-        granted: dict[str, list[Permission]] = {
-            INGEST.name: [
-                Permission(
-                    (
-                        "dynamodb:GetItem",
-                        "dynamodb:BatchGetItem",  # hreflang clusters and their members
-                        "dynamodb:PutItem",
-                        "dynamodb:UpdateItem",
-                        "dynamodb:DeleteItem",
-                    ),
-                    (table,),
-                ),
-                Permission(("sqs:SendMessage",), (rebuild_queue, ingest_dlq)),
-            ],
-            REBUILD.name: [
-                Permission(
-                    (
-                        "dynamodb:GetItem",
-                        "dynamodb:BatchGetItem",  # the hreflang clusters of its entries
-                        "dynamodb:Query",
-                        "dynamodb:UpdateItem",
-                    ),
-                    (table,),
-                ),
-                Permission(objects, tuple(bucket.arn_for_objects(key) for key in SHARD_KEYS)),
-                list_bucket,
-                Permission(("sqs:SendMessage",), (index_queue,)),
-            ],
-            INDEX.name: [
-                Permission(
-                    ("dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:DeleteItem"), (table,)
-                ),
-                Permission(objects, tuple(bucket.arn_for_objects(key) for key in INDEX_KEYS)),
-                list_bucket,
-                Permission(("sqs:SendMessage",), (rebuild_queue,)),
-            ],
-        }
-        if INDEXNOW.name in self.queues.pairs:
-            indexnow = self.queues[INDEXNOW.name]
-            granted[INGEST.name].append(
-                Permission(("sqs:SendMessage",), (indexnow.queue.queue_arn,))
-            )
-            # Dead-letters what IndexNow refused (400/422) at once; no table, no bucket.
-            granted[INDEXNOW.name] = [
-                Permission(("sqs:SendMessage",), (indexnow.dead_letter.queue_arn,))
+        name = spec.name
+        permissions = []
+        if name in TABLE_ACTIONS:
+            permissions.append(Permission(TABLE_ACTIONS[name], (self.storage.table.table_arn,)))
+        if name in WRITTEN_KEYS:
+            # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
+            # and the store treats only 404 as "absent".
+            permissions += [
+                Permission(OBJECT_ACTIONS, self._objects(WRITTEN_KEYS[name])),
+                Permission(("s3:ListBucket",), (self.storage.bucket.bucket_arn,)),
             ]
-        permissions = granted[spec.name]
-        if self.site_file_keys and spec.name == INDEX.name:
+        permissions += [Permission(("sqs:SendMessage",), arns) for arns in self._sends_to(name)]
+        if self.site_file_keys and name == INDEX.name:
             # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
-            keys = tuple(bucket.arn_for_objects(key) for key in self.site_file_keys)
-            permissions.append(Permission(("s3:GetObject", "s3:PutObject"), keys))
-        if self.distribution_arn is not None and spec.name in (REBUILD.name, INDEX.name):
+            site_files = self._objects(self.site_file_keys)
+            permissions.append(Permission(("s3:GetObject", "s3:PutObject"), site_files))
+        if self.distribution_arn is not None and name in (REBUILD.name, INDEX.name):
             permissions.append(
                 Permission(("cloudfront:CreateInvalidation",), (self.distribution_arn,))
             )
         return permissions
+
+    def _objects(self, keys: Sequence[str]) -> tuple[str, ...]:
+        return tuple(self.storage.bucket.arn_for_objects(key) for key in keys)
+
+    def _sends_to(self, name: str) -> list[tuple[str, ...]]:
+        """The queues each function sends to, one statement per group."""
+        queues = self.queues
+        sends = {
+            INGEST.name: [
+                (queues[REBUILD.name].queue.queue_arn, queues[INGEST.name].dead_letter.queue_arn)
+            ],
+            REBUILD.name: [(queues[INDEX.name].queue.queue_arn,)],
+            INDEX.name: [(queues[REBUILD.name].queue.queue_arn,)],
+        }
+        if INDEXNOW.name in queues.pairs:
+            indexnow = queues[INDEXNOW.name]
+            sends[INGEST.name].append((indexnow.queue.queue_arn,))
+            # Dead-letters what IndexNow refused (400/422) at once; no table, no bucket.
+            sends[INDEXNOW.name] = [(indexnow.dead_letter.queue_arn,)]
+        return sends[name]
 
     def _function(
         self, spec: FunctionSpec, code: lambda_.Code, environment: Mapping[str, str]
@@ -221,8 +215,7 @@ class Functions(Construct):
             "other than '*' (added by active tracing).",
         )
         bucket = Stack.of(self).get_logical_id(self.storage.bucket.node.default_child)  # type: ignore[arg-type]
-        keys = SHARD_KEYS if spec.name == REBUILD.name else INDEX_KEYS
-        for key in keys:
+        for key in WRITTEN_KEYS.get(spec.name, INDEX_KEYS):
             if "*" in key:
                 acknowledge(
                     policy,

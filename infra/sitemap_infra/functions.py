@@ -215,7 +215,7 @@ class Functions(Construct):
             "other than '*' (added by active tracing).",
         )
         bucket = Stack.of(self).get_logical_id(self.storage.bucket.node.default_child)  # type: ignore[arg-type]
-        for key in WRITTEN_KEYS.get(spec.name, INDEX_KEYS):
+        for key in WRITTEN_KEYS.get(spec.name, ()):
             if "*" in key:
                 acknowledge(
                     policy,

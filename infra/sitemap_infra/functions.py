@@ -1,11 +1,10 @@
-"""The three Lambda functions (four with IndexNow), their SQS event sources, and exactly the
-permissions each one's code uses (read the adapters: every action below is a call they
-make, on that function's own resources only)."""
+"""The functions, their SQS event sources, and exactly the permissions each one's code uses
+(read the adapters: every action below is a call they make, on that function's own resources
+only)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
@@ -55,8 +54,6 @@ TABLE_ACTIONS = {
 
 
 def powertools_environment(service: str) -> dict[str, str]:
-    """``service``: the deployment's service name (``updater.deployment_service``), which is
-    also the ``service`` dimension of every metric the functions publish."""
     return {
         "POWERTOOLS_SERVICE_NAME": service,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
@@ -64,15 +61,8 @@ def powertools_environment(service: str) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class Permission:
-    """What one function may do: the actions and the resources they apply to."""
-
-    actions: tuple[str, ...]
-    resources: tuple[str, ...]
-
-    def statement(self) -> iam.PolicyStatement:
-        return iam.PolicyStatement(actions=list(self.actions), resources=list(self.resources))
+def _allow(actions: Sequence[str], resources: Sequence[str]) -> iam.PolicyStatement:
+    return iam.PolicyStatement(actions=list(actions), resources=list(resources))
 
 
 class Functions(Construct):
@@ -91,8 +81,8 @@ class Functions(Construct):
     ) -> None:
         """``distribution_arn``: grant CreateInvalidation on it (only when invalidation is on).
         ``site_file_keys``: the static files the index function serves (the human view's
-        stylesheet, the IndexNow key file), each written by exact key. ``service``: the
-        deployment's service name (``updater.deployment_service``)."""
+        stylesheet, the IndexNow key file), each written by exact key. ``service``: see
+        ``updater.deployment_service``."""
         super().__init__(scope, construct_id)
         self.storage = storage
         self.queues = queues
@@ -106,27 +96,25 @@ class Functions(Construct):
     def __getitem__(self, name: str) -> lambda_.Function:
         return self.functions[name]
 
-    def permissions(self, spec: FunctionSpec) -> list[Permission]:
+    def permissions(self, spec: FunctionSpec) -> list[iam.PolicyStatement]:
         name = spec.name
-        permissions = []
+        permissions: list[iam.PolicyStatement] = []
         if name in TABLE_ACTIONS:
-            permissions.append(Permission(TABLE_ACTIONS[name], (self.storage.table.table_arn,)))
+            permissions.append(_allow(TABLE_ACTIONS[name], (self.storage.table.table_arn,)))
         if name in WRITTEN_KEYS:
             # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
             # and the store treats only 404 as "absent".
             permissions += [
-                Permission(OBJECT_ACTIONS, self._objects(WRITTEN_KEYS[name])),
-                Permission(("s3:ListBucket",), (self.storage.bucket.bucket_arn,)),
+                _allow(OBJECT_ACTIONS, self._objects(WRITTEN_KEYS[name])),
+                _allow(("s3:ListBucket",), (self.storage.bucket.bucket_arn,)),
             ]
-        permissions += [Permission(("sqs:SendMessage",), arns) for arns in self._sends_to(name)]
+        permissions += [_allow(("sqs:SendMessage",), arns) for arns in self._sends_to(name)]
         if self.site_file_keys and name == INDEX.name:
             # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
             site_files = self._objects(self.site_file_keys)
-            permissions.append(Permission(("s3:GetObject", "s3:PutObject"), site_files))
+            permissions.append(_allow(("s3:GetObject", "s3:PutObject"), site_files))
         if self.distribution_arn is not None and name in (REBUILD.name, INDEX.name):
-            permissions.append(
-                Permission(("cloudfront:CreateInvalidation",), (self.distribution_arn,))
-            )
+            permissions.append(_allow(("cloudfront:CreateInvalidation",), (self.distribution_arn,)))
         return permissions
 
     def _objects(self, keys: Sequence[str]) -> tuple[str, ...]:
@@ -189,8 +177,8 @@ class Functions(Construct):
             "imports (bench/coldstart.py).",
         )
         log_group.grant_write(role)
-        for permission in self.permissions(spec):
-            role.add_to_principal_policy(permission.statement())
+        for statement in self.permissions(spec):
+            role.add_to_principal_policy(statement)
         pair = self.queues[spec.name]
         window = spec.batching_window_seconds
         function.add_event_source(

@@ -46,7 +46,6 @@ LEFT_OUT = ("ops", "local", "schemas", "cli.py")
 
 
 def package_files(source: Path) -> Iterator[Path]:
-    """The package's files that go into the asset, in a stable order."""
     root = source / PACKAGE
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
@@ -149,7 +148,7 @@ class PipBundling:
 
 
 def function_code(source: Path = FUNCTIONS_DIR) -> lambda_.Code:
-    """The one asset of the three functions."""
+    """The one asset of all the functions."""
     return lambda_.Code.from_asset(
         str(source),
         asset_hash=asset_hash(source),

@@ -9,12 +9,9 @@
         distribution=site_distribution,  # the site's own; omit to get one of our own
     )
 
-Given ``distribution`` (a ``cloudfront.Distribution`` in the same stack), it adds
-``/robots.txt``, ``/sitemap.xml``, ``/sitemap-*.xml`` and ``/sitemap-*.xml.gz`` as behaviours to
-it, so the sitemaps are served from the site's own host (and, when they are on,
-``/sitemap.xsl`` for the human view and ``/<key>.txt`` for IndexNow). ``settings`` takes the
-function settings by field name (see ``sitemap_updater.settings``), validated by the code's
-own model.
+Given ``distribution`` (in the same stack), the sitemap paths become behaviours of it
+(``cdn.SitemapCdn``). ``settings`` takes the function settings by field name
+(``sitemap_updater.settings``), validated by the code's own model.
 """
 
 from __future__ import annotations

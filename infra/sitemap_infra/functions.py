@@ -123,7 +123,7 @@ class Functions(Construct):
     def _sends_to(self, name: str) -> list[tuple[str, ...]]:
         """The queues each function sends to, one statement per group."""
         queues = self.queues
-        sends = {
+        sends: dict[str, list[tuple[str, ...]]] = {
             INGEST.name: [
                 (queues[REBUILD.name].queue.queue_arn, queues[INGEST.name].dead_letter.queue_arn)
             ],

@@ -70,8 +70,8 @@ class Monitoring(Construct):
         alarm_topic: sns.ITopic | None = None,
         service: str,
     ) -> None:
-        """``service``: the functions' POWERTOOLS_SERVICE_NAME, the ``service`` dimension of
-        their own metrics (one per deployment: see ``updater.deployment_service``)."""
+        """``service``: the ``service`` dimension of the functions' own metrics
+        (``updater.deployment_service``)."""
         super().__init__(scope, construct_id)
         self.service = service
         self.alarms: list[cloudwatch.Alarm] = []

@@ -1,5 +1,6 @@
 """The function asset without Docker: pip for the Lambda platform, then the package. One test
-bundles for real (it downloads the pinned wheels); the others check the asset hash."""
+bundles for real (it downloads the pinned wheels); the others check the asset hash and that
+the handlers import from the package's part of the asset alone."""
 
 from __future__ import annotations
 

@@ -10,12 +10,13 @@ from typing import Any
 from aws_cdk import App, Environment, Validations
 from cdk_nag import AwsSolutionsChecks
 
-from sitemap_infra.config import ConfigError, DeployConfig, read_context
+from sitemap_infra.config import ConfigError, read_context
 from sitemap_infra.stack import SitemapUpdaterStack
 
 
-def build(app: App, config: DeployConfig) -> SitemapUpdaterStack:
-    """Add the stack and the cdk-nag checks to ``app``."""
+def create_app(context: Mapping[str, Any] | None = None) -> tuple[App, SitemapUpdaterStack]:
+    app = App(context=dict(context) if context is not None else None)
+    config = read_context(app.node.get_all_context())
     stack = SitemapUpdaterStack(
         app,
         config.stack_name,
@@ -27,13 +28,7 @@ def build(app: App, config: DeployConfig) -> SitemapUpdaterStack:
         ),
     )
     Validations.of(app).add_plugins(AwsSolutionsChecks(app))
-    return stack
-
-
-def create_app(context: Mapping[str, Any] | None = None) -> tuple[App, SitemapUpdaterStack]:
-    app = App(context=dict(context) if context is not None else None)
-    config = read_context(app.node.get_all_context())
-    return app, build(app, config)
+    return app, stack
 
 
 def main() -> None:

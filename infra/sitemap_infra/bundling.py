@@ -40,12 +40,12 @@ RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
 # Lambda's python3.12+ runtimes run on Amazon Linux 2023 (glibc 2.34): both tags fit.
 PLATFORMS = ("manylinux2014_aarch64", "manylinux_2_28_aarch64")
-# Not needed at run time: the local runtime (moto), the CLI and the vendored XSDs.
-LEFT_OUT = ("local", "schemas", "cli.py")
+# Not needed at run time: the operator commands, the local runtime (moto), the CLI and the
+# vendored XSDs. tests/infra/test_bundling.py imports the handlers from the asset alone.
+LEFT_OUT = ("ops", "local", "schemas", "cli.py")
 
 
 def package_files(source: Path) -> Iterator[Path]:
-    """The package's files that go into the asset, in a stable order."""
     root = source / PACKAGE
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
@@ -54,6 +54,13 @@ def package_files(source: Path) -> Iterator[Path]:
         if "__pycache__" in relative.parts or path.suffix in {".pyc", ".pyo"}:
             continue
         yield path
+
+
+def copy_package(source: Path, output_dir: Path) -> None:
+    for path in package_files(source):
+        destination = output_dir / PACKAGE / path.relative_to(source / PACKAGE)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, destination)
 
 
 def pip_arguments(requirements: Path, target: str) -> list[str]:
@@ -127,11 +134,7 @@ class PipBundling:
         subprocess.run(  # noqa: S603 - our own interpreter, fixed arguments
             pip_arguments(self.source / REQUIREMENTS, output_dir), check=True
         )
-        target = Path(output_dir) / PACKAGE
-        for path in package_files(self.source):
-            destination = target / path.relative_to(self.source / PACKAGE)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, destination)
+        copy_package(self.source, Path(output_dir))
         interpreter = runtime_interpreter()
         if interpreter is None:
             print(
@@ -145,7 +148,7 @@ class PipBundling:
 
 
 def function_code(source: Path = FUNCTIONS_DIR) -> lambda_.Code:
-    """The one asset of the three functions."""
+    """The one asset of all the functions."""
     return lambda_.Code.from_asset(
         str(source),
         asset_hash=asset_hash(source),

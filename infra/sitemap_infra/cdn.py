@@ -11,6 +11,7 @@ Two ways, because sitemaps must be served from the site's own host:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from aws_cdk import Duration, Names, Stack
 from aws_cdk import aws_certificatemanager as acm
@@ -55,7 +56,25 @@ class SitemapCdn(Construct):
             origin_access_control=self.origin_access_control,
             origin_access_levels=[cloudfront.AccessLevel.READ],
         )
-        self.cache_policy = cloudfront.CachePolicy(
+        self.cache_policy = self._cache_policy(cache_max_age_seconds)
+        # HSTS speaks for the whole host: only on a distribution of our own.
+        self.response_headers_policy = self._headers_policy(hsts=distribution is None)
+        if distribution is None:
+            distribution = self._distribution(site_url, domain_name, certificate, log_bucket)
+        else:
+            for pattern in (*PATH_PATTERNS, *extra_paths):
+                distribution.add_behavior(pattern, self.origin, **self._behavior())
+        self.distribution = distribution
+
+    def _global_name(self, what: str, limit: int) -> str:
+        """A name for a CloudFront resource: CloudFront's names are global to the account,
+        so the region is in it (as CDK does for the cache policy), or the same stack deployed
+        to a second region fails on "already exists"."""
+        prefix = Names.unique_resource_name(self, max_length=limit - len(what) - 20)
+        return f"{prefix}-{what}-{Stack.of(self).region}"
+
+    def _cache_policy(self, cache_max_age_seconds: int) -> cloudfront.CachePolicy:
+        return cloudfront.CachePolicy(
             self,
             "Cache",
             comment="sitemap-updater: short TTLs, the objects say max-age",
@@ -70,8 +89,9 @@ class SitemapCdn(Construct):
             enable_accept_encoding_gzip=True,
             enable_accept_encoding_brotli=True,
         )
-        owned = distribution is None
-        self.response_headers_policy = cloudfront.ResponseHeadersPolicy(
+
+    def _headers_policy(self, *, hsts: bool) -> cloudfront.ResponseHeadersPolicy:
+        return cloudfront.ResponseHeadersPolicy(
             self,
             "Headers",
             response_headers_policy_name=self._global_name("headers", 128),
@@ -85,51 +105,27 @@ class SitemapCdn(Construct):
                     referrer_policy=cloudfront.HeadersReferrerPolicy.STRICT_ORIGIN_WHEN_CROSS_ORIGIN,
                     override=True,
                 ),
-                # HSTS speaks for the whole host: only on a distribution of our own.
                 strict_transport_security=cloudfront.ResponseHeadersStrictTransportSecurity(
                     access_control_max_age=HSTS_MAX_AGE, include_subdomains=False, override=True
                 )
-                if owned
+                if hsts
                 else None,
             ),
         )
-        behavior = cloudfront.BehaviorOptions(
-            origin=self.origin,
-            viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
-            allowed_methods=cloudfront.AllowedMethods.ALLOW_GET_HEAD,
-            cached_methods=cloudfront.CachedMethods.CACHE_GET_HEAD,
-            cache_policy=self.cache_policy,
-            response_headers_policy=self.response_headers_policy,
-            compress=True,
-        )
-        if distribution is None:
-            distribution = self._distribution(
-                behavior, site_url, domain_name, certificate, log_bucket
-            )
-        else:
-            for pattern in (*PATH_PATTERNS, *extra_paths):
-                distribution.add_behavior(
-                    pattern,
-                    self.origin,
-                    viewer_protocol_policy=behavior.viewer_protocol_policy,
-                    allowed_methods=behavior.allowed_methods,
-                    cached_methods=behavior.cached_methods,
-                    cache_policy=self.cache_policy,
-                    response_headers_policy=self.response_headers_policy,
-                    compress=True,
-                )
-        self.distribution = distribution
 
-    def _global_name(self, what: str, limit: int) -> str:
-        """A name for a CloudFront resource: CloudFront's names are global to the account,
-        so the region is in it (as CDK does for the cache policy), or the same stack deployed
-        to a second region fails on "already exists"."""
-        prefix = Names.unique_resource_name(self, max_length=limit - len(what) - 20)
-        return f"{prefix}-{what}-{Stack.of(self).region}"
+    def _behavior(self) -> dict[str, Any]:
+        """The options of every behaviour serving the bucket, ours or added to the site's."""
+        return {
+            "viewer_protocol_policy": cloudfront.ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+            "allowed_methods": cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+            "cached_methods": cloudfront.CachedMethods.CACHE_GET_HEAD,
+            "cache_policy": self.cache_policy,
+            "response_headers_policy": self.response_headers_policy,
+            "compress": True,
+        }
 
     def _distribution(
         self,
-        behavior: cloudfront.BehaviorOptions,
         site_url: str,
         domain_name: str | None,
         certificate: acm.ICertificate | None,
@@ -139,7 +135,7 @@ class SitemapCdn(Construct):
             self,
             "Distribution",
             comment=f"sitemap-updater: sitemaps of {site_url}"[:128],
-            default_behavior=behavior,
+            default_behavior=cloudfront.BehaviorOptions(origin=self.origin, **self._behavior()),
             domain_names=[domain_name] if domain_name else None,
             certificate=certificate,
             minimum_protocol_version=(
@@ -151,23 +147,29 @@ class SitemapCdn(Construct):
             log_bucket=log_bucket,
             log_file_prefix="cloudfront/" if log_bucket is not None else None,
         )
-        acknowledge(
-            distribution,
-            "AwsSolutions-CFR1",
-            "Sitemaps and robots.txt are public and must reach crawlers in every country.",
-        )
-        acknowledge(
-            distribution,
-            "AwsSolutions-CFR2",
-            "Static, public, read-only objects (GET/HEAD) with no dynamic origin; "
-            "a WAF web ACL would cost more than anything it could protect here.",
-        )
-        if certificate is None:
-            acknowledge(
-                distribution,
-                "AwsSolutions-CFR4",
-                "Without a custom domain CloudFront uses its default *.cloudfront.net "
-                "certificate, whose TLS policy cannot be set; with domain_name and "
-                "certificate_arn the distribution requires TLSv1.2_2025.",
-            )
+        _acknowledge_public_distribution(distribution, custom_domain=certificate is not None)
         return distribution
+
+
+def _acknowledge_public_distribution(
+    distribution: cloudfront.Distribution, *, custom_domain: bool
+) -> None:
+    acknowledge(
+        distribution,
+        "AwsSolutions-CFR1",
+        "Sitemaps and robots.txt are public and must reach crawlers in every country.",
+    )
+    acknowledge(
+        distribution,
+        "AwsSolutions-CFR2",
+        "Static, public, read-only objects (GET/HEAD) with no dynamic origin; "
+        "a WAF web ACL would cost more than anything it could protect here.",
+    )
+    if not custom_domain:
+        acknowledge(
+            distribution,
+            "AwsSolutions-CFR4",
+            "Without a custom domain CloudFront uses its default *.cloudfront.net "
+            "certificate, whose TLS policy cannot be set; with domain_name and "
+            "certificate_arn the distribution requires TLSv1.2_2025.",
+        )

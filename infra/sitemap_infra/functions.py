@@ -1,11 +1,10 @@
-"""The three Lambda functions (four with IndexNow), their SQS event sources, and exactly the
-permissions each one's code uses (read the adapters: every action below is a call they
-make, on that function's own resources only)."""
+"""The functions, their SQS event sources, and exactly the permissions each one's code uses
+(read the adapters: every action below is a call they make, on that function's own resources
+only)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
@@ -34,11 +33,27 @@ LOG_LEVEL = "INFO"
 # sitemap-<group>-<NNNNN>.xml[.gz]; index files sitemap.xml and sitemap-index-<n>.xml.
 SHARD_KEYS = ("sitemap-*",)
 INDEX_KEYS = (INDEX_KEY, "sitemap-index-*", ROBOTS_KEY)
+WRITTEN_KEYS = {REBUILD.name: SHARD_KEYS, INDEX.name: INDEX_KEYS}
+OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
+TABLE_ACTIONS = {
+    INGEST.name: (
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",  # hreflang clusters and their members
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+    ),
+    REBUILD.name: (
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",  # the hreflang clusters of its entries
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+    ),
+    INDEX.name: ("dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
+}
 
 
 def powertools_environment(service: str) -> dict[str, str]:
-    """``service``: the deployment's service name (``updater.deployment_service``), which is
-    also the ``service`` dimension of every metric the functions publish."""
     return {
         "POWERTOOLS_SERVICE_NAME": service,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
@@ -46,15 +61,8 @@ def powertools_environment(service: str) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class Permission:
-    """What one function may do: the actions and the resources they apply to."""
-
-    actions: tuple[str, ...]
-    resources: tuple[str, ...]
-
-    def statement(self) -> iam.PolicyStatement:
-        return iam.PolicyStatement(actions=list(self.actions), resources=list(self.resources))
+def _allow(actions: Sequence[str], resources: Sequence[str]) -> iam.PolicyStatement:
+    return iam.PolicyStatement(actions=list(actions), resources=list(resources))
 
 
 class Functions(Construct):
@@ -73,8 +81,8 @@ class Functions(Construct):
     ) -> None:
         """``distribution_arn``: grant CreateInvalidation on it (only when invalidation is on).
         ``site_file_keys``: the static files the index function serves (the human view's
-        stylesheet, the IndexNow key file), each written by exact key. ``service``: the
-        deployment's service name (``updater.deployment_service``)."""
+        stylesheet, the IndexNow key file), each written by exact key. ``service``: see
+        ``updater.deployment_service``."""
         super().__init__(scope, construct_id)
         self.storage = storage
         self.queues = queues
@@ -88,72 +96,46 @@ class Functions(Construct):
     def __getitem__(self, name: str) -> lambda_.Function:
         return self.functions[name]
 
-    def permissions(self, spec: FunctionSpec) -> list[Permission]:
-        table = self.storage.table.table_arn
-        bucket = self.storage.bucket
-        rebuild_queue = self.queues[REBUILD.name].queue.queue_arn
-        index_queue = self.queues[INDEX.name].queue.queue_arn
-        ingest_dlq = self.queues[INGEST.name].dead_letter.queue_arn
-        # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
-        # and the store treats only 404 as "absent".
-        list_bucket = Permission(("s3:ListBucket",), (bucket.bucket_arn,))
-        objects = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
-        granted: dict[str, list[Permission]] = {
-            INGEST.name: [
-                Permission(
-                    (
-                        "dynamodb:GetItem",
-                        "dynamodb:BatchGetItem",  # hreflang clusters and their members
-                        "dynamodb:PutItem",
-                        "dynamodb:UpdateItem",
-                        "dynamodb:DeleteItem",
-                    ),
-                    (table,),
-                ),
-                Permission(("sqs:SendMessage",), (rebuild_queue, ingest_dlq)),
-            ],
-            REBUILD.name: [
-                Permission(
-                    (
-                        "dynamodb:GetItem",
-                        "dynamodb:BatchGetItem",  # the hreflang clusters of its entries
-                        "dynamodb:Query",
-                        "dynamodb:UpdateItem",
-                    ),
-                    (table,),
-                ),
-                Permission(objects, tuple(bucket.arn_for_objects(key) for key in SHARD_KEYS)),
-                list_bucket,
-                Permission(("sqs:SendMessage",), (index_queue,)),
-            ],
-            INDEX.name: [
-                Permission(
-                    ("dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:DeleteItem"), (table,)
-                ),
-                Permission(objects, tuple(bucket.arn_for_objects(key) for key in INDEX_KEYS)),
-                list_bucket,
-                Permission(("sqs:SendMessage",), (rebuild_queue,)),
-            ],
-        }
-        if INDEXNOW.name in self.queues.pairs:
-            indexnow = self.queues[INDEXNOW.name]
-            granted[INGEST.name].append(
-                Permission(("sqs:SendMessage",), (indexnow.queue.queue_arn,))
-            )
-            # Dead-letters what IndexNow refused (400/422) at once; no table, no bucket.
-            granted[INDEXNOW.name] = [
-                Permission(("sqs:SendMessage",), (indexnow.dead_letter.queue_arn,))
+    def permissions(self, spec: FunctionSpec) -> list[iam.PolicyStatement]:
+        name = spec.name
+        permissions: list[iam.PolicyStatement] = []
+        if name in TABLE_ACTIONS:
+            permissions.append(_allow(TABLE_ACTIONS[name], (self.storage.table.table_arn,)))
+        if name in WRITTEN_KEYS:
+            # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
+            # and the store treats only 404 as "absent".
+            permissions += [
+                _allow(OBJECT_ACTIONS, self._objects(WRITTEN_KEYS[name])),
+                _allow(("s3:ListBucket",), (self.storage.bucket.bucket_arn,)),
             ]
-        permissions = granted[spec.name]
-        if self.site_file_keys and spec.name == INDEX.name:
+        permissions += [_allow(("sqs:SendMessage",), arns) for arns in self._sends_to(name)]
+        if self.site_file_keys and name == INDEX.name:
             # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
-            keys = tuple(bucket.arn_for_objects(key) for key in self.site_file_keys)
-            permissions.append(Permission(("s3:GetObject", "s3:PutObject"), keys))
-        if self.distribution_arn is not None and spec.name in (REBUILD.name, INDEX.name):
-            permissions.append(
-                Permission(("cloudfront:CreateInvalidation",), (self.distribution_arn,))
-            )
+            site_files = self._objects(self.site_file_keys)
+            permissions.append(_allow(("s3:GetObject", "s3:PutObject"), site_files))
+        if self.distribution_arn is not None and name in (REBUILD.name, INDEX.name):
+            permissions.append(_allow(("cloudfront:CreateInvalidation",), (self.distribution_arn,)))
         return permissions
+
+    def _objects(self, keys: Sequence[str]) -> tuple[str, ...]:
+        return tuple(self.storage.bucket.arn_for_objects(key) for key in keys)
+
+    def _sends_to(self, name: str) -> list[tuple[str, ...]]:
+        """The queues each function sends to, one statement per group."""
+        queues = self.queues
+        sends: dict[str, list[tuple[str, ...]]] = {
+            INGEST.name: [
+                (queues[REBUILD.name].queue.queue_arn, queues[INGEST.name].dead_letter.queue_arn)
+            ],
+            REBUILD.name: [(queues[INDEX.name].queue.queue_arn,)],
+            INDEX.name: [(queues[REBUILD.name].queue.queue_arn,)],
+        }
+        if INDEXNOW.name in queues.pairs:
+            indexnow = queues[INDEXNOW.name]
+            sends[INGEST.name].append((indexnow.queue.queue_arn,))
+            # Dead-letters what IndexNow refused (400/422) at once; no table, no bucket.
+            sends[INDEXNOW.name] = [(indexnow.dead_letter.queue_arn,)]
+        return sends[name]
 
     def _function(
         self, spec: FunctionSpec, code: lambda_.Code, environment: Mapping[str, str]
@@ -195,8 +177,8 @@ class Functions(Construct):
             "imports (bench/coldstart.py).",
         )
         log_group.grant_write(role)
-        for permission in self.permissions(spec):
-            role.add_to_principal_policy(permission.statement())
+        for statement in self.permissions(spec):
+            role.add_to_principal_policy(statement)
         pair = self.queues[spec.name]
         window = spec.batching_window_seconds
         function.add_event_source(
@@ -221,8 +203,7 @@ class Functions(Construct):
             "other than '*' (added by active tracing).",
         )
         bucket = Stack.of(self).get_logical_id(self.storage.bucket.node.default_child)  # type: ignore[arg-type]
-        keys = SHARD_KEYS if spec.name == REBUILD.name else INDEX_KEYS
-        for key in keys:
+        for key in WRITTEN_KEYS.get(spec.name, ()):
             if "*" in key:
                 acknowledge(
                     policy,

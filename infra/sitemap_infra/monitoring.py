@@ -18,12 +18,41 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from sitemap_infra.queues import Queues
+from sitemap_infra.queues import QueuePair, Queues
 from sitemap_updater.observability import Metric
 from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, FunctionSpec
 
 MIN_AGE_ALARM_SECONDS = 900
 PERIOD = Duration.minutes(5)
+# The dashboard's graphs of the functions' own metrics, by title.
+PIPELINE_GRAPHS = {
+    "Events": (
+        Metric.EVENTS_APPLIED,
+        Metric.EVENTS_DUPLICATE,
+        Metric.EVENTS_STALE,
+        Metric.EVENTS_REJECTED,
+    ),
+    "Objects": (
+        Metric.SHARDS_WRITTEN,
+        Metric.SHARDS_UNCHANGED,
+        Metric.SHARDS_DELETED,
+        Metric.INDEX_FILES_WRITTEN,
+        Metric.ROBOTS_WRITTEN,
+    ),
+    "Conflicts and faults": (
+        Metric.WRITE_CONFLICTS,
+        Metric.SHARD_MOVES,
+        Metric.ROBOTS_TOO_LARGE,
+        Metric.INVALIDATIONS_FAILED,
+    ),
+}
+INDEXNOW_GRAPH = (
+    Metric.INDEXNOW_QUEUED,
+    Metric.INDEXNOW_NOT_QUEUED,
+    Metric.INDEXNOW_SUBMITTED,
+    Metric.INDEXNOW_RETRIED,
+    Metric.INDEXNOW_DEAD_LETTERED,
+)
 
 
 def age_threshold_seconds(spec: FunctionSpec) -> int:
@@ -41,46 +70,19 @@ class Monitoring(Construct):
         alarm_topic: sns.ITopic | None = None,
         service: str,
     ) -> None:
-        """``service``: the functions' POWERTOOLS_SERVICE_NAME, the ``service`` dimension of
-        their own metrics (one per deployment: see ``updater.deployment_service``)."""
+        """``service``: the ``service`` dimension of the functions' own metrics
+        (``updater.deployment_service``)."""
         super().__init__(scope, construct_id)
         self.service = service
         self.alarms: list[cloudwatch.Alarm] = []
-        specs = [pair.spec for pair in queues.pairs.values()]  # IndexNow's too, when on
-        for spec in specs:
-            pair = queues[spec.name]
-            name = spec.name.capitalize()
-            self._alarm(
-                f"{name}DeadLetters",
-                pair.dead_letter.metric_approximate_number_of_messages_visible(
-                    period=Duration.minutes(1), statistic="Maximum"
-                ),
-                threshold=1,
-                description=f"Messages in the {spec.queue} dead-letter queue: read their "
-                "reason, fix, then redrive.",
-            )
-            self._alarm(
-                f"{name}OldestMessage",
-                pair.queue.metric_approximate_age_of_oldest_message(
-                    period=Duration.minutes(1), statistic="Maximum"
-                ),
-                threshold=age_threshold_seconds(spec),
-                evaluation_periods=5,
-                description=f"The {spec.queue} queue is not keeping up, or a message keeps "
-                "failing (FIFO: it holds up its message group).",
-            )
-            self._alarm(
-                f"{name}Errors",
-                functions[spec.name].metric_errors(period=PERIOD, statistic="Sum"),
-                threshold=1,
-                evaluation_periods=3,
-                datapoints_to_alarm=2,
-                description=f"The {spec.name} function failed whole batches.",
-            )
-        if INDEXNOW.name in queues.pairs:
+        pairs = list(queues.pairs.values())  # IndexNow's too, when on
+        for pair in pairs:
+            self._function_alarms(pair, functions[pair.spec.name])
+        indexnow = INDEXNOW.name in queues.pairs
+        if indexnow:
             self._alarm(
                 "IndexNowUrlsNotQueued",
-                _pipeline_metric(Metric.INDEXNOW_NOT_QUEUED, Duration.minutes(5), service),
+                self._pipeline_metric(Metric.INDEXNOW_NOT_QUEUED),
                 threshold=1,
                 description="The ingest function could not queue changed URLs for IndexNow "
                 "(the sitemaps are fine). The URLs are in its log ('IndexNow URLs not queued').",
@@ -89,7 +91,39 @@ class Monitoring(Construct):
             for alarm in self.alarms:
                 alarm.add_alarm_action(actions.SnsAction(alarm_topic))
                 alarm.add_ok_action(actions.SnsAction(alarm_topic))
-        self.dashboard = self._dashboard(functions, queues, specs)
+        fns = [functions[pair.spec.name] for pair in pairs]
+        self.dashboard = self._dashboard(pairs, fns, indexnow=indexnow)
+
+    def _function_alarms(self, pair: QueuePair, function: lambda_.Function) -> None:
+        spec = pair.spec
+        name = spec.name.capitalize()
+        self._alarm(
+            f"{name}DeadLetters",
+            pair.dead_letter.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(1), statistic="Maximum"
+            ),
+            threshold=1,
+            description=f"Messages in the {spec.queue} dead-letter queue: read their "
+            "reason, fix, then redrive.",
+        )
+        self._alarm(
+            f"{name}OldestMessage",
+            pair.queue.metric_approximate_age_of_oldest_message(
+                period=Duration.minutes(1), statistic="Maximum"
+            ),
+            threshold=age_threshold_seconds(spec),
+            evaluation_periods=5,
+            description=f"The {spec.queue} queue is not keeping up, or a message keeps "
+            "failing (FIFO: it holds up its message group).",
+        )
+        self._alarm(
+            f"{name}Errors",
+            function.metric_errors(period=PERIOD, statistic="Sum"),
+            threshold=1,
+            evaluation_periods=3,
+            datapoints_to_alarm=2,
+            description=f"The {spec.name} function failed whole batches.",
+        )
 
     def _alarm(
         self,
@@ -115,106 +149,56 @@ class Monitoring(Construct):
             )
         )
 
+    def _pipeline_metric(self, name: str) -> cloudwatch.Metric:
+        """One of the functions' own metrics (Powertools EMF, dimension ``service``)."""
+        return cloudwatch.Metric(
+            namespace=METRICS_NAMESPACE,
+            metric_name=name,
+            dimensions_map={"service": self.service},
+            statistic="Sum",
+            period=PERIOD,
+        )
+
+    def _pipeline_graph(self, title: str, names: Sequence[str]) -> cloudwatch.GraphWidget:
+        return _graph(title, [self._pipeline_metric(name) for name in names])
+
     def _dashboard(
-        self,
-        functions: Mapping[str, lambda_.Function],
-        queues: Queues,
-        specs: Sequence[FunctionSpec],
+        self, pairs: Sequence[QueuePair], fns: Sequence[lambda_.Function], *, indexnow: bool
     ) -> cloudwatch.Dashboard:
         dashboard = cloudwatch.Dashboard(
             self, "Dashboard", default_interval=Duration.hours(6), period_override=None
         )
-        pairs = [queues[spec.name] for spec in specs]
-        fns = [functions[spec.name] for spec in specs]
-
-        def graph(title: str, metrics: list[cloudwatch.IMetric]) -> cloudwatch.GraphWidget:
-            return cloudwatch.GraphWidget(title=title, left=metrics, width=8, height=6)
-
-        def pipeline(*names: str) -> list[cloudwatch.IMetric]:
-            return [_pipeline_metric(name, PERIOD, self.service) for name in names]
-
         dashboard.add_widgets(
             cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24, height=3)
         )
         dashboard.add_widgets(
-            graph(
+            _graph(
                 "Messages waiting",
                 [p.queue.metric_approximate_number_of_messages_visible() for p in pairs],
             ),
-            graph(
+            _graph(
                 "Age of the oldest message (s)",
                 [p.queue.metric_approximate_age_of_oldest_message() for p in pairs],
             ),
-            graph(
+            _graph(
                 "Dead letters",
                 [p.dead_letter.metric_approximate_number_of_messages_visible() for p in pairs],
             ),
         )
         dashboard.add_widgets(
-            graph("Invocations", [f.metric_invocations() for f in fns]),
-            graph("Errors and throttles", [*map(_errors, fns), *map(_throttles, fns)]),
-            graph("Duration p99 (ms)", [f.metric_duration(statistic="p99") for f in fns]),
+            _graph("Invocations", [f.metric_invocations() for f in fns]),
+            _graph(
+                "Errors and throttles",
+                [f.metric_errors(statistic="Sum") for f in fns]
+                + [f.metric_throttles(statistic="Sum") for f in fns],
+            ),
+            _graph("Duration p99 (ms)", [f.metric_duration(statistic="p99") for f in fns]),
         )
-        dashboard.add_widgets(
-            graph(
-                "Events",
-                pipeline(
-                    Metric.EVENTS_APPLIED,
-                    Metric.EVENTS_DUPLICATE,
-                    Metric.EVENTS_STALE,
-                    Metric.EVENTS_REJECTED,
-                ),
-            ),
-            graph(
-                "Objects",
-                pipeline(
-                    Metric.SHARDS_WRITTEN,
-                    Metric.SHARDS_UNCHANGED,
-                    Metric.SHARDS_DELETED,
-                    Metric.INDEX_FILES_WRITTEN,
-                    Metric.ROBOTS_WRITTEN,
-                ),
-            ),
-            graph(
-                "Conflicts and faults",
-                pipeline(
-                    Metric.WRITE_CONFLICTS,
-                    Metric.SHARD_MOVES,
-                    Metric.ROBOTS_TOO_LARGE,
-                    Metric.INVALIDATIONS_FAILED,
-                ),
-            ),
-        )
-        if INDEXNOW.name in queues.pairs:
-            dashboard.add_widgets(
-                graph(
-                    "IndexNow",
-                    pipeline(
-                        Metric.INDEXNOW_QUEUED,
-                        Metric.INDEXNOW_NOT_QUEUED,
-                        Metric.INDEXNOW_SUBMITTED,
-                        Metric.INDEXNOW_RETRIED,
-                        Metric.INDEXNOW_DEAD_LETTERED,
-                    ),
-                )
-            )
+        dashboard.add_widgets(*(self._pipeline_graph(*graph) for graph in PIPELINE_GRAPHS.items()))
+        if indexnow:
+            dashboard.add_widgets(self._pipeline_graph("IndexNow", INDEXNOW_GRAPH))
         return dashboard
 
 
-def _pipeline_metric(name: str, period: Duration, service: str) -> cloudwatch.Metric:
-    """One of the functions' own metrics (Powertools EMF, dimension ``service``)."""
-    return cloudwatch.Metric(
-        namespace=METRICS_NAMESPACE,
-        metric_name=name,
-        dimensions_map={"service": service},
-        statistic="Sum",
-        period=period,
-    )
-
-
-def _errors(function: lambda_.Function) -> cloudwatch.IMetric:
-    return function.metric_errors(statistic="Sum")
-
-
-def _throttles(function: lambda_.Function) -> cloudwatch.IMetric:
-    return function.metric_throttles(statistic="Sum")
+def _graph(title: str, metrics: Sequence[cloudwatch.IMetric]) -> cloudwatch.GraphWidget:
+    return cloudwatch.GraphWidget(title=title, left=list(metrics), width=8, height=6)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aws_cdk import Duration
 from aws_cdk import aws_sqs as sqs
@@ -37,29 +38,28 @@ class Queues(Construct):
 
     def _pair(self, spec: FunctionSpec) -> QueuePair:
         name = spec.queue.capitalize()
-        fifo = True if spec.fifo else None
+        shared: dict[str, Any] = {
+            "fifo": True if spec.fifo else None,
+            "max_message_size_bytes": MAX_MESSAGE_BYTES,
+            "encryption": sqs.QueueEncryption.SQS_MANAGED,
+            "enforce_ssl": True,
+        }
         dead_letter = sqs.Queue(
             self,
             f"{name}DeadLetter",
-            fifo=fifo,
             retention_period=Duration.days(DLQ_RETENTION_DAYS),
-            max_message_size_bytes=MAX_MESSAGE_BYTES,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
+            **shared,
         )
         queue = sqs.Queue(
             self,
             name,
-            fifo=fifo,
             content_based_deduplication=True if spec.content_based_deduplication else None,
             visibility_timeout=Duration.seconds(spec.visibility_timeout_seconds),
             retention_period=Duration.days(QUEUE_RETENTION_DAYS),
-            max_message_size_bytes=MAX_MESSAGE_BYTES,
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=dead_letter, max_receive_count=spec.max_receive_count
             ),
+            **shared,
         )
         return QueuePair(spec=spec, queue=queue, dead_letter=dead_letter)
 

@@ -4,6 +4,8 @@ cannot be rebuilt from anything else, and robots.txt in the bucket is the site o
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_s3 as s3
@@ -13,6 +15,7 @@ from sitemap_updater.resources import TABLE
 
 NONCURRENT_VERSION_DAYS = 30
 LOG_RETENTION_DAYS = 90
+ABORT_UPLOADS_AFTER = Duration.days(1)
 
 
 class Storage(Construct):
@@ -32,40 +35,37 @@ class Storage(Construct):
             deletion_protection=True,
             removal_policy=RemovalPolicy.RETAIN,
         )
-        self.logs = s3.Bucket(
-            self,
+        self.logs = self._bucket(
             "Logs",
-            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
-            encryption=s3.BucketEncryption.S3_MANAGED,
-            enforce_ssl=True,
-            minimum_tls_version=1.2,
+            s3.LifecycleRule(
+                expiration=Duration.days(LOG_RETENTION_DAYS),
+                abort_incomplete_multipart_upload_after=ABORT_UPLOADS_AFTER,
+            ),
             # CloudFront's standard logs are delivered with an ACL grant.
             object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
-            lifecycle_rules=[
-                s3.LifecycleRule(
-                    expiration=Duration.days(LOG_RETENTION_DAYS),
-                    abort_incomplete_multipart_upload_after=Duration.days(1),
-                )
-            ],
-            removal_policy=RemovalPolicy.RETAIN,
         )
-        self.bucket = s3.Bucket(
-            self,
+        self.bucket = self._bucket(
             "Site",
+            s3.LifecycleRule(
+                noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS),
+                expired_object_delete_marker=True,
+                abort_incomplete_multipart_upload_after=ABORT_UPLOADS_AFTER,
+            ),
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            versioned=True,
+            server_access_logs_bucket=self.logs,
+            server_access_logs_prefix="s3/",
+        )
+
+    def _bucket(self, construct_id: str, rule: s3.LifecycleRule, **options: Any) -> s3.Bucket:
+        return s3.Bucket(
+            self,
+            construct_id,
             block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
             encryption=s3.BucketEncryption.S3_MANAGED,
             enforce_ssl=True,
             minimum_tls_version=1.2,
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-            versioned=True,
-            lifecycle_rules=[
-                s3.LifecycleRule(
-                    noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS),
-                    expired_object_delete_marker=True,
-                    abort_incomplete_multipart_upload_after=Duration.days(1),
-                )
-            ],
-            server_access_logs_bucket=self.logs,
-            server_access_logs_prefix="s3/",
+            lifecycle_rules=[rule],
             removal_policy=RemovalPolicy.RETAIN,
+            **options,
         )

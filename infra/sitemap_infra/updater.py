@@ -9,12 +9,9 @@
         distribution=site_distribution,  # the site's own; omit to get one of our own
     )
 
-Given ``distribution`` (a ``cloudfront.Distribution`` in the same stack), it adds
-``/robots.txt``, ``/sitemap.xml``, ``/sitemap-*.xml`` and ``/sitemap-*.xml.gz`` as behaviours to
-it, so the sitemaps are served from the site's own host (and, when they are on,
-``/sitemap.xsl`` for the human view and ``/<key>.txt`` for IndexNow). ``settings`` takes the
-function settings by field name (see ``sitemap_updater.settings``), validated by the code's
-own model.
+Given ``distribution`` (in the same stack), the sitemap paths become behaviours of it
+(``cdn.SitemapCdn``). ``settings`` takes the function settings by field name
+(``sitemap_updater.settings``), validated by the code's own model.
 """
 
 from __future__ import annotations
@@ -29,6 +26,7 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from sitemap_infra.bundling import function_code
@@ -67,13 +65,7 @@ class SitemapUpdater(Construct):
         code: lambda_.Code | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
-        if distribution is not None and Stack.of(distribution) is not Stack.of(self):
-            # The bucket policy would name the distribution and the distribution the bucket:
-            # across two stacks that is a dependency cycle CloudFormation cannot deploy.
-            raise ConfigError(
-                "SitemapUpdater must be in the same stack as the distribution it attaches to "
-                f"({Stack.of(distribution).node.path})"
-            )
+        self._check_same_stack(distribution)
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
         #: The functions' Powertools service name: the ``service`` dimension of their metrics.
         self.service = deployment_service(self)
@@ -94,17 +86,7 @@ class SitemapUpdater(Construct):
         )
         self.distribution = self.cdn.distribution
         #: The functions' settings, with the deployed resources' names (tokens) filled in.
-        self.settings: Settings = tuned.model_copy(
-            update={
-                "table_name": self.storage.table.table_name,
-                "bucket_name": self.storage.bucket.bucket_name,
-                "rebuild_queue_url": self.queues[REBUILD.name].queue.queue_url,
-                "index_queue_url": self.queues[INDEX.name].queue.queue_url,
-                "ingest_dlq_url": self.queues[INGEST.name].dead_letter.queue_url,
-                "distribution_id": self.distribution.distribution_id,
-                **self._indexnow_queues(),
-            }
-        )
+        self.settings: Settings = tuned.model_copy(update=self._resource_names())
         self.functions = Functions(
             self,
             "Functions",
@@ -116,14 +98,7 @@ class SitemapUpdater(Construct):
             site_file_keys=site_files,
             service=self.service,
         )
-        # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).
-        self.news_sweep = events.Rule(
-            self,
-            "NewsSweep",
-            description="Runs the index so shards whose news blocks aged out are rebuilt",
-            schedule=events.Schedule.rate(Duration.minutes(NEWS_SWEEP_MINUTES)),
-            targets=[targets.SqsQueue(self.queues[INDEX.name].queue, message_group_id=INDEX_GROUP)],
-        )
+        self.news_sweep = self._news_sweep()
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -133,17 +108,41 @@ class SitemapUpdater(Construct):
             service=self.service,
         )
 
-    def _indexnow_queues(self) -> dict[str, str]:
-        pair = self.queues.pairs.get(INDEXNOW.name)
-        if pair is None:
-            return {"indexnow_queue_url": "", "indexnow_dlq_url": ""}
+    def _check_same_stack(self, distribution: cloudfront.Distribution | None) -> None:
+        if distribution is not None and Stack.of(distribution) is not Stack.of(self):
+            # The bucket policy would name the distribution and the distribution the bucket:
+            # across two stacks that is a dependency cycle CloudFormation cannot deploy.
+            raise ConfigError(
+                "SitemapUpdater must be in the same stack as the distribution it attaches to "
+                f"({Stack.of(distribution).node.path})"
+            )
+
+    def _resource_names(self) -> dict[str, str]:
+        """``config.RESOURCE_FIELDS``, from the resources of this deployment."""
+        indexnow = self.queues.pairs.get(INDEXNOW.name)
         return {
-            "indexnow_queue_url": pair.queue.queue_url,
-            "indexnow_dlq_url": pair.dead_letter.queue_url,
+            "table_name": self.storage.table.table_name,
+            "bucket_name": self.storage.bucket.bucket_name,
+            "rebuild_queue_url": self.queues[REBUILD.name].queue.queue_url,
+            "index_queue_url": self.queues[INDEX.name].queue.queue_url,
+            "ingest_dlq_url": self.queues[INGEST.name].dead_letter.queue_url,
+            "distribution_id": self.distribution.distribution_id,
+            "indexnow_queue_url": indexnow.queue.queue_url if indexnow else "",
+            "indexnow_dlq_url": indexnow.dead_letter.queue_url if indexnow else "",
         }
 
+    def _news_sweep(self) -> events.Rule:
+        # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).
+        return events.Rule(
+            self,
+            "NewsSweep",
+            description="Runs the index so shards whose news blocks aged out are rebuilt",
+            schedule=events.Schedule.rate(Duration.minutes(NEWS_SWEEP_MINUTES)),
+            targets=[targets.SqsQueue(self.queues[INDEX.name].queue, message_group_id=INDEX_GROUP)],
+        )
+
     @property
-    def ingest_queue(self) -> Any:
+    def ingest_queue(self) -> sqs.Queue:
         """Where the CMS sends its events (grant it ``grant_send_messages``)."""
         return self.queues[INGEST.name].queue
 

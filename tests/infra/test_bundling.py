@@ -1,10 +1,15 @@
 """The function asset without Docker: pip for the Lambda platform, then the package. One test
-bundles for real (it downloads the pinned wheels); the others check the asset hash."""
+bundles for real (it downloads the pinned wheels); the others check the asset hash and that
+the handlers import from the package's part of the asset alone."""
 
 from __future__ import annotations
 
 import ast
+import json
 import shutil
+import subprocess
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -19,11 +24,34 @@ from sitemap_infra.bundling import (
     PYTHON_VERSION,
     PipBundling,
     asset_hash,
+    copy_package,
     function_code,
+    package_files,
     runtime_interpreter,
 )
 from sitemap_updater.resources import functions_for
-from tests.infra.conftest import NO_BUNDLING
+from tests.infra.conftest import NO_BUNDLING, SITE, synthesize
+
+NOT_AT_RUN_TIME = ("ops", "local", "cli")
+# Run in `python -I -S`: no PYTHONPATH, no working directory, no .pth files (so not the
+# editable install either); only the asset, the standard library and the third-party packages.
+IMPORT_HANDLERS = """
+import importlib, importlib.util, json, sys
+asset, site_packages, handlers, left_out = json.loads(sys.argv[1])
+sys.path[:0] = [asset]
+sys.path.append(site_packages)
+for handler in handlers:
+    module, function = handler.rsplit(".", 1)
+    assert callable(getattr(importlib.import_module(module), function)), handler
+import sitemap_updater
+print(json.dumps({
+    "package": sitemap_updater.__file__,
+    "path": sys.path,
+    "modules": sorted(name for name in sys.modules if name.startswith("sitemap_updater")),
+    "editable": [name for name in sys.modules if "editable" in name],
+    "importable": [n for n in left_out if importlib.util.find_spec(f"sitemap_updater.{n}")],
+}))
+"""
 
 
 @pytest.fixture
@@ -118,3 +146,40 @@ def test_bundles_for_the_lambda_platform_without_docker(tmp_path: Path) -> None:
         assert path.is_file(), f"{module} is imported but not in the asset"
         todo += [m for m in _imports(path) if m.split(".")[0] == PACKAGE]
     assert f"{PACKAGE}.handlers.ingest" in seen
+
+
+def test_the_handlers_import_from_the_asset_without_operator_code(tmp_path: Path) -> None:
+    """The asset leaves out the operator commands, the local runtime and the CLI, and the
+    handlers the stack deploys import without them."""
+    listed = [str(p.relative_to(FUNCTIONS_DIR / PACKAGE)) for p in package_files(FUNCTIONS_DIR)]
+    for name in NOT_AT_RUN_TIME:
+        assert not [p for p in listed if p.split("/")[0] in (name, f"{name}.py")], name
+    template = synthesize(site_url=SITE, indexnow_key="f0e1d2c3b4a5968778695a4b3c2d1e0f").json
+    handlers = sorted(
+        {
+            resource["Properties"]["Handler"]
+            for resource in template["Resources"].values()
+            if resource["Type"] == "AWS::Lambda::Function"
+        }
+    )
+    assert {spec.handler for spec in functions_for(indexnow=True)} == set(handlers)
+    copy_package(FUNCTIONS_DIR, tmp_path)
+    arguments = [str(tmp_path), sysconfig.get_paths()["purelib"], handlers, NOT_AT_RUN_TIME]
+    run = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", IMPORT_HANDLERS, json.dumps(arguments)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout)
+    # The package comes from the asset and from nowhere else on the path.
+    assert Path(found["package"]).is_relative_to(tmp_path)
+    elsewhere = [Path(p) for p in found["path"] if Path(p) != tmp_path]
+    assert not [p for p in elsewhere if (p / PACKAGE).exists() or (p / f"{PACKAGE}.py").exists()]
+    assert found["editable"] == []
+    assert found["importable"] == []
+    assert {handler.rsplit(".", 1)[0] for handler in handlers} <= set(found["modules"])
+    submodules = {module.split(".")[1] for module in found["modules"] if "." in module}
+    assert not submodules & set(NOT_AT_RUN_TIME)

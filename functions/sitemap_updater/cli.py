@@ -6,6 +6,7 @@ Errors a user can fix are one line on stderr and exit status 2, never a tracebac
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import signal
@@ -412,7 +413,7 @@ def _local(args: argparse.Namespace) -> int:
             args.events, site.origin, args.out, overrides, moto_port=args.moto_port
         )
     except (TimeoutError, ConnectionError) as exc:  # the run failed, not its inputs
-        print(f"sitemap-updater: error: {_one_line(exc)}", file=sys.stderr)
+        _print_error(_one_line(exc))
         return 1
     except (ValueError, OSError) as exc:  # settings (pydantic), limits, unreadable files
         raise UserError(_one_line(exc)) from exc
@@ -547,9 +548,26 @@ def _print_summary(summary: Any, as_json: bool) -> None:
         lines.append(f"            {event[:200]}")
     lines.append(f"objects written: {summary.objects_written}; the site is in {summary.out_dir}/:")
     lines.extend(f"  {summary.out_dir}/{key}" for key in summary.objects)
-    print("\n".join(lines), flush=True)
+    encoding = sys.stdout.encoding or "utf-8"
+    text = "\n".join(_escape_unsafe(line) for line in lines)
+    print(text.encode(encoding, "backslashreplace").decode(encoding), flush=True)
     if as_json:
-        print(json.dumps(summary.as_json(), ensure_ascii=False), flush=True)
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+        print(_escape_unsafe(json.dumps(summary.as_json(), ensure_ascii=not utf8)), flush=True)
+
+
+def _escape_unsafe(text: str) -> str:
+    """``text`` with every character that is not printable (controls a terminal acts on, line
+    separators, bidirectional overrides, lone surrogates no encoding can write) escaped as JSON
+    escapes it: a JSON line stays valid and decodes to the same text."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _json_escape(char) for char in text)
+
+
+def _json_escape(char: str) -> str:
+    units = char.encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{units[n]:02x}{units[n + 1]:02x}" for n in range(0, len(units), 2))
 
 
 MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
@@ -565,6 +583,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
         )
 
 
+def _print_error(message: str) -> None:
+    print(f"sitemap-updater: error: {_escape_unsafe(message)}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -572,7 +594,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_arguments(args)
         return int(args.run(args))
     except UserError as exc:
-        print(f"sitemap-updater: error: {exc}", file=sys.stderr)
+        _print_error(str(exc))
         return 2
     except KeyboardInterrupt:
         print("sitemap-updater: interrupted", file=sys.stderr)
@@ -584,7 +606,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = aws_error_message(exc)
         if message is None:
             raise
-        print(f"sitemap-updater: error: {message}", file=sys.stderr)
+        _print_error(message)
         return 1
 
 

@@ -314,11 +314,32 @@ class LocalRuntime:
         self._server.stop()
 
 
+# Far deeper than any event. The summary is written out with json, which recurses: a body
+# nested deeper than this is reported as its text.
+MAX_REPORTED_NESTING = 100
+
+
 def _as_json(body: str) -> Any:
+    """The body as the summary reports it: its JSON, else its text."""
     try:
-        return json.loads(body)
-    except ValueError:
+        document = json.loads(body)
+    except (ValueError, RecursionError):
         return body
+    return body if _nested_deeper_than(document, MAX_REPORTED_NESTING) else document
+
+
+def _nested_deeper_than(document: Any, levels: int) -> bool:
+    level = [document]
+    for _ in range(levels):
+        level = [
+            child
+            for node in level
+            if isinstance(node, dict | list)
+            for child in (node.values() if isinstance(node, dict) else node)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def run_local(

@@ -11,11 +11,14 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sitemap_updater.ops.errors import CurrentStderr, UserError, aws_error_message
+
+if TYPE_CHECKING:
+    Commands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 EXAMPLES = {
     "local": "example: sitemap-updater local events/ "
@@ -41,15 +44,81 @@ def _parser() -> argparse.ArgumentParser:
         description="Event-driven XML sitemaps for large sites on AWS.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (
+        _add_local,
+        _add_schema,
+        _add_build,
+        _add_send,
+        _add_backfill,
+        _add_rebuild,
+        _add_redrive,
+        _add_status,
+        _add_validate,
+    ):
+        add(commands)
+    return parser
 
-    local = commands.add_parser(
+
+Run = Callable[[argparse.Namespace], int]
+
+
+def _add_command(
+    commands: Commands, name: str, run: Run, help_text: str, description: str | None = None
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help_text, description=description, epilog=EXAMPLES[name]
+    )
+    parser.set_defaults(run=run)
+    return parser
+
+
+def _add_aws_command(
+    commands: Commands, name: str, help_text: str, description: str
+) -> argparse.ArgumentParser:
+    from sitemap_updater.ops.flags import add_deployment_arguments  # noqa: PLC0415
+
+    parser = _add_command(commands, name, _command(name), help_text, description)
+    add_deployment_arguments(parser)
+    return parser
+
+
+def _command(name: str) -> Run:
+    """Run ``sitemap_updater.ops.<name>.run(args)``, imported only when it is the command."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib  # noqa: PLC0415
+
+        module = importlib.import_module(f"sitemap_updater.ops.{name}")
+        return int(module.run(args))
+
+    return run
+
+
+def _json_argument(
+    parser: argparse.ArgumentParser, help_text: str = "end with the summary as JSON"
+) -> None:
+    parser.add_argument("--json", action="store_true", help=help_text)
+
+
+def _timeout_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds allowed per document, redirects included (default 30)",
+    )
+
+
+def _add_local(commands: Commands) -> None:
+    local = _add_command(
+        commands,
         "local",
-        help="run the whole pipeline on this machine (moto) over event files",
-        description="Start an embedded moto stack, feed the events into the ingest queue, drive "
-        "the ingest, rebuild and index handlers until the queues are drained, then copy the "
+        _local,
+        "run the whole pipeline on this machine (moto) over event files",
+        "Start an embedded moto stack, feed the events into the ingest queue, drive the "
+        "ingest, rebuild and index handlers until the queues are drained, then copy the "
         "bucket into --out and print a summary. Exits 0 when the pipeline ran, even if "
         "events were rejected.",
-        epilog=EXAMPLES["local"],
     )
     local.add_argument(
         "events",
@@ -68,7 +137,12 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("site"),
         help="folder to copy the bucket into (default: site)",
     )
-    local.add_argument("--json", action="store_true", help="end with the summary as one JSON line")
+    _json_argument(local, "end with the summary as one JSON line")
+    _serve_arguments(local)
+    _local_setting_arguments(local)
+
+
+def _serve_arguments(local: argparse.ArgumentParser) -> None:
     local.add_argument(
         "--serve",
         action="store_true",
@@ -87,6 +161,9 @@ def _parser() -> argparse.ArgumentParser:
         help="fixed port for the moto server, so the operator commands can reach it with "
         "--endpoint-url (default: a free port, printed with --serve)",
     )
+
+
+def _local_setting_arguments(local: argparse.ArgumentParser) -> None:
     local.add_argument(
         "--max-urls-per-shard",
         type=int,
@@ -108,28 +185,29 @@ def _parser() -> argparse.ArgumentParser:
         choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
         help="handler log level on stderr (default ERROR; INFO shows every step)",
     )
-    local.set_defaults(run=_local)
 
-    schema = commands.add_parser(
-        "schema",
-        help="print or write the JSON Schema of the event contract",
-        epilog=EXAMPLES["schema"],
+
+def _add_schema(commands: Commands) -> None:
+    schema = _add_command(
+        commands, "schema", _schema, "print or write the JSON Schema of the event contract"
     )
     schema.add_argument(
         "--out", type=Path, default=None, help="write to this file instead of stdout"
     )
-    schema.set_defaults(run=_schema)
 
-    build = commands.add_parser(
+
+def _add_build(commands: Commands) -> None:
+    build = _add_command(
+        commands,
         "build",
-        help="turn page records into a complete site offline (shards, index, robots.txt)",
-        description="Validate each page record as its publish event, place the pages into "
-        "shards, render and gzip them, write the index and robots.txt into --out: the same "
-        "code and limits as the functions, so the files are what the pipeline would serve. "
-        "The same input gives byte-identical files. A URL given twice: the greater version "
-        "wins, else the later record. A shard's lastmod in the index is its newest entry's "
-        "lastmod (or --lastmod). Exits 0 even if records were rejected (1 with --strict).",
-        epilog=EXAMPLES["build"],
+        _command("build"),
+        "turn page records into a complete site offline (shards, index, robots.txt)",
+        "Validate each page record as its publish event, place the pages into shards, "
+        "render and gzip them, write the index and robots.txt into --out: the same code and "
+        "limits as the functions, so the files are what the pipeline would serve. The same "
+        "input gives byte-identical files. A URL given twice: the greater version wins, else "
+        "the later record. A shard's lastmod in the index is its newest entry's lastmod (or "
+        "--lastmod). Exits 0 even if records were rejected (1 with --strict).",
     )
     build.add_argument(
         "pages",
@@ -141,6 +219,30 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--site-url", required=True, help="the site's origin")
     build.add_argument("--out", type=Path, required=True, help="folder to write the site into")
     _limit_arguments(build)
+    _build_rendering_arguments(build)
+    build.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
+    _json_argument(build)
+
+
+def _limit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-urls-per-shard", type=int, default=10_000, help="default 10000, at most 50000"
+    )
+    parser.add_argument(
+        "--max-shard-bytes",
+        type=int,
+        default=52_428_800,
+        help="uncompressed bytes per shard (default and maximum 52428800)",
+    )
+    parser.add_argument(
+        "--max-sitemaps-per-index",
+        type=int,
+        default=50_000,
+        help="shards per index file (default and maximum 50000)",
+    )
+
+
+def _build_rendering_arguments(build: argparse.ArgumentParser) -> None:
     build.add_argument(
         "--no-compress", action="store_true", help="write shards as .xml, not .xml.gz"
     )
@@ -175,41 +277,10 @@ def _parser() -> argparse.ArgumentParser:
         help="the human view: write sitemap.xsl and reference it from the index and shards "
         "(as the STYLESHEET setting does)",
     )
-    build.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
-    build.add_argument("--json", action="store_true", help="end with the summary as JSON")
-    build.set_defaults(run=_command("build"))
-
-    _operator_commands(commands)
-    return parser
 
 
-def _command(name: str) -> Any:
-    """Run ``sitemap_updater.ops.<name>.run(args)``, imported only when it is the command."""
-
-    def run(args: argparse.Namespace) -> int:
-        import importlib  # noqa: PLC0415
-
-        module = importlib.import_module(f"sitemap_updater.ops.{name}")
-        return int(module.run(args))
-
-    return run
-
-
-def _aws_command(
-    commands: Any, name: str, help_text: str, description: str
-) -> argparse.ArgumentParser:
-    from sitemap_updater.ops.flags import add_deployment_arguments  # noqa: PLC0415
-
-    parser: argparse.ArgumentParser = commands.add_parser(
-        name, help=help_text, description=description, epilog=EXAMPLES[name]
-    )
-    parser.set_defaults(run=_command(name))
-    add_deployment_arguments(parser)
-    return parser
-
-
-def _operator_commands(commands: Any) -> None:
-    send = _aws_command(
+def _add_send(commands: Commands) -> None:
+    send = _add_aws_command(
         commands,
         "send",
         "put events from files on the ingest queue",
@@ -219,9 +290,11 @@ def _operator_commands(commands: Any) -> None:
         "or refused by SQS) is listed with its file and line; exits 1 if any was.",
     )
     send.add_argument("events", nargs="+", type=Path, metavar="EVENTS", help="files or folders")
-    send.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    _json_argument(send)
 
-    backfill = _aws_command(
+
+def _add_backfill(commands: Commands) -> None:
+    backfill = _add_aws_command(
         commands,
         "backfill",
         "import an existing site into the registry (live sitemaps, CSV, JSON Lines)",
@@ -250,15 +323,12 @@ def _operator_commands(commands: Any) -> None:
     backfill.add_argument(
         "--dry-run", action="store_true", help="read and validate only; write nothing"
     )
-    backfill.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        help="seconds allowed per document, redirects included (default 30)",
-    )
-    backfill.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    _timeout_argument(backfill)
+    _json_argument(backfill)
 
-    rebuild = _aws_command(
+
+def _add_rebuild(commands: Commands) -> None:
+    rebuild = _add_aws_command(
         commands,
         "rebuild",
         "re-render shards and the index from the registry; restore lost objects",
@@ -274,9 +344,11 @@ def _operator_commands(commands: Any) -> None:
     which.add_argument(
         "--shard", action="append", default=None, metavar="ID", help="one shard (repeatable)"
     )
-    rebuild.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    _json_argument(rebuild)
 
-    redrive = _aws_command(
+
+def _add_redrive(commands: Commands) -> None:
+    redrive = _add_aws_command(
         commands,
         "redrive",
         "move dead-letter messages back to their source queues",
@@ -296,9 +368,11 @@ def _operator_commands(commands: Any) -> None:
     redrive.add_argument(
         "--max-messages", type=int, default=None, help="move at most this many per queue"
     )
-    redrive.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    _json_argument(redrive)
 
-    status = _aws_command(
+
+def _add_status(commands: Commands) -> None:
+    status = _add_aws_command(
         commands,
         "status",
         "shard fill levels, queue depths and ages, dead letters, the index's lastmod",
@@ -307,19 +381,21 @@ def _operator_commands(commands: Any) -> None:
         "dead-letter counts, and the newest index lastmod. Exits 1 when a dead-letter "
         "queue holds messages.",
     )
-    status.add_argument("--json", action="store_true", help="print the status as JSON only")
+    _json_argument(status, "print the status as JSON only")
 
-    validate = commands.add_parser(
+
+def _add_validate(commands: Commands) -> None:
+    validate = _add_command(
+        commands,
         "validate",
-        help="walk a live site as a crawler would and report every sitemap fault",
-        description="From robots.txt (or a sitemap or index URL), follow every Sitemap line, "
-        "index and sitemap (.gz too) and report each fault with its location: schema "
-        "validity (the official XSDs), the 50,000-entry and 50 MiB limits, loc length, "
-        "absolute same-site URLs, W3C datetimes, dead links, duplicate URLs. Exits 1 on "
-        "any fault, 0 when clean, 2 on a usage error. Works on any site.",
-        epilog=EXAMPLES["validate"],
+        _command("validate"),
+        "walk a live site as a crawler would and report every sitemap fault",
+        "From robots.txt (or a sitemap or index URL), follow every Sitemap line, index and "
+        "sitemap (.gz too) and report each fault with its location: schema validity (the "
+        "official XSDs), the 50,000-entry and 50 MiB limits, loc length, absolute same-site "
+        "URLs, W3C datetimes, dead links, duplicate URLs. Exits 1 on any fault, 0 when "
+        "clean, 2 on a usage error. Works on any site.",
     )
-    validate.set_defaults(run=_command("validate"))
     validate.add_argument(
         "url", metavar="URL", help="site root, robots.txt, sitemap index or sitemap URL"
     )
@@ -329,12 +405,7 @@ def _operator_commands(commands: Any) -> None:
         help="the origin the sitemaps should name, when it is served from URL's origin "
         "(e.g. a staging or local copy): its URLs are fetched from URL's origin",
     )
-    validate.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        help="seconds allowed per document, redirects included (default 30)",
-    )
+    _timeout_argument(validate)
     validate.add_argument(
         "--workers", type=int, default=4, help="sitemaps fetched in parallel (default 4)"
     )
@@ -344,25 +415,7 @@ def _operator_commands(commands: Any) -> None:
         default=100_000,
         help="stop after this many sitemap files (default 100000)",
     )
-    validate.add_argument("--json", action="store_true", help="end with the report as JSON")
-
-
-def _limit_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-urls-per-shard", type=int, default=10_000, help="default 10000, at most 50000"
-    )
-    parser.add_argument(
-        "--max-shard-bytes",
-        type=int,
-        default=52_428_800,
-        help="uncompressed bytes per shard (default and maximum 52428800)",
-    )
-    parser.add_argument(
-        "--max-sitemaps-per-index",
-        type=int,
-        default=50_000,
-        help="shards per index file (default and maximum 50000)",
-    )
+    _json_argument(validate, "end with the report as JSON")
 
 
 def _schema(args: argparse.Namespace) -> int:

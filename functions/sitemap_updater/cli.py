@@ -479,21 +479,6 @@ def _local(args: argparse.Namespace) -> int:
     return 0
 
 
-# Settings the local stack fills in itself (its resources), or that have their own flag.
-_LOCAL_OWN_SETTINGS = frozenset(
-    {
-        "SITE_URL",
-        "TABLE_NAME",
-        "BUCKET_NAME",
-        "REBUILD_QUEUE_URL",
-        "INDEX_QUEUE_URL",
-        "INGEST_DLQ_URL",
-        "INDEXNOW_QUEUE_URL",
-        "INDEXNOW_DLQ_URL",
-    }
-)
-
-
 def _check_replaceable(out: Path) -> None:
     """``local`` replaces --out whole: it may be absent, or a folder of what a run writes."""
     from sitemap_updater.local.runtime import foreign_files  # noqa: PLC0415
@@ -511,6 +496,7 @@ def _check_replaceable(out: Path) -> None:
 
 def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
     """``--setting NAME=VALUE`` pairs for ``local`` (validated later by the settings model)."""
+    from sitemap_updater.local.stack import STACK_SETTINGS  # noqa: PLC0415
     from sitemap_updater.settings import Settings  # noqa: PLC0415
 
     settings: dict[str, Any] = {}
@@ -518,7 +504,7 @@ def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
         name, equals, value = pair.partition("=")
         if not equals or name not in Settings.env_names():
             raise UserError(f"--setting {pair!r}: give NAME=VALUE with a settings variable")
-        if name in _LOCAL_OWN_SETTINGS:
+        if name in STACK_SETTINGS:
             raise UserError(f"--setting {name}: the local stack sets it (or use --site-url)")
         settings[name] = value
     if settings.get("INDEXNOW_KEY") and "INDEXNOW_ENDPOINT" not in settings:
@@ -544,10 +530,10 @@ def _serve(runtime: Any, site: Any, port: int | None) -> None:
     import threading  # noqa: PLC0415
 
     from sitemap_updater.local.server import SiteServer  # noqa: PLC0415
-    from sitemap_updater.local.stack import LOCAL_STACK_NAME, REGION  # noqa: PLC0415
+    from sitemap_updater.local.stack import LOCAL_STACK_NAME, REGION, register_stack  # noqa: PLC0415
 
     pipeline = runtime.pipeline
-    runtime.register_stack()
+    register_stack(pipeline.stack)
     port = port if port is not None else _default_port(site)
     try:
         server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port).start()

@@ -132,18 +132,8 @@ class EventSourceMapping:
                 QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"]
             )["Attributes"]
             self._queue_visibility = int(attributes["VisibilityTimeout"])
-        for start in range(0, len(messages), 10):
-            self.sqs.change_message_visibility_batch(
-                QueueUrl=self.queue_url,
-                Entries=[
-                    {
-                        "Id": str(n),
-                        "ReceiptHandle": m["ReceiptHandle"],
-                        "VisibilityTimeout": self._queue_visibility,
-                    }
-                    for n, m in enumerate(messages[start : start + 10])
-                ],
-            )
+        handles = [message["ReceiptHandle"] for message in messages]
+        set_visibility(self.sqs, self.queue_url, handles, self._queue_visibility)
 
     def _record(self, message: MessageTypeDef) -> dict[str, Any]:
         return {
@@ -165,6 +155,18 @@ class EventSourceMapping:
             "eventSourceARN": self.queue_arn,
             "awsRegion": "us-east-1",
         }
+
+
+def set_visibility(sqs: SQSClient, queue_url: str, handles: Sequence[str], seconds: int) -> None:
+    """Give received messages a new visibility timeout, ten to a request as SQS allows."""
+    for start in range(0, len(handles), 10):
+        sqs.change_message_visibility_batch(
+            QueueUrl=queue_url,
+            Entries=[
+                {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": seconds}
+                for n, handle in enumerate(handles[start : start + 10])
+            ],
+        )
 
 
 def queue_depth(sqs: SQSClient, queue_url: str) -> int:

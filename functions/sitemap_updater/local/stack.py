@@ -53,17 +53,6 @@ class LocalStack:
     queues: dict[str, LocalQueue] = field(default_factory=dict)
 
 
-def aws_environment(endpoint_url: str) -> dict[str, str]:
-    """What boto3 needs to talk to the local server (and never to a real account)."""
-    return {
-        "AWS_ENDPOINT_URL": endpoint_url,
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": REGION,
-        "AWS_REGION": REGION,
-    }
-
-
 def release_moto_history() -> None:
     """Let go of every model instance moto keeps for its dashboard. moto tracks each one it
     ever made, and a DynamoDB transaction deep-copies the table each time: over a long
@@ -215,6 +204,21 @@ def _create_table(dynamodb: DynamoDBClient, name: str) -> str:
     return name
 
 
+# The settings create_resources fills in: the local stack's own resources.
+STACK_SETTINGS = frozenset(
+    {
+        "SITE_URL",
+        "TABLE_NAME",
+        "BUCKET_NAME",
+        "REBUILD_QUEUE_URL",
+        "INDEX_QUEUE_URL",
+        "INGEST_DLQ_URL",
+        "INDEXNOW_QUEUE_URL",
+        "INDEXNOW_DLQ_URL",
+    }
+)
+
+
 def _queue_settings(queues: dict[str, LocalQueue]) -> dict[str, str]:
     settings = {
         "REBUILD_QUEUE_URL": queues["rebuild"].url,
@@ -228,9 +232,18 @@ def _queue_settings(queues: dict[str, LocalQueue]) -> dict[str, str]:
 
 
 def use_endpoint(endpoint_url: str) -> None:
-    """Point every boto3 client this process creates at the local server."""
+    """Point every boto3 client this process creates at the local server, never at a real
+    account."""
     os.environ.pop("AWS_PROFILE", None)
-    os.environ.update(aws_environment(endpoint_url))
+    os.environ.update(
+        {
+            "AWS_ENDPOINT_URL": endpoint_url,
+            "AWS_ACCESS_KEY_ID": "local",
+            "AWS_SECRET_ACCESS_KEY": "local",
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+        }
+    )
 
 
 def stack_outputs(stack: LocalStack) -> dict[str, str]:
@@ -242,11 +255,7 @@ def stack_outputs(stack: LocalStack) -> dict[str, str]:
     return outputs
 
 
-def register_stack(
-    stack: LocalStack,
-    name: str = LOCAL_STACK_NAME,
-    session: boto3.session.Session | None = None,
-) -> None:
+def register_stack(stack: LocalStack, name: str = LOCAL_STACK_NAME) -> None:
     """Register a CloudFormation stack whose outputs describe the local resources, so that
     ``sitemap-updater status --stack NAME --endpoint-url ...`` resolves them as it would a
     deployment. The stack holds one placeholder resource (moto only records it)."""
@@ -255,7 +264,7 @@ def register_stack(
         "Resources": {"Placeholder": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
         "Outputs": {key: {"Value": value} for key, value in stack_outputs(stack).items()},
     }
-    cloudformation = (session or boto3.session.Session(region_name=REGION)).client("cloudformation")
+    cloudformation = boto3.session.Session(region_name=REGION).client("cloudformation")
     with warnings.catch_warnings():  # moto: "WaitConditionHandle ... not supported"
         warnings.simplefilter("ignore", UserWarning)
         cloudformation.create_stack(StackName=name, TemplateBody=json.dumps(template))

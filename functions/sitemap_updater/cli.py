@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from sitemap_updater.ops.errors import CurrentStderr, UserError, aws_error_message
 
 if TYPE_CHECKING:
+    from sitemap_updater.domain.urls import Site
+    from sitemap_updater.local.runtime import LocalRuntime, Summary
+
     Commands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 EXAMPLES = {
@@ -441,26 +444,13 @@ def _local(args: argparse.Namespace) -> int:
     for path in args.events:
         if not path.exists():
             raise UserError(f"no such file or directory: {path}")
-    out = args.out.resolve()
-    for kept in (Path.cwd(), *args.events):  # --out is replaced whole: never an input or cwd
-        if out == kept.resolve() or out in kept.resolve().parents:
-            raise UserError(f"--out {args.out} would delete {kept}: give it a folder of its own")
-    _check_replaceable(args.out)
+    _check_replaceable(args.out, args.events)
     overrides: dict[str, Any] = _local_settings(args.setting)
     if args.max_urls_per_shard is not None:
         overrides["MAX_URLS_PER_SHARD"] = args.max_urls_per_shard
-
-    from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
-
-    for name, value in local_environment().items():  # before the handlers are imported
-        os.environ.setdefault(name, value)
+    _log_to_stderr(args.log_level)
     from sitemap_updater.local.runtime import run_local  # noqa: PLC0415
-    from sitemap_updater.observability import logger  # noqa: PLC0415
 
-    logger.setLevel(args.log_level)
-    handler = logger.registered_handler
-    if hasattr(handler, "setStream"):
-        handler.setStream(CurrentStderr())
     try:
         runtime, summary = run_local(
             args.events, site.origin, args.out, overrides, moto_port=args.moto_port
@@ -479,10 +469,30 @@ def _local(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_replaceable(out: Path) -> None:
-    """``local`` replaces --out whole: it may be absent, or a folder of what a run writes."""
+def _log_to_stderr(level: str) -> None:
+    """The handlers' log on stderr. Powertools reads its variables when the logger is
+    created, as the handlers are imported: they are set first."""
+    from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
+
+    for name, value in local_environment().items():
+        os.environ.setdefault(name, value)
+    from sitemap_updater.observability import logger  # noqa: PLC0415
+
+    logger.setLevel(level)
+    handler = logger.registered_handler
+    if hasattr(handler, "setStream"):
+        handler.setStream(CurrentStderr())
+
+
+def _check_replaceable(out: Path, events: Sequence[Path]) -> None:
+    """``local`` replaces --out whole: it may be absent, or a folder of what a run writes,
+    and never holds the events or the current folder."""
     from sitemap_updater.local.runtime import foreign_files  # noqa: PLC0415
 
+    target = out.resolve()
+    for kept in (Path.cwd(), *events):
+        if target == kept.resolve() or target in kept.resolve().parents:
+            raise UserError(f"--out {out} would delete {kept}: give it a folder of its own")
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is not a folder")
     foreign = foreign_files(out) if out.is_dir() else []
@@ -525,7 +535,7 @@ def _one_line(exc: Exception) -> str:
     return str(exc).splitlines()[0]
 
 
-def _serve(runtime: Any, site: Any, port: int | None) -> None:
+def _serve(runtime: LocalRuntime, site: Site, port: int | None) -> None:
     """Serve the bucket, keep the pipeline running, and say how to operate it."""
     import threading  # noqa: PLC0415
 
@@ -560,7 +570,7 @@ def _serve(runtime: Any, site: Any, port: int | None) -> None:
         server.stop()
 
 
-def _default_port(site: Any) -> int:
+def _default_port(site: Site) -> int:
     """The site's own port when it is this machine (so its URLs resolve here), else 8080."""
     if site.host in {"127.0.0.1", "localhost"}:
         return int(site.port or (443 if site.scheme == "https" else 80))
@@ -576,7 +586,7 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
-def _print_summary(summary: Any, as_json: bool) -> None:
+def _print_summary(summary: Summary, as_json: bool) -> None:
     lines = [
         f"events: {summary.sent} sent, {summary.accepted} accepted, "
         f"{len(summary.rejected)} rejected, {summary.dead_lettered} dead-lettered",

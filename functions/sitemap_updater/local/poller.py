@@ -78,7 +78,10 @@ class EventSourceMapping:
             return len(messages)
         failed = {item["itemIdentifier"] for item in (result or {}).get("batchItemFailures", [])}
         self._release([m for m in messages if m["MessageId"] in failed])
-        done = [m for m in messages if m["MessageId"] not in failed]
+        self._delete([m for m in messages if m["MessageId"] not in failed])
+        return len(messages)
+
+    def _delete(self, done: list[MessageTypeDef]) -> None:
         start = 0
         try:
             for start in range(0, len(done), 10):
@@ -96,7 +99,6 @@ class EventSourceMapping:
                 reason=f"{type(exc).__name__}: {exc}",
             )
             self._release(done[start:])  # after the queue's timeout, not the gathering hold
-        return len(messages)
 
     def _receive(self) -> list[MessageTypeDef]:
         """Up to ``batch_size`` messages. SQS returns at most ten per call: a larger batch

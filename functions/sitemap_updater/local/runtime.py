@@ -238,29 +238,26 @@ class Pipeline:
         return sorted(objects)
 
     def summarise(self, sent: int, out_dir: Path) -> Summary:
-        letters = self.dead_letters()
-        rejected = list(self.refused)
-        ingest_letters = 0
-        for message in letters:
-            if message["queue"] != "ingest":
-                continue
-            ingest_letters += 1
-            attribute = message.get("MessageAttributes", {}).get(REASON_ATTRIBUTE)
-            reason = (
-                attribute["StringValue"]
-                if attribute
-                else "dead_lettered: failed maxReceiveCount times (see the logs)"
-            )
-            rejected.append(Rejection(reason=reason, event=_as_json(message["Body"])))
+        letters = [m for m in self.dead_letters() if m["queue"] == "ingest"]
         return Summary(
             sent=sent,
-            accepted=sent - ingest_letters,
-            rejected=rejected,
+            accepted=sent - len(letters),
+            rejected=[*self.refused, *(_rejection(letter) for letter in letters)],
             dead_lettered=sum(queue_depth(self.sqs, q.dlq_url) for q in self.stack.queues.values()),
             objects_written=self.put_count,
             objects=self.export(out_dir),
             out_dir=str(out_dir),
         )
+
+
+def _rejection(letter: dict[str, Any]) -> Rejection:
+    attribute = letter.get("MessageAttributes", {}).get(REASON_ATTRIBUTE)
+    reason = (
+        attribute["StringValue"]
+        if attribute
+        else "dead_lettered: failed maxReceiveCount times (see the logs)"
+    )
+    return Rejection(reason=reason, event=_as_json(letter["Body"]))
 
 
 @dataclass

@@ -154,7 +154,6 @@ def _serve_arguments(local: argparse.ArgumentParser) -> None:
     local.add_argument(
         "--port",
         type=int,
-        default=None,
         help="port for --serve (default: the --site-url port if it is local, else 8080)",
     )
     local.add_argument(
@@ -170,7 +169,6 @@ def _local_setting_arguments(local: argparse.ArgumentParser) -> None:
     local.add_argument(
         "--max-urls-per-shard",
         type=int,
-        default=None,
         help="shard size (default 10000, at most 50000)",
     )
     local.add_argument(
@@ -194,9 +192,7 @@ def _add_schema(commands: Commands) -> None:
     schema = _add_command(
         commands, "schema", _schema, "print or write the JSON Schema of the event contract"
     )
-    schema.add_argument(
-        "--out", type=Path, default=None, help="write to this file instead of stdout"
-    )
+    schema.add_argument("--out", type=Path, help="write to this file instead of stdout")
 
 
 def _add_build(commands: Commands) -> None:
@@ -249,13 +245,10 @@ def _build_rendering_arguments(build: argparse.ArgumentParser) -> None:
     build.add_argument(
         "--no-compress", action="store_true", help="write shards as .xml, not .xml.gz"
     )
-    build.add_argument(
-        "--lastmod", default=None, help="W3C datetime to give every shard in the index"
-    )
+    build.add_argument("--lastmod", help="W3C datetime to give every shard in the index")
     build.add_argument(
         "--robots",
         type=Path,
-        default=None,
         help="the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set "
         "(default: the robots.txt already in --out, if any)",
     )
@@ -270,7 +263,6 @@ def _build_rendering_arguments(build: argparse.ArgumentParser) -> None:
     )
     build.add_argument(
         "--now",
-        default=None,
         help="the moment news ages against (W3C datetime; default: the time of the build). "
         "Only pages with news depend on it; give it for byte-identical rebuilds of such sites",
     )
@@ -319,7 +311,6 @@ def _add_backfill(commands: Commands) -> None:
     backfill.add_argument(
         "--workers",
         type=int,
-        default=None,
         help="registry writers in parallel (default 4; 1 on a local endpoint: moto's "
         "DynamoDB is not thread-safe)",
     )
@@ -344,9 +335,7 @@ def _add_rebuild(commands: Commands) -> None:
     )
     which = rebuild.add_mutually_exclusive_group(required=True)
     which.add_argument("--all", action="store_true", help="every shard the registry knows")
-    which.add_argument(
-        "--shard", action="append", default=None, metavar="ID", help="one shard (repeatable)"
-    )
+    which.add_argument("--shard", action="append", metavar="ID", help="one shard (repeatable)")
     _json_argument(rebuild)
 
 
@@ -364,13 +353,10 @@ def _add_redrive(commands: Commands) -> None:
         "--queue",
         action="append",
         choices=["ingest", "rebuild", "index", "indexnow"],
-        default=None,
         help="only this function's dead-letter queue (repeatable; default all the deployment has)",
     )
     redrive.add_argument("--dry-run", action="store_true", help="count only; move nothing")
-    redrive.add_argument(
-        "--max-messages", type=int, default=None, help="move at most this many per queue"
-    )
+    redrive.add_argument("--max-messages", type=int, help="move at most this many per queue")
     _json_argument(redrive)
 
 
@@ -404,7 +390,6 @@ def _add_validate(commands: Commands) -> None:
     )
     validate.add_argument(
         "--site-url",
-        default=None,
         help="the origin the sitemaps should name, when it is served from URL's origin "
         "(e.g. a staging or local copy): its URLs are fetched from URL's origin",
     )

@@ -130,7 +130,6 @@ def _skip_space(text: str, position: int) -> int:
 
 
 def read_paths(paths: Iterable[Path]) -> list[MessageBody]:
-    """Every message body from the given files and directories, in order."""
     bodies: list[MessageBody] = []
     for path in paths:
         if path.is_dir():

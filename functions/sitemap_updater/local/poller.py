@@ -172,7 +172,6 @@ def set_visibility(sqs: SQSClient, queue_url: str, handles: Sequence[str], secon
 
 
 def queue_depth(sqs: SQSClient, queue_url: str) -> int:
-    """Messages visible, in flight, or delayed."""
     attributes = sqs.get_queue_attributes(
         QueueUrl=queue_url,
         AttributeNames=[

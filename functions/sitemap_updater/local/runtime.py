@@ -262,8 +262,6 @@ def _rejection(letter: dict[str, Any]) -> Rejection:
 
 @dataclass
 class LocalRuntime:
-    """moto's server on 127.0.0.1 with the pipeline running against it."""
-
     server: MotoServer
     endpoint_url: str
     pipeline: Pipeline

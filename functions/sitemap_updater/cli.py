@@ -6,15 +6,22 @@ Errors a user can fix are one line on stderr and exit status 2, never a tracebac
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sitemap_updater.ops.errors import CurrentStderr, UserError, aws_error_message
+
+if TYPE_CHECKING:
+    from sitemap_updater.domain.urls import Site
+    from sitemap_updater.local.runtime import LocalRuntime, Summary
+
+    Commands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 EXAMPLES = {
     "local": "example: sitemap-updater local events/ "
@@ -40,15 +47,81 @@ def _parser() -> argparse.ArgumentParser:
         description="Event-driven XML sitemaps for large sites on AWS.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (
+        _add_local,
+        _add_schema,
+        _add_build,
+        _add_send,
+        _add_backfill,
+        _add_rebuild,
+        _add_redrive,
+        _add_status,
+        _add_validate,
+    ):
+        add(commands)
+    return parser
 
-    local = commands.add_parser(
+
+Run = Callable[[argparse.Namespace], int]
+
+
+def _add_command(
+    commands: Commands, name: str, run: Run, help_text: str, description: str | None = None
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help_text, description=description, epilog=EXAMPLES[name]
+    )
+    parser.set_defaults(run=run)
+    return parser
+
+
+def _add_aws_command(
+    commands: Commands, name: str, help_text: str, description: str
+) -> argparse.ArgumentParser:
+    from sitemap_updater.ops.flags import add_deployment_arguments  # noqa: PLC0415
+
+    parser = _add_command(commands, name, _command(name), help_text, description)
+    add_deployment_arguments(parser)
+    return parser
+
+
+def _command(name: str) -> Run:
+    """Run ``sitemap_updater.ops.<name>.run(args)``, imported only when it is the command."""
+
+    def run(args: argparse.Namespace) -> int:
+        import importlib  # noqa: PLC0415
+
+        module = importlib.import_module(f"sitemap_updater.ops.{name}")
+        return int(module.run(args))
+
+    return run
+
+
+def _json_argument(
+    parser: argparse.ArgumentParser, help_text: str = "end with the summary as JSON"
+) -> None:
+    parser.add_argument("--json", action="store_true", help=help_text)
+
+
+def _timeout_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds allowed per document, redirects included (default 30)",
+    )
+
+
+def _add_local(commands: Commands) -> None:
+    local = _add_command(
+        commands,
         "local",
-        help="run the whole pipeline on this machine (moto) over event files",
-        description="Start an embedded moto stack, feed the events into the ingest queue, drive "
-        "the ingest, rebuild and index handlers until the queues are drained, then copy the "
+        _local,
+        "run the whole pipeline on this machine (moto) over event files",
+        "Start an embedded moto stack, feed the events into the ingest queue, drive the "
+        "ingest, rebuild and index handlers until the queues are drained, then copy the "
         "bucket into --out and print a summary. Exits 0 when the pipeline ran, even if "
         "events were rejected.",
-        epilog=EXAMPLES["local"],
     )
     local.add_argument(
         "events",
@@ -67,7 +140,12 @@ def _parser() -> argparse.ArgumentParser:
         default=Path("site"),
         help="folder to copy the bucket into (default: site)",
     )
-    local.add_argument("--json", action="store_true", help="end with the summary as one JSON line")
+    _json_argument(local, "end with the summary as one JSON line")
+    _serve_arguments(local)
+    _local_setting_arguments(local)
+
+
+def _serve_arguments(local: argparse.ArgumentParser) -> None:
     local.add_argument(
         "--serve",
         action="store_true",
@@ -76,7 +154,6 @@ def _parser() -> argparse.ArgumentParser:
     local.add_argument(
         "--port",
         type=int,
-        default=None,
         help="port for --serve (default: the --site-url port if it is local, else 8080)",
     )
     local.add_argument(
@@ -86,10 +163,12 @@ def _parser() -> argparse.ArgumentParser:
         help="fixed port for the moto server, so the operator commands can reach it with "
         "--endpoint-url (default: a free port, printed with --serve)",
     )
+
+
+def _local_setting_arguments(local: argparse.ArgumentParser) -> None:
     local.add_argument(
         "--max-urls-per-shard",
         type=int,
-        default=None,
         help="shard size (default 10000, at most 50000)",
     )
     local.add_argument(
@@ -107,28 +186,27 @@ def _parser() -> argparse.ArgumentParser:
         choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
         help="handler log level on stderr (default ERROR; INFO shows every step)",
     )
-    local.set_defaults(run=_local)
 
-    schema = commands.add_parser(
-        "schema",
-        help="print or write the JSON Schema of the event contract",
-        epilog=EXAMPLES["schema"],
-    )
-    schema.add_argument(
-        "--out", type=Path, default=None, help="write to this file instead of stdout"
-    )
-    schema.set_defaults(run=_schema)
 
-    build = commands.add_parser(
+def _add_schema(commands: Commands) -> None:
+    schema = _add_command(
+        commands, "schema", _schema, "print or write the JSON Schema of the event contract"
+    )
+    schema.add_argument("--out", type=Path, help="write to this file instead of stdout")
+
+
+def _add_build(commands: Commands) -> None:
+    build = _add_command(
+        commands,
         "build",
-        help="turn page records into a complete site offline (shards, index, robots.txt)",
-        description="Validate each page record as its publish event, place the pages into "
-        "shards, render and gzip them, write the index and robots.txt into --out: the same "
-        "code and limits as the functions, so the files are what the pipeline would serve. "
-        "The same input gives byte-identical files. A URL given twice: the greater version "
-        "wins, else the later record. A shard's lastmod in the index is its newest entry's "
-        "lastmod (or --lastmod). Exits 0 even if records were rejected (1 with --strict).",
-        epilog=EXAMPLES["build"],
+        _command("build"),
+        "turn page records into a complete site offline (shards, index, robots.txt)",
+        "Validate each page record as its publish event, place the pages into shards, "
+        "render and gzip them, write the index and robots.txt into --out: the same code and "
+        "limits as the functions, so the files are what the pipeline would serve. The same "
+        "input gives byte-identical files. A URL given twice: the greater version wins, else "
+        "the later record. A shard's lastmod in the index is its newest entry's lastmod (or "
+        "--lastmod). Exits 0 even if records were rejected (1 with --strict).",
     )
     build.add_argument(
         "pages",
@@ -140,16 +218,37 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--site-url", required=True, help="the site's origin")
     build.add_argument("--out", type=Path, required=True, help="folder to write the site into")
     _limit_arguments(build)
+    _build_rendering_arguments(build)
+    build.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
+    _json_argument(build)
+
+
+def _limit_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-urls-per-shard", type=int, default=10_000, help="default 10000, at most 50000"
+    )
+    parser.add_argument(
+        "--max-shard-bytes",
+        type=int,
+        default=52_428_800,
+        help="uncompressed bytes per shard (default and maximum 52428800)",
+    )
+    parser.add_argument(
+        "--max-sitemaps-per-index",
+        type=int,
+        default=50_000,
+        help="shards per index file (default and maximum 50000)",
+    )
+
+
+def _build_rendering_arguments(build: argparse.ArgumentParser) -> None:
     build.add_argument(
         "--no-compress", action="store_true", help="write shards as .xml, not .xml.gz"
     )
-    build.add_argument(
-        "--lastmod", default=None, help="W3C datetime to give every shard in the index"
-    )
+    build.add_argument("--lastmod", help="W3C datetime to give every shard in the index")
     build.add_argument(
         "--robots",
         type=Path,
-        default=None,
         help="the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set "
         "(default: the robots.txt already in --out, if any)",
     )
@@ -164,7 +263,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.add_argument(
         "--now",
-        default=None,
         help="the moment news ages against (W3C datetime; default: the time of the build). "
         "Only pages with news depend on it; give it for byte-identical rebuilds of such sites",
     )
@@ -174,41 +272,10 @@ def _parser() -> argparse.ArgumentParser:
         help="the human view: write sitemap.xsl and reference it from the index and shards "
         "(as the STYLESHEET setting does)",
     )
-    build.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
-    build.add_argument("--json", action="store_true", help="end with the summary as JSON")
-    build.set_defaults(run=_command("build"))
-
-    _operator_commands(commands)
-    return parser
 
 
-def _command(name: str) -> Any:
-    """Run ``sitemap_updater.ops.<name>.run(args)``, imported only when it is the command."""
-
-    def run(args: argparse.Namespace) -> int:
-        import importlib  # noqa: PLC0415
-
-        module = importlib.import_module(f"sitemap_updater.ops.{name}")
-        return int(module.run(args))
-
-    return run
-
-
-def _aws_command(
-    commands: Any, name: str, help_text: str, description: str
-) -> argparse.ArgumentParser:
-    from sitemap_updater.ops.flags import add_deployment_arguments  # noqa: PLC0415
-
-    parser: argparse.ArgumentParser = commands.add_parser(
-        name, help=help_text, description=description, epilog=EXAMPLES[name]
-    )
-    parser.set_defaults(run=_command(name))
-    add_deployment_arguments(parser)
-    return parser
-
-
-def _operator_commands(commands: Any) -> None:
-    send = _aws_command(
+def _add_send(commands: Commands) -> None:
+    send = _add_aws_command(
         commands,
         "send",
         "put events from files on the ingest queue",
@@ -218,9 +285,11 @@ def _operator_commands(commands: Any) -> None:
         "or refused by SQS) is listed with its file and line; exits 1 if any was.",
     )
     send.add_argument("events", nargs="+", type=Path, metavar="EVENTS", help="files or folders")
-    send.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    _json_argument(send)
 
-    backfill = _aws_command(
+
+def _add_backfill(commands: Commands) -> None:
+    backfill = _add_aws_command(
         commands,
         "backfill",
         "import an existing site into the registry (live sitemaps, CSV, JSON Lines)",
@@ -242,22 +311,18 @@ def _operator_commands(commands: Any) -> None:
     backfill.add_argument(
         "--workers",
         type=int,
-        default=None,
         help="registry writers in parallel (default 4; 1 on a local endpoint: moto's "
         "DynamoDB is not thread-safe)",
     )
     backfill.add_argument(
         "--dry-run", action="store_true", help="read and validate only; write nothing"
     )
-    backfill.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        help="seconds allowed per document, redirects included (default 30)",
-    )
-    backfill.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    _timeout_argument(backfill)
+    _json_argument(backfill)
 
-    rebuild = _aws_command(
+
+def _add_rebuild(commands: Commands) -> None:
+    rebuild = _add_aws_command(
         commands,
         "rebuild",
         "re-render shards and the index from the registry; restore lost objects",
@@ -270,12 +335,12 @@ def _operator_commands(commands: Any) -> None:
     )
     which = rebuild.add_mutually_exclusive_group(required=True)
     which.add_argument("--all", action="store_true", help="every shard the registry knows")
-    which.add_argument(
-        "--shard", action="append", default=None, metavar="ID", help="one shard (repeatable)"
-    )
-    rebuild.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    which.add_argument("--shard", action="append", metavar="ID", help="one shard (repeatable)")
+    _json_argument(rebuild)
 
-    redrive = _aws_command(
+
+def _add_redrive(commands: Commands) -> None:
+    redrive = _add_aws_command(
         commands,
         "redrive",
         "move dead-letter messages back to their source queues",
@@ -288,16 +353,15 @@ def _operator_commands(commands: Any) -> None:
         "--queue",
         action="append",
         choices=["ingest", "rebuild", "index", "indexnow"],
-        default=None,
         help="only this function's dead-letter queue (repeatable; default all the deployment has)",
     )
     redrive.add_argument("--dry-run", action="store_true", help="count only; move nothing")
-    redrive.add_argument(
-        "--max-messages", type=int, default=None, help="move at most this many per queue"
-    )
-    redrive.add_argument("--json", action="store_true", help="end with the summary as JSON")
+    redrive.add_argument("--max-messages", type=int, help="move at most this many per queue")
+    _json_argument(redrive)
 
-    status = _aws_command(
+
+def _add_status(commands: Commands) -> None:
+    status = _add_aws_command(
         commands,
         "status",
         "shard fill levels, queue depths and ages, dead letters, the index's lastmod",
@@ -306,34 +370,30 @@ def _operator_commands(commands: Any) -> None:
         "dead-letter counts, and the newest index lastmod. Exits 1 when a dead-letter "
         "queue holds messages.",
     )
-    status.add_argument("--json", action="store_true", help="print the status as JSON only")
+    _json_argument(status, "print the status as JSON only")
 
-    validate = commands.add_parser(
+
+def _add_validate(commands: Commands) -> None:
+    validate = _add_command(
+        commands,
         "validate",
-        help="walk a live site as a crawler would and report every sitemap fault",
-        description="From robots.txt (or a sitemap or index URL), follow every Sitemap line, "
-        "index and sitemap (.gz too) and report each fault with its location: schema "
-        "validity (the official XSDs), the 50,000-entry and 50 MiB limits, loc length, "
-        "absolute same-site URLs, W3C datetimes, dead links, duplicate URLs. Exits 1 on "
-        "any fault, 0 when clean, 2 on a usage error. Works on any site.",
-        epilog=EXAMPLES["validate"],
+        _command("validate"),
+        "walk a live site as a crawler would and report every sitemap fault",
+        "From robots.txt (or a sitemap or index URL), follow every Sitemap line, index and "
+        "sitemap (.gz too) and report each fault with its location: schema validity (the "
+        "official XSDs), the 50,000-entry and 50 MiB limits, loc length, absolute same-site "
+        "URLs, W3C datetimes, dead links, duplicate URLs. Exits 1 on any fault, 0 when "
+        "clean, 2 on a usage error. Works on any site.",
     )
-    validate.set_defaults(run=_command("validate"))
     validate.add_argument(
         "url", metavar="URL", help="site root, robots.txt, sitemap index or sitemap URL"
     )
     validate.add_argument(
         "--site-url",
-        default=None,
         help="the origin the sitemaps should name, when it is served from URL's origin "
         "(e.g. a staging or local copy): its URLs are fetched from URL's origin",
     )
-    validate.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        help="seconds allowed per document, redirects included (default 30)",
-    )
+    _timeout_argument(validate)
     validate.add_argument(
         "--workers", type=int, default=4, help="sitemaps fetched in parallel (default 4)"
     )
@@ -343,25 +403,7 @@ def _operator_commands(commands: Any) -> None:
         default=100_000,
         help="stop after this many sitemap files (default 100000)",
     )
-    validate.add_argument("--json", action="store_true", help="end with the report as JSON")
-
-
-def _limit_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-urls-per-shard", type=int, default=10_000, help="default 10000, at most 50000"
-    )
-    parser.add_argument(
-        "--max-shard-bytes",
-        type=int,
-        default=52_428_800,
-        help="uncompressed bytes per shard (default and maximum 52428800)",
-    )
-    parser.add_argument(
-        "--max-sitemaps-per-index",
-        type=int,
-        default=50_000,
-        help="shards per index file (default and maximum 50000)",
-    )
+    _json_argument(validate, "end with the report as JSON")
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -387,32 +429,19 @@ def _local(args: argparse.Namespace) -> int:
     for path in args.events:
         if not path.exists():
             raise UserError(f"no such file or directory: {path}")
-    out = args.out.resolve()
-    for kept in (Path.cwd(), *args.events):  # --out is replaced whole: never an input or cwd
-        if out == kept.resolve() or out in kept.resolve().parents:
-            raise UserError(f"--out {args.out} would delete {kept}: give it a folder of its own")
-    _check_replaceable(args.out)
+    _check_replaceable(args.out, args.events)
     overrides: dict[str, Any] = _local_settings(args.setting)
     if args.max_urls_per_shard is not None:
         overrides["MAX_URLS_PER_SHARD"] = args.max_urls_per_shard
-
-    from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
-
-    for name, value in local_environment().items():  # before the handlers are imported
-        os.environ.setdefault(name, value)
+    _log_to_stderr(args.log_level)
     from sitemap_updater.local.runtime import run_local  # noqa: PLC0415
-    from sitemap_updater.observability import logger  # noqa: PLC0415
 
-    logger.setLevel(args.log_level)
-    handler = logger.registered_handler
-    if hasattr(handler, "setStream"):
-        handler.setStream(CurrentStderr())
     try:
         runtime, summary = run_local(
             args.events, site.origin, args.out, overrides, moto_port=args.moto_port
         )
     except (TimeoutError, ConnectionError) as exc:  # the run failed, not its inputs
-        print(f"sitemap-updater: error: {_one_line(exc)}", file=sys.stderr)
+        _print_error(_one_line(exc))
         return 1
     except (ValueError, OSError) as exc:  # settings (pydantic), limits, unreadable files
         raise UserError(_one_line(exc)) from exc
@@ -425,25 +454,30 @@ def _local(args: argparse.Namespace) -> int:
     return 0
 
 
-# Settings the local stack fills in itself (its resources), or that have their own flag.
-_LOCAL_OWN_SETTINGS = frozenset(
-    {
-        "SITE_URL",
-        "TABLE_NAME",
-        "BUCKET_NAME",
-        "REBUILD_QUEUE_URL",
-        "INDEX_QUEUE_URL",
-        "INGEST_DLQ_URL",
-        "INDEXNOW_QUEUE_URL",
-        "INDEXNOW_DLQ_URL",
-    }
-)
+def _log_to_stderr(level: str) -> None:
+    """The handlers' log on stderr. Powertools reads its variables when the logger is
+    created, as the handlers are imported: they are set first."""
+    from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
+
+    for name, value in local_environment().items():
+        os.environ.setdefault(name, value)
+    from sitemap_updater.observability import logger  # noqa: PLC0415
+
+    logger.setLevel(level)
+    handler = logger.registered_handler
+    if hasattr(handler, "setStream"):
+        handler.setStream(CurrentStderr())
 
 
-def _check_replaceable(out: Path) -> None:
-    """``local`` replaces --out whole: it may be absent, or a folder of what a run writes."""
+def _check_replaceable(out: Path, events: Sequence[Path]) -> None:
+    """``local`` replaces --out whole: it may be absent, or a folder of what a run writes,
+    and never holds the events or the current folder."""
     from sitemap_updater.local.runtime import foreign_files  # noqa: PLC0415
 
+    target = out.resolve()
+    for kept in (Path.cwd(), *events):
+        if target == kept.resolve() or target in kept.resolve().parents:
+            raise UserError(f"--out {out} would delete {kept}: give it a folder of its own")
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is not a folder")
     foreign = foreign_files(out) if out.is_dir() else []
@@ -457,6 +491,7 @@ def _check_replaceable(out: Path) -> None:
 
 def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
     """``--setting NAME=VALUE`` pairs for ``local`` (validated later by the settings model)."""
+    from sitemap_updater.local.stack import STACK_SETTINGS  # noqa: PLC0415
     from sitemap_updater.settings import Settings  # noqa: PLC0415
 
     settings: dict[str, Any] = {}
@@ -464,7 +499,7 @@ def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
         name, equals, value = pair.partition("=")
         if not equals or name not in Settings.env_names():
             raise UserError(f"--setting {pair!r}: give NAME=VALUE with a settings variable")
-        if name in _LOCAL_OWN_SETTINGS:
+        if name in STACK_SETTINGS:
             raise UserError(f"--setting {name}: the local stack sets it (or use --site-url)")
         settings[name] = value
     if settings.get("INDEXNOW_KEY") and "INDEXNOW_ENDPOINT" not in settings:
@@ -485,15 +520,15 @@ def _one_line(exc: Exception) -> str:
     return str(exc).splitlines()[0]
 
 
-def _serve(runtime: Any, site: Any, port: int | None) -> None:
+def _serve(runtime: LocalRuntime, site: Site, port: int | None) -> None:
     """Serve the bucket, keep the pipeline running, and say how to operate it."""
     import threading  # noqa: PLC0415
 
     from sitemap_updater.local.server import SiteServer  # noqa: PLC0415
-    from sitemap_updater.local.stack import LOCAL_STACK_NAME, REGION  # noqa: PLC0415
+    from sitemap_updater.local.stack import LOCAL_STACK_NAME, REGION, register_stack  # noqa: PLC0415
 
     pipeline = runtime.pipeline
-    runtime.register_stack()
+    register_stack(pipeline.stack)
     port = port if port is not None else _default_port(site)
     try:
         server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port).start()
@@ -520,7 +555,7 @@ def _serve(runtime: Any, site: Any, port: int | None) -> None:
         server.stop()
 
 
-def _default_port(site: Any) -> int:
+def _default_port(site: Site) -> int:
     """The site's own port when it is this machine (so its URLs resolve here), else 8080."""
     if site.host in {"127.0.0.1", "localhost"}:
         return int(site.port or (443 if site.scheme == "https" else 80))
@@ -536,7 +571,7 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, interrupt)
 
 
-def _print_summary(summary: Any, as_json: bool) -> None:
+def _print_summary(summary: Summary, as_json: bool) -> None:
     lines = [
         f"events: {summary.sent} sent, {summary.accepted} accepted, "
         f"{len(summary.rejected)} rejected, {summary.dead_lettered} dead-lettered",
@@ -547,9 +582,26 @@ def _print_summary(summary: Any, as_json: bool) -> None:
         lines.append(f"            {event[:200]}")
     lines.append(f"objects written: {summary.objects_written}; the site is in {summary.out_dir}/:")
     lines.extend(f"  {summary.out_dir}/{key}" for key in summary.objects)
-    print("\n".join(lines), flush=True)
+    encoding = sys.stdout.encoding or "utf-8"
+    text = "\n".join(_escape_unsafe(line) for line in lines)
+    print(text.encode(encoding, "backslashreplace").decode(encoding), flush=True)
     if as_json:
-        print(json.dumps(summary.as_json(), ensure_ascii=False), flush=True)
+        utf8 = codecs.lookup(encoding).name == "utf-8"
+        print(_escape_unsafe(json.dumps(summary.as_json(), ensure_ascii=not utf8)), flush=True)
+
+
+def _escape_unsafe(text: str) -> str:
+    """``text`` with every character that is not printable (controls a terminal acts on, line
+    separators, bidirectional overrides, lone surrogates no encoding can write) escaped as JSON
+    escapes it: a JSON line stays valid and decodes to the same text."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _json_escape(char) for char in text)
+
+
+def _json_escape(char: str) -> str:
+    units = char.encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{units[n]:02x}{units[n + 1]:02x}" for n in range(0, len(units), 2))
 
 
 MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
@@ -565,6 +617,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
         )
 
 
+def _print_error(message: str) -> None:
+    print(f"sitemap-updater: error: {_escape_unsafe(message)}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
@@ -572,7 +628,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _check_arguments(args)
         return int(args.run(args))
     except UserError as exc:
-        print(f"sitemap-updater: error: {exc}", file=sys.stderr)
+        _print_error(str(exc))
         return 2
     except KeyboardInterrupt:
         print("sitemap-updater: interrupted", file=sys.stderr)
@@ -584,7 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = aws_error_message(exc)
         if message is None:
             raise
-        print(f"sitemap-updater: error: {message}", file=sys.stderr)
+        _print_error(message)
         return 1
 
 

@@ -265,3 +265,34 @@ def test_a_byte_order_mark_is_not_part_of_the_event(tmp_path: Path) -> None:
     assert [m.body for m in read_file(path)] == [
         '{"type": "publish", "url": "https://www.example.com/", "version": 1}'
     ]
+
+
+DEEP = "[" * 1000 + "]" * 1000  # deeper than the json module decodes
+
+
+def test_an_array_element_nested_too_deep_to_decode_is_one_body_as_written(
+    tmp_path: Path,
+) -> None:
+    first, last = json.dumps(event("/a")), json.dumps(event("/b"))
+    path = tmp_path / "deep.json"
+    path.write_text(f"[ {first},\n{DEEP} ,{last}\n]\n", encoding="utf-8")
+
+    assert read_paths([path]) == [
+        MessageBody(first, f"{path}#0"),
+        MessageBody(DEEP, f"{path}#1"),
+        MessageBody(last, f"{path}#2"),
+    ]
+
+
+def test_a_file_too_deep_to_decode_that_is_not_one_array_is_read_as_not_json(
+    tmp_path: Path,
+) -> None:
+    deep_object = '{"a":' * 1000 + "1" + "}" * 1000
+    one, lines, unclosed = tmp_path / "one.json", tmp_path / "lines.json", tmp_path / "open.json"
+    one.write_text(f" {deep_object}\n", encoding="utf-8")
+    lines.write_text(f"{DEEP}\n{json.dumps(event('/a'))}\n", encoding="utf-8")
+    unclosed.write_text(f"[{DEEP}", encoding="utf-8")
+
+    assert read_paths([one]) == [MessageBody(deep_object, str(one))]
+    assert bodies(read_paths([lines])) == [DEEP, json.dumps(event("/a"))]
+    assert read_paths([unclosed]) == [MessageBody(f"[{DEEP}", str(unclosed))]

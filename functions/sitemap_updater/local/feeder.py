@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,49 +48,88 @@ def read_file(path: Path) -> Iterator[MessageBody]:
         return
     try:
         document = json.loads(text)
+    except RecursionError:
+        # Nested too deep to decode: an array still gives its elements one by one, so that
+        # the ingest function rejects only the deep one.
+        elements = _array_elements(text)
+        yield from _not_json(path, text) if elements is None else _numbered(path, elements)
+        return
     except ValueError:
-        if len([line for line in _split(text) if line.strip()]) > 1:
-            yield from _lines(path, text)
-        elif text.strip():
-            yield MessageBody(text.strip(), str(path))
+        yield from _not_json(path, text)
         return
     if isinstance(document, dict) and isinstance(document.get("Records"), list):
         for number, record in enumerate(document["Records"]):
             body = record.get("body") if isinstance(record, dict) else None
             if isinstance(body, str):
                 yield MessageBody(body, f"{path}#Records[{number}]")
-    elif isinstance(document, dict) and "$schema" in document:
-        return
     elif isinstance(document, list):
-        for number, element in enumerate(_element_texts(text)):
-            yield MessageBody(element, f"{path}#{number}")
-    else:
+        yield from _numbered(path, _array_elements(text) or [])
+    elif not (isinstance(document, dict) and "$schema" in document):
         yield MessageBody(text.strip(), str(path))
 
 
-def _element_texts(text: str) -> Iterator[str]:
-    """Each element of a JSON array exactly as written (numbers keep all their digits)."""
+def _not_json(path: Path, text: str) -> Iterator[MessageBody]:
+    if len([line for line in _split(text) if line.strip()]) > 1:
+        yield from _lines(path, text)
+    elif text.strip():
+        yield MessageBody(text.strip(), str(path))
+
+
+def _numbered(path: Path, elements: list[str]) -> Iterator[MessageBody]:
+    for number, element in enumerate(elements):
+        yield MessageBody(element, f"{path}#{number}")
+
+
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}]', re.DOTALL)
+
+
+def _array_elements(text: str) -> list[str] | None:
+    """Each element of the JSON array ``text`` exactly as written (numbers keep all their
+    digits), or None when ``text`` is not one array."""
     decoder = json.JSONDecoder()
-    position = text.index("[") + 1
-    while True:
-        position = _skip_space(text, position)
-        if text[position] == "]":
-            return
-        _, end = decoder.raw_decode(text, position)
-        yield text[position:end]
+    position = _skip_space(text, 0)
+    if not text.startswith("[", position):
+        return None
+    elements: list[str] = []
+    position = _skip_space(text, position + 1)
+    while not text.startswith("]", position):
+        try:
+            end = _value_end(decoder, text, position)
+        except ValueError:
+            return None
+        elements.append(text[position:end])
         position = _skip_space(text, end)
-        if text[position] == ",":
-            position += 1
+        if text.startswith(",", position):
+            position = _skip_space(text, position + 1)
+        elif not text.startswith("]", position):
+            return None
+    return elements if _skip_space(text, position + 1) == len(text) else None
+
+
+def _value_end(decoder: json.JSONDecoder, text: str, position: int) -> int:
+    """Where the JSON value starting at ``position`` ends (ValueError if none does)."""
+    try:
+        return decoder.raw_decode(text, position)[1]
+    except RecursionError:  # nested too deep to decode: its end is found bracket by bracket
+        pass
+    depth = 0
+    for token in _STRING_OR_BRACKET.finditer(text, position):
+        if token.group() in ("[", "{"):
+            depth += 1
+        elif token.group() in ("]", "}"):
+            depth -= 1
+            if not depth:
+                return token.end()
+    raise ValueError("unbalanced brackets")
 
 
 def _skip_space(text: str, position: int) -> int:
-    while text[position] in " \t\r\n":
+    while position < len(text) and text[position] in " \t\r\n":
         position += 1
     return position
 
 
 def read_paths(paths: Iterable[Path]) -> list[MessageBody]:
-    """Every message body from the given files and directories, in order."""
     bodies: list[MessageBody] = []
     for path in paths:
         if path.is_dir():

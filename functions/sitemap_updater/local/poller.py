@@ -78,7 +78,10 @@ class EventSourceMapping:
             return len(messages)
         failed = {item["itemIdentifier"] for item in (result or {}).get("batchItemFailures", [])}
         self._release([m for m in messages if m["MessageId"] in failed])
-        done = [m for m in messages if m["MessageId"] not in failed]
+        self._delete([m for m in messages if m["MessageId"] not in failed])
+        return len(messages)
+
+    def _delete(self, done: list[MessageTypeDef]) -> None:
         start = 0
         try:
             for start in range(0, len(done), 10):
@@ -96,7 +99,6 @@ class EventSourceMapping:
                 reason=f"{type(exc).__name__}: {exc}",
             )
             self._release(done[start:])  # after the queue's timeout, not the gathering hold
-        return len(messages)
 
     def _receive(self) -> list[MessageTypeDef]:
         """Up to ``batch_size`` messages. SQS returns at most ten per call: a larger batch
@@ -132,18 +134,8 @@ class EventSourceMapping:
                 QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"]
             )["Attributes"]
             self._queue_visibility = int(attributes["VisibilityTimeout"])
-        for start in range(0, len(messages), 10):
-            self.sqs.change_message_visibility_batch(
-                QueueUrl=self.queue_url,
-                Entries=[
-                    {
-                        "Id": str(n),
-                        "ReceiptHandle": m["ReceiptHandle"],
-                        "VisibilityTimeout": self._queue_visibility,
-                    }
-                    for n, m in enumerate(messages[start : start + 10])
-                ],
-            )
+        handles = [message["ReceiptHandle"] for message in messages]
+        set_visibility(self.sqs, self.queue_url, handles, self._queue_visibility)
 
     def _record(self, message: MessageTypeDef) -> dict[str, Any]:
         return {
@@ -167,8 +159,19 @@ class EventSourceMapping:
         }
 
 
+def set_visibility(sqs: SQSClient, queue_url: str, handles: Sequence[str], seconds: int) -> None:
+    """Give received messages a new visibility timeout, ten to a request as SQS allows."""
+    for start in range(0, len(handles), 10):
+        sqs.change_message_visibility_batch(
+            QueueUrl=queue_url,
+            Entries=[
+                {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": seconds}
+                for n, handle in enumerate(handles[start : start + 10])
+            ],
+        )
+
+
 def queue_depth(sqs: SQSClient, queue_url: str) -> int:
-    """Messages visible, in flight, or delayed."""
     attributes = sqs.get_queue_attributes(
         QueueUrl=queue_url,
         AttributeNames=[

@@ -8,7 +8,6 @@ a folder and report: accepted, rejected (with reasons), dead-lettered, objects w
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import threading
 from collections.abc import Callable, Sequence
@@ -25,14 +24,12 @@ from sitemap_updater.domain.indexnow import KEY_PATTERN
 from sitemap_updater.domain.sharding import ROBOTS_KEY, SITEMAP_FILE
 from sitemap_updater.domain.stylesheet import STYLESHEET_KEY
 from sitemap_updater.local.feeder import MessageBody, read_paths
-from sitemap_updater.local.poller import EventSourceMapping, drain, queue_depth
+from sitemap_updater.local.poller import EventSourceMapping, drain, queue_depth, set_visibility
 from sitemap_updater.local.stack import (
     LOCAL_PREFIX,
     LocalStack,
     MotoServer,
     create_resources,
-    local_environment,
-    register_stack,
     release_moto_history,
     use_endpoint,
 )
@@ -108,7 +105,7 @@ class Pipeline:
                 queue_url=queue.url,
                 queue_arn=queue.arn,
                 function_name=f"sitemap-updater-{name}",
-                handler=partial(_invoke, handlers[name], app),
+                handler=partial(handlers[name], app_=app),
                 batch_size=queue.spec.batch_size,
             )
             for name, queue in stack.queues.items()
@@ -146,7 +143,6 @@ class Pipeline:
             self.put_count += 1
 
     def send(self, bodies: Sequence[str]) -> int:
-        """Put message bodies on the ingest queue. Returns how many were sent."""
         return self.send_messages([MessageBody(body, f"#{n}") for n, body in enumerate(bodies)])
 
     def send_messages(self, messages: Sequence[MessageBody]) -> int:
@@ -213,19 +209,8 @@ class Pipeline:
                     seen.add(message["MessageId"])
                     handles.append(message["ReceiptHandle"])
                     messages.append({"queue": queue.spec.name, **message})
-            self._release(queue.dlq_url, handles)
+            set_visibility(self.sqs, queue.dlq_url, handles, 0)  # a redrive can move them at once
         return messages
-
-    def _release(self, queue_url: str, handles: list[str]) -> None:
-        """Make messages read for a report visible again (a redrive can move them at once)."""
-        for start in range(0, len(handles), 10):
-            self.sqs.change_message_visibility_batch(
-                QueueUrl=queue_url,
-                Entries=[
-                    {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": 0}
-                    for n, handle in enumerate(handles[start : start + 10])
-                ],
-            )
 
     def objects(self) -> dict[str, bytes]:
         """Every object in the bucket, as stored (shards still gzipped)."""
@@ -253,24 +238,11 @@ class Pipeline:
         return sorted(objects)
 
     def summarise(self, sent: int, out_dir: Path) -> Summary:
-        letters = self.dead_letters()
-        rejected = list(self.refused)
-        ingest_letters = 0
-        for message in letters:
-            if message["queue"] != "ingest":
-                continue
-            ingest_letters += 1
-            attribute = message.get("MessageAttributes", {}).get(REASON_ATTRIBUTE)
-            reason = (
-                attribute["StringValue"]
-                if attribute
-                else "dead_lettered: failed maxReceiveCount times (see the logs)"
-            )
-            rejected.append(Rejection(reason=reason, event=_as_json(message["Body"])))
+        letters = [m for m in self.dead_letters() if m["queue"] == "ingest"]
         return Summary(
             sent=sent,
-            accepted=sent - ingest_letters,
-            rejected=rejected,
+            accepted=sent - len(letters),
+            rejected=[*self.refused, *(_rejection(letter) for letter in letters)],
             dead_lettered=sum(queue_depth(self.sqs, q.dlq_url) for q in self.stack.queues.values()),
             objects_written=self.put_count,
             objects=self.export(out_dir),
@@ -278,47 +250,52 @@ class Pipeline:
         )
 
 
-def _invoke(handler: Any, app: App, event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return handler(event, context, app_=app)  # type: ignore[no-any-return]
+def _rejection(letter: dict[str, Any]) -> Rejection:
+    attribute = letter.get("MessageAttributes", {}).get(REASON_ATTRIBUTE)
+    reason = (
+        attribute["StringValue"]
+        if attribute
+        else "dead_lettered: failed maxReceiveCount times (see the logs)"
+    )
+    return Rejection(reason=reason, event=_as_json(letter["Body"]))
 
 
+@dataclass
 class LocalRuntime:
-    """moto's server on 127.0.0.1 with the pipeline running against it."""
-
-    def __init__(
-        self,
-        site_url: str,
-        settings_overrides: dict[str, Any] | None = None,
-        moto_port: int = 0,
-    ):
-        for name, value in local_environment().items():
-            os.environ.setdefault(name, value)
-        self._server = MotoServer(moto_port)
-        self.endpoint_url: str | None = None
-        self._site_url = site_url
-        self._overrides = settings_overrides
-        self.pipeline: Pipeline | None = None
-
-    def start(self) -> Pipeline:
-        self.endpoint_url = self._server.start()
-        use_endpoint(self.endpoint_url)
-        self.pipeline = Pipeline.create(self._site_url, self._overrides)
-        return self.pipeline
-
-    def register_stack(self) -> None:
-        """Describe the resources as a CloudFormation stack, for the operator commands."""
-        assert self.pipeline is not None, "start() first"  # noqa: S101 - a programming error
-        register_stack(self.pipeline.stack)
+    server: MotoServer
+    endpoint_url: str
+    pipeline: Pipeline
 
     def stop(self) -> None:
-        self._server.stop()
+        self.server.stop()
+
+
+# Far deeper than any event. The summary is written out with json, which recurses: a body
+# nested deeper than this is reported as its text.
+MAX_REPORTED_NESTING = 100
 
 
 def _as_json(body: str) -> Any:
+    """The body as the summary reports it: its JSON, else its text."""
     try:
-        return json.loads(body)
-    except ValueError:
+        document = json.loads(body)
+    except (ValueError, RecursionError):
         return body
+    return body if _nested_deeper_than(document, MAX_REPORTED_NESTING) else document
+
+
+def _nested_deeper_than(document: Any, levels: int) -> bool:
+    level = [document]
+    for _ in range(levels):
+        level = [
+            child
+            for node in level
+            if isinstance(node, dict | list)
+            for child in (node.values() if isinstance(node, dict) else node)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def run_local(
@@ -330,14 +307,16 @@ def run_local(
 ) -> tuple[LocalRuntime, Summary]:
     """Run the pipeline over the event files; the runtime is left running (stop() it)."""
     messages = read_paths(paths)
-    runtime = LocalRuntime(site_url, settings_overrides, moto_port)
+    server = MotoServer(moto_port)
     try:
-        pipeline = runtime.start()
+        endpoint_url = server.start()
+        use_endpoint(endpoint_url)
+        pipeline = Pipeline.create(site_url, settings_overrides)
         sent = pipeline.send_messages(messages)
         pipeline.drain()
-        return runtime, pipeline.summarise(sent, out_dir)
+        return LocalRuntime(server, endpoint_url, pipeline), pipeline.summarise(sent, out_dir)
     except BaseException:
-        runtime.stop()
+        server.stop()
         raise
 
 

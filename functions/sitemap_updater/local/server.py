@@ -80,8 +80,6 @@ def make_handler(s3: S3Client, bucket: str) -> type[BaseHTTPRequestHandler]:
 
 
 class SiteServer:
-    """A threaded HTTP server in front of the bucket."""
-
     def __init__(self, s3: S3Client, bucket: str, port: int = 0, host: str = "127.0.0.1"):
         self._server = ThreadingHTTPServer((host, port), make_handler(s3, bucket))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)

@@ -31,6 +31,7 @@ from sitemap_updater.resources import (
 from sitemap_updater.settings import Settings
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sqs import SQSClient
 
 REGION = "us-east-1"
@@ -48,24 +49,8 @@ class LocalQueue:
 
 @dataclass
 class LocalStack:
-    endpoint_url: str
     settings: Settings
     queues: dict[str, LocalQueue] = field(default_factory=dict)
-
-    @property
-    def dlq_urls(self) -> list[str]:
-        return [queue.dlq_url for queue in self.queues.values()]
-
-
-def aws_environment(endpoint_url: str) -> dict[str, str]:
-    """What boto3 needs to talk to the local server (and never to a real account)."""
-    return {
-        "AWS_ENDPOINT_URL": endpoint_url,
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": REGION,
-        "AWS_REGION": REGION,
-    }
 
 
 def release_moto_history() -> None:
@@ -144,9 +129,6 @@ def _create_queue(
             "MaximumMessageSize": str(MAX_MESSAGE_BYTES),
         },
     )["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
     timeout = spec.visibility_timeout_seconds if visibility_timeout is None else visibility_timeout
     url = sqs.create_queue(
         QueueName=_queue_name(prefix, spec),
@@ -157,14 +139,20 @@ def _create_queue(
             "MessageRetentionPeriod": str(QUEUE_RETENTION_DAYS * 86_400),
             "MaximumMessageSize": str(MAX_MESSAGE_BYTES),
             "RedrivePolicy": json.dumps(
-                {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": spec.max_receive_count}
+                {
+                    "deadLetterTargetArn": _queue_arn(sqs, dlq_url),
+                    "maxReceiveCount": spec.max_receive_count,
+                }
             ),
         },
     )["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+    return LocalQueue(spec=spec, url=url, arn=_queue_arn(sqs, url), dlq_url=dlq_url)
+
+
+def _queue_arn(sqs: SQSClient, url: str) -> str:
+    return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
-    return LocalQueue(spec=spec, url=url, arn=arn, dlq_url=dlq_url)
 
 
 def create_resources(
@@ -181,14 +169,24 @@ def create_resources(
     comes back in seconds rather than minutes; everything else is as deployed.
     """
     session = session or boto3.session.Session(region_name=REGION)
-    dynamodb = session.client("dynamodb")
-    s3 = session.client("s3")
+    overrides = settings_overrides or {}
+    table = _create_table(session.client("dynamodb"), f"{prefix}-registry")
+    bucket = f"{prefix}-site"
+    session.client("s3").create_bucket(Bucket=bucket)
     sqs = session.client("sqs")
-    endpoint_url = str(dynamodb.meta.endpoint_url)
+    specs = functions_for(bool(overrides.get("INDEXNOW_KEY") or overrides.get("indexnow_key")))
+    queues = {spec.name: _create_queue(sqs, prefix, spec, visibility_timeout) for spec in specs}
+    settings = Settings.model_validate(
+        {"SITE_URL": site_url, "TABLE_NAME": table, "BUCKET_NAME": bucket}
+        | _queue_settings(queues)
+        | overrides
+    )
+    return LocalStack(settings=settings, queues=queues)
 
-    table_name = f"{prefix}-registry"
+
+def _create_table(dynamodb: DynamoDBClient, name: str) -> str:
     dynamodb.create_table(
-        TableName=table_name,
+        TableName=name,
         BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[
             {"AttributeName": TABLE.partition_key, "AttributeType": "S"},
@@ -200,41 +198,52 @@ def create_resources(
         ],
     )
     dynamodb.update_time_to_live(
-        TableName=table_name,
+        TableName=name,
         TimeToLiveSpecification={"Enabled": True, "AttributeName": TABLE.ttl_attribute},
     )
-    bucket = f"{prefix}-site"
-    s3.create_bucket(Bucket=bucket)
-    overrides = settings_overrides or {}
-    specs = functions_for(bool(overrides.get("INDEXNOW_KEY") or overrides.get("indexnow_key")))
-    queues = {spec.name: _create_queue(sqs, prefix, spec, visibility_timeout) for spec in specs}
-    optional = (
-        {
-            "INDEXNOW_QUEUE_URL": queues["indexnow"].url,
-            "INDEXNOW_DLQ_URL": queues["indexnow"].dlq_url,
-        }
-        if "indexnow" in queues
-        else {}
-    )
-    settings = Settings.model_validate(
-        {
-            "SITE_URL": site_url,
-            "TABLE_NAME": table_name,
-            "BUCKET_NAME": bucket,
-            "REBUILD_QUEUE_URL": queues["rebuild"].url,
-            "INDEX_QUEUE_URL": queues["index"].url,
-            "INGEST_DLQ_URL": queues["ingest"].dlq_url,
-            **optional,
-            **overrides,
-        }
-    )
-    return LocalStack(endpoint_url=endpoint_url, settings=settings, queues=queues)
+    return name
+
+
+# The settings create_resources fills in: the local stack's own resources.
+STACK_SETTINGS = frozenset(
+    {
+        "SITE_URL",
+        "TABLE_NAME",
+        "BUCKET_NAME",
+        "REBUILD_QUEUE_URL",
+        "INDEX_QUEUE_URL",
+        "INGEST_DLQ_URL",
+        "INDEXNOW_QUEUE_URL",
+        "INDEXNOW_DLQ_URL",
+    }
+)
+
+
+def _queue_settings(queues: dict[str, LocalQueue]) -> dict[str, str]:
+    settings = {
+        "REBUILD_QUEUE_URL": queues["rebuild"].url,
+        "INDEX_QUEUE_URL": queues["index"].url,
+        "INGEST_DLQ_URL": queues["ingest"].dlq_url,
+    }
+    if "indexnow" in queues:
+        settings["INDEXNOW_QUEUE_URL"] = queues["indexnow"].url
+        settings["INDEXNOW_DLQ_URL"] = queues["indexnow"].dlq_url
+    return settings
 
 
 def use_endpoint(endpoint_url: str) -> None:
-    """Point every boto3 client this process creates at the local server."""
+    """Point every boto3 client this process creates at the local server, never at a real
+    account."""
     os.environ.pop("AWS_PROFILE", None)
-    os.environ.update(aws_environment(endpoint_url))
+    os.environ.update(
+        {
+            "AWS_ENDPOINT_URL": endpoint_url,
+            "AWS_ACCESS_KEY_ID": "local",
+            "AWS_SECRET_ACCESS_KEY": "local",
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+        }
+    )
 
 
 def stack_outputs(stack: LocalStack) -> dict[str, str]:
@@ -246,11 +255,7 @@ def stack_outputs(stack: LocalStack) -> dict[str, str]:
     return outputs
 
 
-def register_stack(
-    stack: LocalStack,
-    name: str = LOCAL_STACK_NAME,
-    session: boto3.session.Session | None = None,
-) -> None:
+def register_stack(stack: LocalStack, name: str = LOCAL_STACK_NAME) -> None:
     """Register a CloudFormation stack whose outputs describe the local resources, so that
     ``sitemap-updater status --stack NAME --endpoint-url ...`` resolves them as it would a
     deployment. The stack holds one placeholder resource (moto only records it)."""
@@ -259,7 +264,7 @@ def register_stack(
         "Resources": {"Placeholder": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
         "Outputs": {key: {"Value": value} for key, value in stack_outputs(stack).items()},
     }
-    cloudformation = (session or boto3.session.Session(region_name=REGION)).client("cloudformation")
+    cloudformation = boto3.session.Session(region_name=REGION).client("cloudformation")
     with warnings.catch_warnings():  # moto: "WaitConditionHandle ... not supported"
         warnings.simplefilter("ignore", UserWarning)
         cloudformation.create_stack(StackName=name, TemplateBody=json.dumps(template))

@@ -1,0 +1,55 @@
+"""The console script's reports hold text from the events, files and command line: what a
+terminal would act on, or an encoding cannot write, is escaped, never a crash."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from sitemap_updater.cli import _print_summary, main
+from sitemap_updater.local.runtime import Rejection, Summary
+
+HOSTILE = "caf\u00e9 \ud800 \x1b[2J \x85 \u2028 \u202e \U000e0001"
+
+
+def summary() -> Summary:
+    return Summary(
+        sent=2,
+        accepted=1,
+        rejected=[Rejection(f"malformed_json: {HOSTILE}", HOSTILE)],
+        out_dir="site",
+    )
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+def test_the_summary_escapes_what_the_terminal_or_stdout_cannot_take(
+    monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding=encoding)
+    monkeypatch.setattr("sys.stdout", stdout)
+
+    _print_summary(summary(), as_json=True)
+
+    stdout.seek(0)
+    *text, last = stdout.read().splitlines()
+    assert json.loads(last)["rejected"] == [
+        {"reason": f"malformed_json: {HOSTILE}", "event": HOSTILE}
+    ]
+    assert all(line.isascii() if encoding == "ascii" else line.isprintable() for line in text)
+    assert "\\ud800 \\u001b[2J \\u0085 \\u2028 \\u202e \\udb40\\udc01" in text[1]
+
+
+def test_an_error_line_escapes_control_characters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "events\x1b[2J\n.jsonl"
+
+    status = main(["local", str(missing), "--site-url", "https://www.example.com"])
+
+    assert status == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1
+    assert error.endswith("events\\u001b[2J\\u000a.jsonl\n")

@@ -1,5 +1,5 @@
-"""README's "What is created" names every kind of resource the stack creates, and its counts
-are the template's: an operator reads it to know what runs, and what costs, at rest."""
+"""docs/DEPLOY.md's "What is created" names every kind of resource the stack creates, and its
+counts are the template's: an operator reads it to know what runs, and what costs, at rest."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.infra.conftest import Synthesized
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DEPLOY = Path(__file__).resolve().parents[2] / "docs" / "DEPLOY.md"
 # The words by which the paragraph names each kind of resource (policies are part of what
 # they attach to: a role's, a bucket's, a queue's).
 NAMED_AS = {
@@ -32,7 +32,7 @@ NUMBERS = {"three": 3, "six": 6, "nine": 9}
 
 
 def what_is_created() -> str:
-    text = README.read_text()
+    text = DEPLOY.read_text()
     start = text.index("**What is created.**")
     return " ".join(text[start : text.index("\n\n", start)].split())
 

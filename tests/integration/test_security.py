@@ -155,7 +155,7 @@ def test_logs_carry_urls_and_reasons_but_never_an_event_body(
     assert {rejected[f"hostile-{n}"]["reason_code"] for n in range(3)} == {
         "unknown_field",
         "malformed_json",
-        "url_foreign_host",
+        "url_malformed",  # a 1,600-character label: no DNS name
     }
 
     ingested = {r["url"]: r["outcome"] for r in records if r["message"] == "event ingested"}

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 
 from sitemap_updater.cli import main
-from sitemap_updater.domain.events import EVENT_ADAPTER, event_json_schema, unwrap
+import msgspec
+
+from sitemap_updater.domain.events import Event, event_json_schema
 from sitemap_updater.local.feeder import read_paths
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,6 +133,15 @@ def violations(schema: dict[str, Any], node: dict[str, Any], value: Any, at: str
     return problems
 
 
+def unwrap(document: Any) -> Any:
+    """The event inside an SNS notification and/or an EventBridge event."""
+    if isinstance(document, dict) and document.get("Type") == "Notification":
+        document = json.loads(document["Message"])
+    if isinstance(document, dict) and "detail-type" in document:
+        document = document["detail"]
+    return document
+
+
 def sample_events(names: set[str] | None = None) -> list[tuple[str, Any]]:
     """(origin, event) for every message body in events/, envelopes removed."""
     found: list[tuple[str, Any]] = []
@@ -183,7 +194,7 @@ def test_every_good_sample_event_satisfies_the_schema() -> None:
     assert len(samples) == 19  # 01..07: 1 + 5 + 1 + 1 + 1 + 1 + 3; 09..12: 1 + 1 + 3 + 1
     for origin, document in samples:
         assert violations(schema, schema, document, "$") == [], origin
-        assert EVENT_ADAPTER.validate_python(document).type == document["type"], origin
+        assert type(msgspec.convert(document, Event)).__name__.lower() == document["type"]
 
 
 def test_the_samples_cover_both_event_types_and_every_optional_field() -> None:

@@ -15,16 +15,16 @@ from sitemap_updater.domain.clusters import (
     Member,
     alternates,
     alternates_bytes,
-    component,
-    languages,
+    listings,
     merge,
     needed_bytes,
     survivor,
 )
+from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import News, SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_body
-from sitemap_updater.domain.extensions import normalise_hreflang
+from sitemap_updater.domain.contract import normalise_hreflang
 from sitemap_updater.domain.news import MAX_NEWS_PER_SITEMAP, current_news
 from sitemap_updater.domain.render import render_entry, render_urlset
 from sitemap_updater.domain.sharding import GroupRules, Limits
@@ -50,8 +50,19 @@ def test_a_member_without_its_own_language_takes_what_siblings_declare() -> None
         en=Member(lang="en", declares=(("de", u("/de")), ("x-default", u("/en"))), live=True),
         de=Member(live=True),
     )
-    assert languages(c, u("/de")) == {"de"}
-    assert languages(c, u("/en")) == {"en", "x-default"}  # its own, plus x-default
+    listed = (("de", u("/de")), ("en", u("/en")), ("x-default", u("/en")))
+    assert listings(c) == {u("/de"): listed, u("/en"): listed}  # its own, plus x-default
+
+
+def test_a_language_two_pages_claim_is_listed_once_for_the_smaller_url() -> None:
+    c = cluster(
+        a=Member(lang="x-default", declares=(("de", u("/b")), ("fr", u("/c"))), live=True),
+        b=Member(lang="de", live=True),
+        c=Member(lang="x-default", live=True),  # also claims x-default
+    )
+    listed = (("de", u("/b")), ("x-default", u("/a")))
+    assert all(pairs == listed for pairs in listings(c).values())
+    assert set(listings(c)) == {u("/a"), u("/b"), u("/c")}
 
 
 def test_every_published_member_lists_itself_and_all_others_reciprocally() -> None:
@@ -73,7 +84,7 @@ def test_components_follow_declarations_in_either_direction_only() -> None:
         b=Member(lang="de", live=True),
         c=Member(lang="fr", live=True),  # in the record, linked to no one any more
     )
-    assert component(c, u("/b")) == {u("/a"), u("/b")}
+    assert alternates(c, u("/b")) == (("de", u("/b")), ("en", u("/a")))
     assert alternates(c, u("/c")) == ()
 
 
@@ -159,9 +170,27 @@ def test_news_dated_in_the_last_two_days_of_year_9999_does_not_break_its_shard(
     now = datetime(2026, 11, 21, 12, tzinfo=UTC)
     entries = [_news("/far", published), _news("/young", "2026-11-20T12:00:00Z")]
     rendered, expiry = current_news(entries, now)
-    assert [e.news is not None for e in rendered] == [True, True]
-    assert expiry == datetime(2026, 11, 22, 12, tzinfo=UTC)  # /young's; /far never expires
-    assert current_news(entries[:1], now)[1] is None
+    assert [e.news is not None for e in rendered] == [False, True]  # /far is in the future
+    assert expiry == datetime(2026, 11, 22, 12, tzinfo=UTC)  # /young's
+    far = instant(normalise_w3c(published))
+    rendered, expiry = current_news(entries, far)
+    assert [e.news is not None for e in rendered] == [True, False]
+    assert expiry is None  # /far never expires: two days later is past what a datetime holds
+
+
+def test_news_dated_in_the_future_appears_at_its_date_and_stays_two_days() -> None:
+    # A scheduled post announced early: no news block before its date (beyond a few minutes
+    # of clock skew), and the rendering says when it changes, for the sweep to rebuild it.
+    now = datetime(2026, 11, 21, 12, tzinfo=UTC)
+    entries = [_news("/soon", "2026-11-25T12:00:00Z"), _news("/skew", "2026-11-21T12:03:00Z")]
+    rendered, expiry = current_news(entries, now)
+    assert [e.news is not None for e in rendered] == [False, True]
+    assert expiry == datetime(2026, 11, 23, 12, 3, tzinfo=UTC)  # /skew expires first
+    rendered, expiry = current_news(entries[:1], now)
+    assert expiry == datetime(2026, 11, 25, 11, 55, tzinfo=UTC)  # /soon appears
+    rendered, expiry = current_news(entries[:1], expiry)
+    assert rendered[0].news is not None
+    assert expiry == datetime(2026, 11, 27, 12, tzinfo=UTC)
 
 
 def test_at_most_a_thousand_news_blocks_per_sitemap_the_newest() -> None:

@@ -35,11 +35,12 @@ import json
 import random
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from botocore.exceptions import ClientError
+from msgspec import Struct
 
 from sitemap_updater.adapters import clients
 from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, Member, too_many_redirects
@@ -257,8 +258,7 @@ class Registry:
         actions = [action for commit in commits for action in self._record_actions(commit)]
         reservations = combined_reservations(commits)
         for reservation in reservations:  # more than even an empty shard holds
-            limit = min(self.limits.max_urls_per_shard, reservation.max_slots)
-            if reservation.slots > limit or reservation.bytes > self.limits.max_entry_bytes:
+            if min(reservation.bounds(self.limits)) < 0:
                 raise ShardFull(reservation.shard)
         actions.extend(self._reservation_action(r) for r in reservations)
         try:
@@ -368,9 +368,7 @@ class Registry:
 
     def _reservation_action(self, reservation: Reservation) -> Item:
         group, number = parse_shard_id(reservation.shard)
-        limit = min(self.limits.max_urls_per_shard, reservation.max_slots)
-        max_slots = limit - reservation.slots
-        max_bytes = self.limits.max_entry_bytes - reservation.bytes
+        max_slots, max_bytes = reservation.bounds(self.limits)
         return {
             "Update": {
                 "TableName": self.table,
@@ -673,42 +671,40 @@ def _entry_item(commit: Commit, entry: SitemapEntry) -> Item:
     return item
 
 
+class _Extensions(Struct, omit_defaults=True):
+    """An entry's extensions, stored as JSON in its item's ``ext``."""
+
+    images: tuple[str, ...] = ()
+    videos: tuple[Video, ...] = ()
+    news: News | None = None
+
+
+_EXTENSIONS = msgspec.json.Decoder(_Extensions)
+
+
 def _entry(item: Item) -> tuple[SitemapEntry, str | None]:
     def text(name: str) -> str | None:
         value = item.get(name)
         return value["S"] if value else None
 
-    extensions = json.loads(item["ext"]["S"]) if "ext" in item else {}
+    extensions = _EXTENSIONS.decode(item["ext"]["S"]) if "ext" in item else _Extensions()
     entry = SitemapEntry(
         url=item["url"]["S"],
         lastmod=text("lastmod"),
         changefreq=text("changefreq"),
         priority=text("priority"),
-        images=tuple(extensions.get("images", ())),
-        videos=tuple(_video(video) for video in extensions.get("videos", ())),
-        news=News(**extensions["news"]) if "news" in extensions else None,
+        images=extensions.images,
+        videos=extensions.videos,
+        news=extensions.news,
     )
     return entry, text("cluster")
 
 
 def _extensions_json(entry: SitemapEntry) -> str:
-    document: dict[str, Any] = {}
-    if entry.images:
-        document["images"] = list(entry.images)
-    if entry.videos:
-        document["videos"] = [asdict(video) for video in entry.videos]
-    if entry.news is not None:
-        document["news"] = asdict(entry.news)
-    return json.dumps(document, separators=(",", ":"), ensure_ascii=False) if document else ""
-
-
-def _video(fields: dict[str, Any]) -> Video:
-    for name in ("restriction", "platform"):
-        if fields.get(name) is not None:
-            relationship, values = fields[name]
-            fields[name] = (relationship, tuple(values))
-    fields["tags"] = tuple(fields.get("tags", ()))
-    return Video(**fields)
+    if not (entry.images or entry.videos or entry.news):
+        return ""
+    stored = _Extensions(images=entry.images, videos=entry.videos, news=entry.news)
+    return msgspec.json.encode(stored).decode()
 
 
 def _url_record(item: Item) -> UrlRecord:

@@ -52,51 +52,62 @@ class Cluster:
         return self.members or {}
 
 
-def languages(cluster: Cluster, url: str) -> frozenset[str]:
-    """What hreflang values ``url`` is listed under."""
-    member = cluster.all.get(url)
-    declared = {
-        lang for other in cluster.all.values() for lang, href in other.declares if href == url
-    }
-    if member is not None and member.lang is not None:
+Pairs = tuple[tuple[str, str], ...]
+
+
+def listings(cluster: Cluster) -> dict[str, Pairs]:
+    """What each member's entry lists, for the members that list anything: the (hreflang,
+    href) pairs of every published member of its component that has a language, itself
+    included, provided they name two pages or more.
+
+    A language claimed by two pages of one component (two pages both ``x-default``, or two
+    declarations of ``de``) is listed once, for the smaller URL: a crawler reading two hrefs
+    for one language would ignore both.
+    """
+    members = cluster.all
+    declared: dict[str, set[str]] = {}
+    parent = {url: url for url in members}
+    for source, member in members.items():
+        for lang, href in member.declares:
+            declared.setdefault(href, set()).add(lang)
+            if href in parent:
+                parent[_root(parent, href)] = _root(parent, source)
+    langs = {url: _languages(member, declared.get(url, set())) for url, member in members.items()}
+    components: dict[str, list[str]] = {}
+    for url in members:
+        components.setdefault(_root(parent, url), []).append(url)
+    result: dict[str, Pairs] = {}
+    for urls in components.values():
+        owner: dict[str, str] = {}
+        for url in sorted(urls):
+            if members[url].live:
+                for lang in langs[url]:
+                    owner.setdefault(lang, url)
+        if len(set(owner.values())) < 2:
+            continue
+        listed = tuple(sorted(owner.items()))
+        result.update((url, listed) for url in urls if members[url].live and langs[url])
+    return result
+
+
+def _root(parent: dict[str, str], url: str) -> str:
+    while parent[url] != url:
+        parent[url] = parent[parent[url]]
+        url = parent[url]
+    return url
+
+
+def _languages(member: Member, declared: set[str]) -> frozenset[str]:
+    """A member's languages: its own hreflang (and x-default if a sibling declares it so),
+    or else every language its siblings declare for it."""
+    if member.lang is not None:
         return frozenset({member.lang} | ({X_DEFAULT} & declared))
     return frozenset(declared)
 
 
-def component(cluster: Cluster, url: str) -> frozenset[str]:
-    """The members linked to ``url`` by declarations, in either direction (itself included)."""
-    neighbours: dict[str, set[str]] = {member: set() for member in cluster.all}
-    for source, member in cluster.all.items():
-        for _, href in member.declares:
-            if href in neighbours and href != source:
-                neighbours[source].add(href)
-                neighbours[href].add(source)
-    if url not in neighbours:
-        return frozenset({url})
-    seen = {url}
-    frontier = [url]
-    while frontier:
-        for nxt in neighbours[frontier.pop()] - seen:
-            seen.add(nxt)
-            frontier.append(nxt)
-    return frozenset(seen)
-
-
-def alternates(cluster: Cluster, url: str) -> tuple[tuple[str, str], ...]:
-    """The (hreflang, href) pairs ``url``'s entry lists: every published member of its
-    component that has a language, itself included; nothing if it is alone or has none."""
-    member = cluster.all.get(url)
-    if member is None or not member.live or not languages(cluster, url):
-        return ()
-    listed = [
-        (lang, other)
-        for other in component(cluster, url)
-        if cluster.all[other].live
-        for lang in languages(cluster, other)
-    ]
-    if len({href for _, href in listed}) < 2:
-        return ()
-    return tuple(sorted(listed))
+def alternates(cluster: Cluster, url: str) -> Pairs:
+    """What ``url``'s entry lists (see :func:`listings`)."""
+    return listings(cluster).get(url, ())
 
 
 def alternates_bytes(pairs: Iterable[tuple[str, str]]) -> int:

@@ -1,65 +1,40 @@
-"""The event contract's rules in plain Python: field checks, limits and what an event becomes.
+"""The event contract's value rules, and what a valid event becomes (a PageChange).
 
-``domain.events`` and ``domain.extensions`` build the pydantic models of the contract from
-these functions; ``sitemap-updater build`` applies the same functions directly to the common
-record shapes (``ops.pages``), without importing pydantic. One set of rules, two callers.
-
-Every checker raises ``ValueError`` (what pydantic reports as a field error) or, for the rules
-applied after the model (counts, URLs), ``InvalidEvent`` with its reason code.
+Each rule takes a decoded value and returns its normal form or raises ``ValueError`` saying
+what is wrong; ``domain.events`` turns that into the field's reason code. Rules that see the
+same few values again and again (priorities, hreflangs, dates) remember their answers.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
+
+from msgspec import Struct
 
 from sitemap_updater.domain.dates import normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.errors import InvalidEvent
-from sitemap_updater.domain.urls import Site, normalise_url
 
 MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
 VERSION_EXPONENTS = (-130, 125)  # ... from 1E-130 to 9.99...E+125
 MAX_PRIORITY_PLACES = 17  # enough for any float; bounds the rendered <priority>
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
-MAX_IMAGES = 1000  # Google: up to 1,000 images per page
-MAX_ALTERNATES = 64
 X_DEFAULT = "x-default"
 _HREFLANG = re.compile(
     r"(?P<language>[a-z]{2,3})(?:-(?P<script>[a-z]{4}))?(?:-(?P<region>[a-z]{2}|[0-9]{3}))?",
     re.ASCII | re.IGNORECASE,
 )
+_NEWS_LANGUAGE = re.compile(r"zh-cn|zh-tw|[a-z]{2,3}", re.ASCII)
+_XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# Controls that reorder the text around them (embeddings, overrides, isolates): in a title
+# they can make it read as something else. The marks (U+200E, U+200F, U+061C) only hint a
+# direction and are common in right-to-left text: kept.
+_BIDI_REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
-def reject_json_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def unique_json_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # Duplicate names make an event ambiguous (a reader taking the first and one taking the
-    # last see different events): refuse them, as I-JSON (RFC 7493) does.
-    seen: set[str] = set()
-    for key, _value in pairs:
-        if key in seen:
-            raise ValueError(f"duplicate key {key!a}")
-        seen.add(key)
-    return dict(pairs)
-
-
-# How an event's JSON is decoded, by the ingest function and by ``build`` alike: numbers as
-# decimals (0.1 stays 0.1), no NaN or Infinity, no key named twice. One decoder for every
-# call: json.loads(..., parse_float=...) would build one each time.
-EVENT_JSON = json.JSONDecoder(
-    parse_float=Decimal, parse_constant=reject_json_constant, object_pairs_hook=unique_json_keys
-)
-
-
-@dataclass(frozen=True)
-class PageChange:
+class PageChange(Struct, frozen=True):
     """A validated, normalised event: the only thing the use cases ever see."""
 
     url: str
@@ -74,16 +49,19 @@ class PageChange:
         return self.entry is not None
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | Decimal | float) and not isinstance(value, bool)
+def _number(value: Any, what: str) -> Decimal:
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
+        raise ValueError(f"{what} must be a JSON number")  # noqa: TRY004 - a field error
+    number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    if not number.is_finite():
+        raise ValueError(f"{what} must be a finite number")
+    return number
 
 
 def normalise_version(value: Any) -> Decimal:
     """An event's ``version``: a finite number >= 0 that DynamoDB can store exactly."""
-    if not _is_number(value):
-        raise ValueError("version must be a JSON number")
-    number = Decimal(str(value)) if isinstance(value, float) else Decimal(value)
-    if not number.is_finite() or number < 0:
+    number = _number(value, "version")
+    if number < 0:
         raise ValueError("version must be a finite number >= 0")
     if len(number.as_tuple().digits) > MAX_VERSION_DIGITS:
         raise ValueError(f"version has more than {MAX_VERSION_DIGITS} significant digits")
@@ -94,10 +72,15 @@ def normalise_version(value: Any) -> Decimal:
 
 def normalise_priority(value: Any) -> str:
     """An event's ``priority`` (0.0 to 1.0) as rendered: ``0.10`` and ``0.1`` give ``0.1``."""
-    if not _is_number(value):
-        raise ValueError("priority must be a JSON number from 0.0 to 1.0")
-    number = Decimal(str(value)) if isinstance(value, float) else Decimal(value)
-    if not number.is_finite() or not Decimal(0) <= number <= Decimal(1):
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
+        raise ValueError("priority must be a JSON number from 0.0 to 1.0")  # noqa: TRY004
+    return _priority(value)
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _priority(value: int | Decimal | float) -> str:
+    number = _number(value, "priority")
+    if not Decimal(0) <= number <= Decimal(1):
         raise ValueError("priority must be from 0.0 to 1.0")
     number = abs(number).normalize()  # abs: -0.0 is 0.0
     if -number.as_tuple().exponent > MAX_PRIORITY_PLACES:  # type: ignore[operator]
@@ -121,7 +104,12 @@ def normalise_changefreq(value: Any) -> str:
 def normalise_hreflang(value: Any) -> str:
     """``en``, ``en-GB``, ``zh-Hant-TW``, ``es-419`` or ``x-default``, in canonical case."""
     if not isinstance(value, str):
-        raise ValueError("hreflang must be a string")  # noqa: TRY004 - pydantic reports ValueError
+        raise ValueError("hreflang must be a string")  # noqa: TRY004 - a field error
+    return _hreflang(value)
+
+
+@lru_cache(maxsize=1024)
+def _hreflang(value: str) -> str:
     if value.lower() == X_DEFAULT:
         return X_DEFAULT
     match = _HREFLANG.fullmatch(value)
@@ -138,28 +126,44 @@ def normalise_hreflang(value: Any) -> str:
     return "-".join(parts)
 
 
-# normalise_url's signature, called positionally: (raw, site, field, same_site).
-UrlNormaliser = Callable[[str, Site, str, bool], str]
+def normalise_news_language(value: str) -> str:
+    """Google News's language: an ISO 639 code, or zh-cn / zh-tw, in lower case."""
+    lower = value.lower()
+    if not _NEWS_LANGUAGE.fullmatch(lower):
+        raise ValueError("language must be an ISO 639 code (en, de, zh-cn or zh-tw)")
+    return lower
 
 
-def image_locs(
-    locs: list[str], site: Site, normalise: UrlNormaliser = normalise_url
-) -> tuple[str, ...]:
-    """A page's images (any host), normalised, each listed once, in the order given."""
-    if len(locs) > MAX_IMAGES:
-        raise InvalidEvent("invalid_image", f"{len(locs)} images, over Google's {MAX_IMAGES}")
-    normalised = [normalise(loc, site, "image", False) for loc in locs]
-    return tuple(dict.fromkeys(normalised))
+def text(value: str, limit: int) -> str:
+    """A title or description: trimmed, not empty, at most ``limit`` characters, nothing XML
+    forbids and no control that reorders what a reader sees."""
+    trimmed = value.strip()
+    if not trimmed:
+        raise ValueError("must not be empty")
+    if len(trimmed) > limit:
+        raise ValueError(f"is {len(trimmed)} characters, over {limit}")
+    if _XML_ILLEGAL.search(trimmed):
+        raise ValueError("holds a character XML 1.0 forbids")
+    found = _BIDI_REORDERING.search(trimmed)
+    if found:
+        raise ValueError(f"holds bidirectional control U+{ord(found.group()):04X}")
+    return trimmed
 
 
-def alternate_pairs(
-    declared: list[tuple[str, str]], site: Site, normalise: UrlNormaliser = normalise_url
-) -> tuple[tuple[str, str], ...]:
-    """Declared language versions ((hreflang already normalised, href)), each a page of this
-    site, in a canonical order."""
-    if len(declared) > MAX_ALTERNATES:
-        raise InvalidEvent(
-            "invalid_alternate", f"{len(declared)} alternates, over {MAX_ALTERNATES}"
-        )
-    pairs = {(lang, normalise(href, site, "alternate", True)) for lang, href in declared}
-    return tuple(sorted(pairs))
+def whole(value: Any, low: int, high: int) -> int:
+    """A whole number from ``low`` to ``high`` (``60.0`` is 60)."""
+    try:
+        number: Decimal | None = _number(value, "it")
+    except ValueError:
+        number = None
+    if number is None or number != number.to_integral_value() or not low <= number <= high:
+        raise ValueError(f"must be a whole number from {low:,} to {high:,}")
+    return int(number)
+
+
+def rating(value: Any) -> str:
+    """A video rating, 0.0 to 5.0, as rendered (one decimal place)."""
+    number = _number(value, "rating")
+    if not 0 <= number <= 5:
+        raise ValueError("rating must be from 0.0 to 5.0")
+    return format(abs(number).quantize(Decimal("0.1")), "f")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from typing import Any
 
 W3C_DATETIME = re.compile(
@@ -11,6 +12,7 @@ W3C_DATETIME = re.compile(
     r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2}))?$",
     re.ASCII,
 )
+_UTC_SECONDS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z", re.ASCII)
 
 
 def normalise_w3c(value: Any, name: str = "lastmod") -> str:
@@ -21,7 +23,19 @@ def normalise_w3c(value: Any, name: str = "lastmod") -> str:
     rejected: the sitemap schema does not accept them.
     """
     if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string")  # noqa: TRY004 - pydantic reports ValueError
+        raise ValueError(f"{name} must be a string")  # noqa: TRY004 - a field error
+    return _normalise_w3c(value, name)
+
+
+@lru_cache(maxsize=4096)
+def _normalise_w3c(value: str, name: str) -> str:
+    if _UTC_SECONDS.fullmatch(value):  # the commonest form, already normal when it is real
+        try:
+            datetime.fromisoformat(value[:-1])
+        except ValueError:
+            pass  # said below, with the reason
+        else:
+            return value
     match = W3C_DATETIME.fullmatch(value)
     if not match:
         raise ValueError(f"{name} must be W3C Datetime: YYYY-MM-DD or YYYY-MM-DDThh:mm[:ss[.s]]TZD")

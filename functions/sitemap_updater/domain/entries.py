@@ -1,13 +1,16 @@
-"""A sitemap entry: what one <url> element says about a page, extensions included."""
+"""A sitemap entry: what one <url> element says about a page, extensions included.
+
+Immutable values, as msgspec structs: a build makes one per page, and a struct is made ten
+times faster than a frozen dataclass.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 
-@dataclass(frozen=True, slots=True)
-class Video:
-    """One <video:video>, every field validated and normalised (see domain.extensions)."""
+class Video(Struct, frozen=True):
+    """One <video:video>, every field validated and normalised (see domain.events)."""
 
     thumbnail_loc: str
     title: str
@@ -29,8 +32,7 @@ class Video:
     live: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class News:
+class News(Struct, frozen=True):
     """One <news:news>. Rendered only while the article is recent (domain.news)."""
 
     publication_name: str
@@ -39,8 +41,7 @@ class News:
     title: str
 
 
-@dataclass(frozen=True, slots=True)
-class SitemapEntry:
+class SitemapEntry(Struct, frozen=True):
     """One page as listed in a shard. Every field is already validated and normalised.
 
     ``alternates`` is the page's hreflang cluster as rendered: (hreflang, href) pairs, the

@@ -1,212 +1,364 @@
-"""The event contract: what a CMS sends, and how a message body becomes a PageChange.
+"""The event contract: what a CMS sends, decoded and validated once for every caller.
 
-Two event types, one per page:
+Two event types, one per page::
 
-* ``{"type": "publish", "url": ..., "version": 7, "lastmod"?, "changefreq"?, "priority"?}``
-  (publish also means update), and
-* ``{"type": "unpublish", "url": ..., "version": 8}``.
+    {"type": "publish", "url": ..., "version": 7, "lastmod"?, "changefreq"?, "priority"?,
+     "images"?, "videos"?, "news"?, "hreflang"?, "alternates"?, "sitemap"?}
+    {"type": "unpublish", "url": ..., "version": 8}
 
-``version`` is any non-negative number that grows with every change of the page. A body
-may be the event itself, an EventBridge event whose ``detail`` is the event, or an SNS
-notification whose ``Message`` is either of those. ``events/schema.json`` is generated
-from the models here (``sitemap-updater schema``); a test fails when it drifts.
+An event body may also be wrapped in an EventBridge event (``detail``) or an SNS
+notification (``Message``). A *page record* (``build``, ``backfill``) is the same object
+with ``type`` (default ``publish``) and ``version`` (default the caller's) optional.
+
+The models below are msgspec structs: the JSON is decoded and its shape checked in one
+compiled pass; :func:`to_change` then applies the value and URL rules. JSON that msgspec
+cannot take as it is (a lone surrogate escape, a key given twice, NaN) is decoded by the
+standard library into the same models, for the same rules and an exact reason.
+``events/schema.json`` is generated from the models (``sitemap-updater schema``).
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PlainValidator,
-    TypeAdapter,
-    ValidationError,
-    WithJsonSchema,
-)
+import msgspec
+from msgspec import UNSET, Meta, Struct
 
-from sitemap_updater.domain.contract import (
-    CHANGEFREQS,
-    PageChange,
-    normalise_changefreq,
-    normalise_lastmod,
-    normalise_priority,
-    normalise_version,
-    reject_json_constant,
-    unique_json_keys,
-)
-from sitemap_updater.domain.dates import W3C_DATETIME
-from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain import contract
+from sitemap_updater.domain.contract import CHANGEFREQS, PageChange, normalise_lastmod
+from sitemap_updater.domain.dates import W3C_DATETIME, normalise_w3c
+from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import InvalidEvent
-from sitemap_updater.domain.extensions import (
-    MAX_ALTERNATES,
-    MAX_IMAGES,
-    Alternate,
-    Image,
-    NewsModel,
-    VideoModel,
-    normalise_hreflang,
-    to_alternates,
-    to_images,
-    to_news,
-    to_videos,
-)
 from sitemap_updater.domain.sharding import GROUP_NAME
 from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
 
-Version = Annotated[
-    Decimal,
-    PlainValidator(normalise_version),
-    WithJsonSchema(
-        {
-            "type": "number",
-            "minimum": 0,
-            "description": "Grows with every change of the page: a CMS revision or epoch "
-            "milliseconds. Newer wins; an equal version is a duplicate.",
-        }
-    ),
-]
+MAX_IMAGES = 1000  # Google: up to 1,000 images per page
+MAX_VIDEOS = 100
+MAX_ALTERNATES = 64
+MAX_TAGS = 32  # the video schema
+MAX_DURATION = 28_800  # seconds; the video schema and Google
+MAX_TEXT = 2048
+
+Number = Annotated[Any, Meta(extra_json_schema={"type": "number"})]
 Url = Annotated[
-    str,
-    Field(
-        min_length=1,
-        max_length=MAX_URL_LENGTH,
-        description="Absolute http(s) URL on the configured site's scheme and host.",
-        json_schema_extra={"format": "uri"},
+    str, Meta(min_length=1, extra_json_schema={"format": "uri", "maxLength": MAX_URL_LENGTH})
+]
+Text = Annotated[str, Meta(extra_json_schema={"minLength": 1})]
+HrefLang = Annotated[str, Meta(examples=["de", "en-GB", "x-default"])]
+W3cDate = Annotated[str, Meta(extra_json_schema={"pattern": W3C_DATETIME.pattern})]
+Country = Annotated[str, Meta(extra_json_schema={"pattern": "^[A-Z]{2}$"})]
+
+
+class _Model(Struct, forbid_unknown_fields=True, frozen=True):
+    pass
+
+
+class Image(_Model):
+    """``{"loc": "https://cdn.example.com/a.jpg"}``: an image on the page (any host)."""
+
+    loc: Url
+
+
+class Restriction(_Model):
+    relationship: Literal["allow", "deny"]
+    countries: Annotated[tuple[Country, ...], Meta(min_length=1, max_length=250)]
+
+
+class Platform(_Model):
+    relationship: Literal["allow", "deny"]
+    platforms: Annotated[tuple[Literal["web", "mobile", "tv"], ...], Meta(min_length=1)]
+
+
+class Uploader(_Model):
+    name: Text
+    info: Url | None = None
+
+
+class VideoEvent(_Model):
+    """Google's required fields (thumbnail_loc, title, description, content_loc or
+    player_loc) and the optional ones it still reads."""
+
+    thumbnail_loc: Url
+    title: Text
+    description: Text
+    content_loc: Url | None = None
+    player_loc: Url | None = None
+    duration: Annotated[Number, Meta(description=f"seconds, 1 to {MAX_DURATION:,}")] = None
+    expiration_date: W3cDate | None = None
+    rating: Annotated[Number, Meta(description="0.0 to 5.0")] = None
+    view_count: Number = None
+    publication_date: W3cDate | None = None
+    tags: Annotated[tuple[Text, ...], Meta(max_length=MAX_TAGS)] | None = None
+    family_friendly: bool | None = None
+    restriction: Restriction | None = None
+    requires_subscription: bool | None = None
+    uploader: Uploader | None = None
+    platform: Platform | None = None
+    live: bool | None = None
+
+
+class Publication(_Model):
+    name: Text
+    language: Annotated[str, Meta(examples=["en", "zh-cn"])]
+
+
+class NewsEvent(_Model):
+    """Google News: the publication, when the article was first published, its title."""
+
+    publication: Publication
+    publication_date: W3cDate
+    title: Text
+
+
+class Alternate(_Model):
+    """A language version of this page: ``{"hreflang": "de", "href": "https://.../de/a"}``."""
+
+    hreflang: HrefLang
+    href: Url
+
+
+Version = Annotated[
+    Number,
+    Meta(
+        description="Grows with every change of the page: a CMS revision or epoch "
+        "milliseconds. Newer wins; an equal version is a duplicate.",
+        extra_json_schema={"minimum": 0},
     ),
 ]
-Lastmod = Annotated[
-    str,
-    PlainValidator(normalise_lastmod),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": W3C_DATETIME.pattern,
-            "description": "W3C Datetime, as the CMS knows it. Omitted: no <lastmod>.",
-            "examples": ["2026-11-20", "2026-11-20T09:30:00Z", "2026-11-20T10:30:00+01:00"],
-        }
-    ),
-]
-ChangeFreq = Annotated[
-    str,
-    PlainValidator(normalise_changefreq),
-    WithJsonSchema({"type": "string", "enum": list(CHANGEFREQS)}),
-]
-Priority = Annotated[
-    str,
-    PlainValidator(normalise_priority),
-    WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1}),
-]
 
 
-def _group(value: Any) -> str:
-    if not isinstance(value, str) or not GROUP_NAME.fullmatch(value):
-        raise ValueError(
-            "sitemap must be a group name: 1-32 of a-z, 0-9 and '-', not starting or ending "
-            "with '-'"
-        )
-    return value
-
-
-HrefLang = Annotated[
-    str,
-    PlainValidator(normalise_hreflang),
-    WithJsonSchema({"type": "string", "examples": ["de", "en-GB", "x-default"]}),
-]
-SitemapGroup = Annotated[
-    str,
-    PlainValidator(_group),
-    WithJsonSchema({"type": "string", "pattern": f"^{GROUP_NAME.pattern}$"}),
-]
-
-
-class PublishEvent(BaseModel):
+class Publish(_Model, tag_field="type", tag="publish"):
     """A page was published or updated: list it (again) with these fields."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, title="publish")
-
-    type: Literal["publish"]
     url: Url
-    version: Version
-    lastmod: Lastmod | None = None
-    changefreq: ChangeFreq | None = None
-    priority: Priority | None = None
-    images: list[Image] | None = Field(None, description=f"At most {MAX_IMAGES}; any host.")
-    videos: list[VideoModel] | None = None
-    news: NewsModel | None = Field(
-        None, description="Carried as <news:news> for two days after publication_date."
+    version: Version = UNSET
+    lastmod: (
+        Annotated[
+            W3cDate,
+            Meta(
+                description="W3C Datetime, as the CMS knows it. Omitted: no <lastmod>.",
+                examples=["2026-11-20", "2026-11-20T09:30:00Z", "2026-11-20T10:30:00+01:00"],
+            ),
+        ]
+        | None
+    ) = None
+    changefreq: Annotated[str, Meta(extra_json_schema={"enum": list(CHANGEFREQS)})] | None = None
+    priority: Annotated[Number, Meta(extra_json_schema={"minimum": 0, "maximum": 1})] = None
+    images: (
+        Annotated[tuple[Image, ...], Meta(description=f"At most {MAX_IMAGES:,}; any host.")] | None
+    ) = None
+    videos: Annotated[tuple[VideoEvent, ...], Meta(description=f"At most {MAX_VIDEOS}.")] | None = (
+        None
     )
-    hreflang: HrefLang | None = Field(
-        None, description="This page's own language (otherwise known from its alternates)."
-    )
-    alternates: list[Alternate] | None = Field(
-        None,
-        description=f"Other language versions of this page, on this site "
-        f"(at most {MAX_ALTERNATES}).",
-    )
-    sitemap: SitemapGroup | None = Field(
-        None,
-        description="The group whose shards hold this page when it is first placed "
-        "(otherwise the configured path rules decide).",
-    )
+    news: (
+        Annotated[
+            NewsEvent, Meta(description="Carried as <news:news> for two days after publication.")
+        ]
+        | None
+    ) = None
+    hreflang: (
+        Annotated[
+            HrefLang,
+            Meta(description="This page's own language (otherwise known from its alternates)."),
+        ]
+        | None
+    ) = None
+    alternates: (
+        Annotated[
+            tuple[Alternate, ...],
+            Meta(
+                description=f"Other language versions of this page, on this site (at most "
+                f"{MAX_ALTERNATES})."
+            ),
+        ]
+        | None
+    ) = None
+    sitemap: (
+        Annotated[
+            str,
+            Meta(
+                description="The group whose shards hold this page when it is first placed "
+                "(otherwise the configured path rules decide).",
+                extra_json_schema={"pattern": f"^{GROUP_NAME.pattern}$"},
+            ),
+        ]
+        | None
+    ) = None
 
 
-class UnpublishEvent(BaseModel):
-    """A page was unpublished: remove it, remembered so a late, older publish cannot revive it."""
+class Unpublish(_Model, tag_field="type", tag="unpublish"):
+    """A page was unpublished: removed, and remembered so that a late, older publish cannot
+    bring it back."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, title="unpublish")
-
-    type: Literal["unpublish"]
     url: Url
-    version: Version
+    version: Version = UNSET
 
 
-Event = Annotated[PublishEvent | UnpublishEvent, Field(discriminator="type")]
-EVENT_ADAPTER: TypeAdapter[PublishEvent | UnpublishEvent] = TypeAdapter(Event)
+Event = Publish | Unpublish
+_EVENT = msgspec.json.Decoder(Event, float_hook=Decimal)
+_RECORD = msgspec.json.Decoder(Publish, float_hook=Decimal)
 
 
-def event_json_schema() -> dict[str, Any]:
-    """The JSON Schema of one event body, as written to ``events/schema.json``."""
-    schema = EVENT_ADAPTER.json_schema()
+class _Envelope(Struct):
+    """What an SNS notification or an EventBridge event wraps an event in."""
+
+    Type: msgspec.Raw = msgspec.Raw(b"")
+    Message: msgspec.Raw = msgspec.Raw(b"")
+    detail_type: msgspec.Raw = msgspec.field(default=msgspec.Raw(b""), name="detail-type")
+    detail: msgspec.Raw = msgspec.Raw(b"")
+
+
+_ENVELOPE = msgspec.json.Decoder(_Envelope)
+_SPACED_KEY = re.compile(rb'"[ \t\n\r]+:')
+_KEY_END = re.compile(rb'"[ \t\n\r]*:')
+
+
+# --- decoding -----------------------------------------------------------------------------
+
+
+def _present(value: Any) -> int:
+    """How many keys a decoded value was written with (null values not counted)."""
+    values = msgspec.structs.astuple(value)
+    count = len(values) - values.count(None) - values.count(UNSET)
+    for name in NESTED.get(type(value), {}):
+        item = getattr(value, name)
+        if type(item) is tuple:
+            count += sum(_present(element) for element in item)
+        elif item is not None:
+            count += _present(item)
+    return count
+
+
+# The fields of each model that hold models, and theirs (a test holds this to the models).
+NESTED: dict[type[Any], dict[str, type[Any]]] = {
+    Publish: {"images": Image, "videos": VideoEvent, "news": NewsEvent, "alternates": Alternate},
+    VideoEvent: {"restriction": Restriction, "uploader": Uploader, "platform": Platform},
+    NewsEvent: {"publication": Publication},
+}
+
+
+def _in_field_order(value: Any, model: type[Any]) -> Any:
+    """A decoded document's objects with their keys in the models' order (``type`` first,
+    unknown keys last), so that of several faults the same one is named whatever the order
+    the keys were written in."""
+    if isinstance(value, list):
+        return [_in_field_order(item, model) for item in value]
+    if not isinstance(value, dict):
+        return value
+    order = {name: n for n, name in enumerate(("type", *model.__struct_fields__))}
+    nested = NESTED.get(model, {})
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": "https://github.com/sitemap-updater/sitemap-updater/events/schema.json",
-        "title": "sitemap-updater page event",
-        "description": (
-            "One event per page. The ingest queue also accepts this object as the 'detail' of "
-            "an EventBridge event, or as the JSON 'Message' of an SNS notification."
-        ),
-        **schema,
+        key: _in_field_order(value[key], nested[key]) if key in nested else value[key]
+        for key in sorted(value, key=lambda key: (order.get(key, len(order)), key))
     }
 
 
-def _loads(text: str) -> Any:
-    return json.loads(
-        text,
-        parse_float=Decimal,
-        parse_constant=reject_json_constant,
-        object_pairs_hook=unique_json_keys,
-    )
+def _keys_written(data: bytes) -> int:
+    """An upper bound of the keys the JSON text writes: exact unless a string holds ``\\":``."""
+    if _SPACED_KEY.search(data):
+        return len(_KEY_END.findall(data))
+    return data.count(b'":')
 
 
-def unwrap(document: Any) -> Any:
-    """Strip an SNS notification and/or an EventBridge envelope, if present."""
-    if (
-        isinstance(document, dict)
-        and document.get("Type") == "Notification"
-        and isinstance(document.get("Message"), str)
-    ):
-        try:
-            document = _loads(document["Message"])
-        except (ValueError, RecursionError) as exc:
-            raise InvalidEvent("malformed_json", f"SNS Message is not JSON: {exc}") from exc
-    if isinstance(document, dict) and "detail-type" in document and "detail" in document:
-        document = document["detail"]
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A key given twice makes an event ambiguous (one reader takes the first, another the
+    # last): refused, as I-JSON (RFC 7493) does.
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!a}")
+            seen.add(key)
     return document
 
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_EXACT = json.JSONDecoder(
+    parse_float=Decimal, parse_constant=_no_constant, object_pairs_hook=_unique_keys
+)
+
+
+def _exactly(data: bytes, kind: type[Any]) -> Any:
+    """The standard library's reading of ``data``, in ``kind``: for what msgspec refuses or
+    may read otherwise (a lone surrogate, a key given twice), with the exact reason."""
+    try:
+        text = data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as exc:
+        raise InvalidEvent(
+            "not_utf8", f"not UTF-8 text: byte 0x{data[exc.start]:02X} at {exc.start}"
+        ) from None
+    try:
+        document = _EXACT.decode(text)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidEvent("malformed_json", f"not JSON: {exc}") from None
+    return _convert(document, kind)
+
+
+def _convert(document: Any, kind: type[Any]) -> Any:
+    if not isinstance(document, dict):
+        raise InvalidEvent(
+            "not_an_object", f"event must be a JSON object, got {_json_type(document)}"
+        )
+    model = Publish if document.get("type", "publish") == "publish" else Unpublish
+    try:
+        return msgspec.convert(_in_field_order(document, model), kind, strict=True)
+    except msgspec.ValidationError as exc:
+        raise _translate(str(exc)) from None
+    except UnicodeEncodeError:  # a key no UTF-8 holds: msgspec cannot compare it with ours
+        raise InvalidEvent("unknown_field", "a field name holds a lone surrogate") from None
+
+
+def _decode(data: bytes, decoder: msgspec.json.Decoder[Any], kind: type[Any]) -> Any:
+    try:
+        event = decoder.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        return _exactly(data, kind)
+    if _keys_written(data) != _present(event) + (b'"type"' in data):
+        return _exactly(data, kind)  # a key given twice, or a null, or an escaped quote
+    return event
+
+
+def decode_event(body: bytes | str) -> Publish | Unpublish:
+    """An event from its JSON text, unwrapped from SNS and EventBridge envelopes."""
+    data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
+    return _decode(_unwrapped(data), _EVENT, Event)  # type: ignore[arg-type]
+
+
+def decode_record(line: bytes) -> Publish | Unpublish:
+    """A page record from its JSON text (``type`` and ``version`` optional)."""
+    try:
+        return _decode(line, _RECORD, Publish)  # type: ignore[no-any-return]
+    except InvalidEvent as refused:
+        if refused.code != "unknown_type":
+            raise
+        return _decode(line, _EVENT, Event)  # type: ignore[arg-type]
+
+
+def _unwrapped(data: bytes) -> bytes:
+    try:
+        envelope = _ENVELOPE.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return data  # not an object, or not JSON: said by the event's decoding
+    if bytes(envelope.Type) == b'"Notification"' and bytes(envelope.Message)[:1] == b'"':
+        try:
+            message: str = msgspec.json.decode(envelope.Message, type=str)
+        except msgspec.DecodeError:  # a lone surrogate escape
+            message = json.loads(bytes(envelope.Message))
+        return _unwrapped(message.encode("utf-8", "surrogatepass"))
+    if bytes(envelope.detail_type) and bytes(envelope.detail):
+        return bytes(envelope.detail)
+    return data
+
+
+# --- reasons ------------------------------------------------------------------------------
 
 _FIELD_CODES = {
     "url": "invalid_url",
@@ -221,107 +373,268 @@ _FIELD_CODES = {
     "alternates": "invalid_alternate",
     "sitemap": "invalid_sitemap",
 }
+_AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_NAMED = re.compile(r"`([^`]*)`")
 
 
-def _path(loc: list[str]) -> str:
-    """``['videos', '0', 'title']`` -> ``videos[0].title``."""
-    text = ""
-    for part in loc:
-        text += f"[{part}]" if part.isdigit() else (f".{part}" if text else part)
-    return text
-
-
-def _translate(error: ValidationError) -> InvalidEvent:
-    first = error.errors(include_url=False)[0]
-    kind = first["type"]
-    loc = [str(part) for part in first["loc"]]
-    if loc and loc[0] in ("publish", "unpublish"):  # the discriminator's tag
-        loc = loc[1:]
-    field = loc[0] if loc else "type"
-    path = _path(loc) if loc else "type"
-    message = str(first["msg"]).removeprefix("Value error, ")
-    if kind == "union_tag_not_found":
-        return InvalidEvent("missing_field", "type is required")
-    if kind == "union_tag_invalid":
+def _translate(error: str) -> InvalidEvent:
+    """msgspec's message (``Expected `str`, got `int` - at `$.videos[0].title```) as the
+    contract's reason."""
+    parts = _AT.fullmatch(error)
+    assert parts is not None  # noqa: S101 - the pattern matches any text
+    message, path = parts["message"], (parts["path"] or "").lstrip(".")
+    named = _NAMED.search(message)
+    if message.startswith("Object contains unknown field"):
+        name = f"{path}.{named[1]}" if path and named else (named[1] if named else "?")
+        shown = name if name.isascii() and name.isprintable() else ascii(name)
+        return InvalidEvent("unknown_field", f"{shown} is not part of the event contract")
+    if message.startswith("Object missing required field") and named:
+        if not path:
+            return InvalidEvent("missing_field", f"{named[1]} is required")
+        path = f"{path}.{named[1]}"
+        message = "is required"
+    if message.startswith("Expected `object`") and not path:
+        return InvalidEvent("not_an_object", f"event must be a JSON object: {message}")
+    field = re.split(r"[.\[]", path, maxsplit=1)[0]
+    if field == "type":
         return InvalidEvent("unknown_type", "type must be 'publish' or 'unpublish'")
-    if kind == "missing" and len(loc) > 1:
-        return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), f"{path} is required")
-    if kind == "missing":
-        return InvalidEvent("missing_field", f"{field} is required")
-    if kind == "string_unicode" and not loc:  # a field name that is not valid Unicode
-        return InvalidEvent("unknown_field", "a field name holds a lone surrogate")
-    if kind == "extra_forbidden":
-        # Quote a hostile name (NUL, RLO, ...): the reason travels as an SQS message attribute,
-        # which refuses control characters and lone surrogates.
-        name = path if path.isascii() and path.isprintable() else ascii(path)
-        return InvalidEvent("unknown_field", f"{name} is not part of the event contract")
-    if field == "url" and kind == "string_unicode":
-        return InvalidEvent("url_xml_illegal_character", "url holds a lone surrogate")
-    if field == "url" and kind == "string_too_long":
-        return InvalidEvent("url_too_long", f"url is longer than {MAX_URL_LENGTH} characters")
-    detail = message if message.startswith(field) else f"{path}: {message}"
-    return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), detail)
-
-
-def parse_event(document: Any, site: Site) -> PageChange:
-    """Validate one decoded event object (already unwrapped) against the contract and the site."""
-    if not isinstance(document, dict):
-        raise InvalidEvent(
-            "not_an_object", f"event must be a JSON object, got {_json_type(document)}"
-        )
-    try:
-        event = EVENT_ADAPTER.validate_python(document)
-    except ValidationError as exc:
-        raise _translate(exc) from exc
-    url = normalise_url(event.url, site)
-    if isinstance(event, UnpublishEvent):
-        return PageChange(url=url, version=event.version, entry=None)
-    entry = SitemapEntry(
-        url=url,
-        lastmod=event.lastmod,
-        changefreq=event.changefreq,
-        priority=event.priority,
-        images=to_images(event.images, site),
-        videos=to_videos(event.videos, url, site),
-        news=to_news(event.news),
-    )
-    return PageChange(
-        url=url,
-        version=event.version,
-        entry=entry,
-        hreflang=event.hreflang,
-        alternates=to_alternates(event.alternates, site),
-        group=event.sitemap,
-    )
-
-
-def parse_body(body: str, site: Site, max_bytes: int) -> PageChange:
-    """Turn an SQS message body into a PageChange, or raise InvalidEvent with the reason."""
-    size = len(body.encode("utf-8", "surrogatepass"))
-    if size > max_bytes:
-        raise InvalidEvent("body_too_large", f"body is {size} bytes, over the {max_bytes} limit")
-    try:
-        document = _loads(body)
-    except (ValueError, RecursionError) as exc:
-        raise InvalidEvent("malformed_json", f"body is not JSON: {exc}") from exc
-    return parse_event(unwrap(document), site)
+    return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), f"{path or 'event'}: {message}")
 
 
 def _json_type(value: Any) -> str:
     names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    for kind, name in names.items():
-        if isinstance(value, kind):
-            return name
-    return "a number"
+    return next((name for kind, name in names.items() if isinstance(value, kind)), "a number")
 
 
-__all__ = [
-    "CHANGEFREQS",
-    "PageChange",
-    "PublishEvent",
-    "UnpublishEvent",
-    "event_json_schema",
-    "normalise_lastmod",
-    "parse_body",
-    "parse_event",
-]
+# --- what an event becomes -----------------------------------------------------------------
+
+
+def _rule(code: str, name: str, check: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return check(*args)
+    except ValueError as exc:
+        message = str(exc)
+        raise InvalidEvent(
+            code, message if message.startswith(name) else f"{name}: {message}"
+        ) from None
+
+
+def to_change(
+    event: Publish | Unpublish, site: Site, default_version: Decimal | None = None
+) -> PageChange:
+    """Apply the value and URL rules to a decoded event. ``default_version``: a page record's
+    version when it gives none (None: events must give one)."""
+    if event.version is UNSET:
+        if default_version is None:
+            raise InvalidEvent("missing_field", "version is required")
+        version = default_version
+    else:
+        version = _rule("invalid_version", "version", contract.normalise_version, event.version)
+    if isinstance(event, Unpublish):
+        return PageChange(url=normalise_url(event.url, site), version=version, entry=None)
+    fields = _fields(event)
+    url = normalise_url(event.url, site)
+    entry = SitemapEntry(
+        url=url,
+        lastmod=fields[0],
+        changefreq=event.changefreq,
+        priority=fields[1],
+        images=_images(event.images, site) if event.images else (),
+        videos=_videos(event.videos, url, site) if event.videos else (),
+        news=_news(event.news) if event.news else None,
+    )
+    return PageChange(
+        url=url,
+        version=version,
+        entry=entry,
+        hreflang=fields[2],
+        alternates=_alternates(event.alternates, site) if event.alternates else (),
+        group=event.sitemap,
+    )
+
+
+def _fields(event: Publish) -> tuple[str | None, str | None, str | None]:
+    """(lastmod, priority, hreflang) normalised; changefreq and the group checked."""
+    lastmod = priority = hreflang = None
+    if event.lastmod is not None:
+        lastmod = _rule("invalid_lastmod", "lastmod", normalise_lastmod, event.lastmod)
+    if event.changefreq is not None:
+        _rule("invalid_changefreq", "changefreq", contract.normalise_changefreq, event.changefreq)
+    if event.priority is not None:
+        priority = _rule(
+            "invalid_priority", "priority", contract.normalise_priority, event.priority
+        )
+    if event.hreflang is not None:
+        hreflang = _rule(
+            "invalid_hreflang", "hreflang", contract.normalise_hreflang, event.hreflang
+        )
+    if event.sitemap is not None and not GROUP_NAME.fullmatch(event.sitemap):
+        raise InvalidEvent(
+            "invalid_sitemap",
+            "sitemap must be a group name: 1-32 of a-z, 0-9 and '-', not starting or ending "
+            "with '-'",
+        )
+    return lastmod, priority, hreflang
+
+
+def _images(images: tuple[Image, ...], site: Site) -> tuple[str, ...]:
+    """A page's images (any host), normalised, each listed once, in the order given."""
+    if len(images) > MAX_IMAGES:
+        raise InvalidEvent("invalid_image", f"{len(images)} images, over Google's {MAX_IMAGES}")
+    return tuple(dict.fromkeys(normalise_url(image.loc, site, "image", False) for image in images))
+
+
+def _alternates(alternates: tuple[Alternate, ...], site: Site) -> tuple[tuple[str, str], ...]:
+    """The declared language versions, each a page of this site, each language once, in a
+    canonical order."""
+    if len(alternates) > MAX_ALTERNATES:
+        raise InvalidEvent(
+            "invalid_alternate", f"{len(alternates)} alternates, over {MAX_ALTERNATES}"
+        )
+    pairs: dict[str, str] = {}
+    for alternate in alternates:
+        lang = _rule(
+            "invalid_alternate", "hreflang", contract.normalise_hreflang, alternate.hreflang
+        )
+        href = normalise_url(alternate.href, site, "alternate")
+        if pairs.setdefault(lang, href) != href:
+            raise InvalidEvent(
+                "invalid_alternate", f"hreflang {lang} is given two hrefs: {pairs[lang]}, {href}"
+            )
+    return tuple(sorted(pairs.items()))
+
+
+def _text(value: str, name: str, limit: int, code: str) -> str:
+    return _rule(code, name, contract.text, value, limit)  # type: ignore[no-any-return]
+
+
+def _date(value: str | None, name: str, code: str) -> str | None:
+    return None if value is None else _rule(code, name, normalise_w3c, value, name)
+
+
+def _videos(videos: tuple[VideoEvent, ...], page: str, site: Site) -> tuple[Video, ...]:
+    if len(videos) > MAX_VIDEOS:
+        raise InvalidEvent("invalid_video", f"{len(videos)} videos, over {MAX_VIDEOS}")
+    return tuple(_video(video, page, site) for video in videos)
+
+
+def _video(video: VideoEvent, page: str, site: Site) -> Video:
+    code = "invalid_video"
+    if video.content_loc is None and video.player_loc is None:
+        raise InvalidEvent(code, "a video needs content_loc or player_loc")
+    content = normalise_url(video.content_loc, site, "video", False) if video.content_loc else None
+    player = normalise_url(video.player_loc, site, "video", False) if video.player_loc else None
+    if page in (content, player):
+        raise InvalidEvent(code, "content_loc and player_loc must not be the page's own URL")
+    uploader = video.uploader
+    return Video(
+        thumbnail_loc=normalise_url(video.thumbnail_loc, site, "video", False),
+        title=_text(video.title, "title", 100, code),
+        description=_text(video.description, "description", MAX_TEXT, code),
+        content_loc=content,
+        player_loc=player,
+        duration=None
+        if video.duration is None
+        else _rule(code, "duration", contract.whole, video.duration, 1, MAX_DURATION),
+        expiration_date=_date(video.expiration_date, "expiration_date", code),
+        rating=None
+        if video.rating is None
+        else _rule(code, "rating", contract.rating, video.rating),
+        view_count=None
+        if video.view_count is None
+        else _rule(code, "view_count", contract.whole, video.view_count, 0, 10**18),
+        publication_date=_date(video.publication_date, "publication_date", code),
+        tags=tuple(_text(tag, "tag", 256, code) for tag in video.tags or ()),
+        family_friendly=video.family_friendly,
+        restriction=_choice(video.restriction, video.restriction and video.restriction.countries),
+        requires_subscription=video.requires_subscription,
+        uploader=_text(uploader.name, "uploader", 255, code) if uploader else None,
+        uploader_info=normalise_url(uploader.info, site, "video")
+        if uploader and uploader.info
+        else None,
+        platform=_choice(video.platform, video.platform and video.platform.platforms),
+        live=video.live,
+    )
+
+
+def _choice(value: Restriction | Platform | None, items: Any) -> tuple[str, tuple[str, ...]] | None:
+    """(allow|deny, the countries or platforms, each once)."""
+    if value is None:
+        return None
+    for country in items if isinstance(value, Restriction) else ():
+        if not re.fullmatch("[A-Z]{2}", country):
+            raise InvalidEvent(
+                "invalid_video", f"restriction: {country!r} is not an ISO 3166 code in capitals"
+            )
+    return value.relationship, tuple(dict.fromkeys(items))
+
+
+def _news(news: NewsEvent) -> News:
+    code = "invalid_news"
+    return News(
+        publication_name=_text(news.publication.name, "publication.name", MAX_TEXT, code),
+        publication_language=_rule(
+            code,
+            "publication.language",
+            contract.normalise_news_language,
+            news.publication.language,
+        ),
+        publication_date=_rule(
+            code, "publication_date", normalise_w3c, news.publication_date, "publication_date"
+        ),
+        title=_text(news.title, "title", MAX_TEXT, code),
+    )
+
+
+# --- the callers' entry points ---------------------------------------------------------------
+
+
+def parse_body(body: str | bytes, site: Site, max_bytes: int) -> PageChange:
+    """An SQS message body as a PageChange, or InvalidEvent with the reason."""
+    data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
+    if len(data) > max_bytes:
+        raise InvalidEvent(
+            "body_too_large", f"body is {len(data)} bytes, over the {max_bytes} limit"
+        )
+    return to_change(decode_event(data), site)
+
+
+def parse_event(document: Any, site: Site) -> PageChange:
+    """An event already decoded into Python values (not wrapped in an envelope)."""
+    return to_change(_convert(document, Event), site)
+
+
+def parse_record(
+    record: bytes | dict[str, Any], site: Site, default_version: Decimal = Decimal(0)
+) -> PageChange:
+    """A page record (JSON text, or the values of a CSV row) as a PageChange."""
+    if isinstance(record, dict):
+        kind = Publish if record.get("type", "publish") == "publish" else Event
+        event = _convert(record, kind)  # type: ignore[arg-type]
+    else:
+        event = decode_record(record)
+    return to_change(event, site, default_version)
+
+
+def event_json_schema() -> dict[str, Any]:
+    """The JSON Schema of one event body, as written to ``events/schema.json``."""
+    (schema,), definitions = msgspec.json.schema_components([Event], ref_template="#/$defs/{name}")
+    for definition in definitions.values():
+        for name, field in definition["properties"].items():
+            if field.pop("default", UNSET) is None and "anyOf" not in field:  # null allowed
+                definition["properties"][name] = {"anyOf": [field, {"type": "null"}]}
+    for name, tag in (("Publish", "publish"), ("Unpublish", "unpublish")):
+        definitions[name]["required"] = sorted({*definitions[name]["required"], "version"})
+        definitions[name]["properties"]["type"] = {"const": tag}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://github.com/sitemap-updater/sitemap-updater/events/schema.json",
+        "title": "sitemap-updater page event",
+        "description": (
+            "One event per page. The ingest queue also accepts this object as the 'detail' of "
+            "an EventBridge event, or as the JSON 'Message' of an SNS notification."
+        ),
+        "oneOf": schema["anyOf"],  # a body is exactly one of them, by its type
+        "discriminator": schema["discriminator"],
+        "$defs": definitions,
+    }

@@ -15,11 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from sitemap_updater.domain.clusters import Cluster
 from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.records import UrlRecord
-from sitemap_updater.domain.sharding import PROTOCOL_MAX_URLS, Reservation
+from sitemap_updater.domain.sharding import (
+    PROTOCOL_MAX_URLS,
+    GroupRules,
+    Limits,
+    Reservation,
+    claim_bounds,
+    shard_id,
+)
 
 # Commits applied in one registry transaction (ingest's batched path): two actions each and
 # at most one reservation per commit stay within DynamoDB's 100 actions a transaction.
@@ -144,3 +152,27 @@ def combined_reservations(commits: Iterable[Commit]) -> list[Reservation]:
             )
         )
     return list(combined.values())
+
+
+class ShardFiller:
+    """New URLs placed without a registry (``build``): each group fills its open shard, and
+    one that cannot take the next entry closes for the next number, by the registry's rule
+    (:func:`~sitemap_updater.domain.sharding.claim_bounds`)."""
+
+    def __init__(self, limits: Limits, groups: GroupRules):
+        self.limits = limits
+        self.groups = groups
+        self._open: dict[str, list[Any]] = {}  # group -> [shard, number, slots, bytes, max]
+
+    def place(self, group: str, size: int) -> str:
+        state = self._open.get(group)
+        if state is None:
+            max_urls = self.groups.max_urls(group, self.limits)
+            state = self._open[group] = [shard_id(group, 1), 1, 0, 0, max_urls]
+        max_slots, max_bytes = claim_bounds(self.limits, state[4], 1, size)
+        if state[2] > max_slots or state[3] > max_bytes:
+            state[1] += 1
+            state[:4] = [shard_id(group, state[1]), state[1], 0, 0]
+        state[2] += 1
+        state[3] += size
+        return str(state[0])

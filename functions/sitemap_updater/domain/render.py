@@ -7,6 +7,7 @@ always give the same bytes (a rebuild that changes nothing writes nothing).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -32,6 +33,7 @@ URLSET_FRAME_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
 
 # A raw carriage return would reach a parser as a line feed (XML end-of-line handling), so it
 # goes out as a character reference, like the five markup characters.
+_MARKUP = re.compile("[&<>\"'\r]")
 _ESCAPES = str.maketrans(
     {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;", "\r": "&#13;"}
 )
@@ -42,6 +44,8 @@ def escape(text: str) -> str:
 
     ``text.translate(_ESCAPES)``, spelt as replacements ("&" first): a translation table that
     maps characters to strings is looked up character by character, ten times slower."""
+    if _MARKUP.search(text) is None:
+        return text
     return (
         text.replace("&", "&amp;")
         .replace("<", "&lt;")

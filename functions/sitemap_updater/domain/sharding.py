@@ -255,3 +255,14 @@ class Reservation:
     slots: int
     bytes: int
     max_slots: int = PROTOCOL_MAX_URLS
+
+    def bounds(self, limits: Limits) -> tuple[int, int]:
+        """See :func:`claim_bounds`."""
+        return claim_bounds(limits, self.max_slots, self.slots, self.bytes)
+
+
+def claim_bounds(limits: Limits, max_slots: int, slots: int, size: int) -> tuple[int, int]:
+    """The most slots and bytes a shard may already hold for a claim of ``slots`` and
+    ``size`` bytes to fit: the one rule of a shard's room, which the registry's conditional
+    write and ``build``'s placement both apply (negative: no shard can take it)."""
+    return min(limits.max_urls_per_shard, max_slots) - slots, limits.max_entry_bytes - size

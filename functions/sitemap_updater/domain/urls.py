@@ -1,47 +1,68 @@
 """URL rules: what may enter a sitemap, and its one canonical spelling.
 
-A URL is *rejected*, never repaired, when it is not absolute http(s) on the site's own
-scheme, host and port, is longer than 2,048 characters, or holds whitespace, control
-characters, ``<``, ``>``, quotes, a backslash, the replacement character U+FFFD, characters
-XML 1.0 forbids or bidirectional controls. What is *normalised*: the scheme and host are
-lower-cased, a default port is dropped, an empty path becomes ``/``, percent-escapes are
-upper-cased, and every character outside RFC 3986's allowed set (non-ASCII above all) is
-percent-encoded as UTF-8.
+A URL a browser would request as it is, is kept as it is: RFC 3986's unreserved characters,
+sub-delims (``! $ & ' ( ) * + , ; =``), ``:`` and ``@`` in the path and query, and
+percent-escapes. It is *normalised* only where two spellings name one resource: the scheme
+and host are lower-cased (an internationalised host in its ``xn--`` form), a default port and
+a trailing dot of the host are dropped, an empty path becomes ``/``, an empty query is
+dropped, percent-escapes are upper-cased, and every other character (non-ASCII above all) is
+percent-encoded as UTF-8. It is *refused*, with a reason, when it is not absolute http(s), is
+not on the site (for page URLs), names a host no DNS name can be, is longer than 2,048
+characters once normalised, or holds whitespace, a control character, ``<``, ``>``, ``"``,
+``\\``, U+FFFD, a character XML 1.0 forbids, a bidirectional control, a ``#fragment``, user
+info or a ``.``/``..`` segment.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from functools import cache, cached_property
 
 from sitemap_updater.domain.errors import InvalidEvent
 
 MAX_URL_LENGTH = 2048
+MAX_HOST_LENGTH = 253
 MIN_LOC_LENGTH = 12  # the sitemap schema's minimum for <loc>
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
-# RFC 3986: unreserved / sub-delims / ":" / "@" are allowed in a path segment; "/" separates
-# them; the query may also hold "?". "%" starts an escape and is checked separately.
-_PATH_SAFE = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/"
+# RFC 3986 pchar (unreserved, sub-delims, ":" and "@") and "/"; a query may also hold "?".
+_PCHAR = r"A-Za-z0-9\-._~!$&'()*+,;=:@/"
+# One rule for every host (the site's, a page's, a CDN's): what DNS can resolve and browsers
+# request. Labels of letters, digits, '-' and '_' (CDN names hold it), 1 to 63 characters,
+# not starting or ending with '-'; at most 253 characters in all (checked apart).
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
+HOST = re.compile(rf"{_LABEL}(?:\.{_LABEL})*", re.ASCII)
+_ANY_ORIGIN = rf"https?://(?=[a-z0-9_.-]{{1,{MAX_HOST_LENGTH}}}/){HOST.pattern}"
+
+# What no URL may hold, by reason. Controls come before whitespace (U+0085 and U+001C-U+001F
+# are both); the order of this table is the order reasons are given in.
+_REFUSED_CHARACTERS = (
+    ("control_character", "\x00-\x08\x0e-\x1f\x7f-\x9f"),
+    ("whitespace", "\t\n\v\f\r \xa0\u1680\u2000-\u200b\u2028\u2029\u202f\u205f\u3000"),
+    ("forbidden_character", '<>"\\\\\ufffd'),
+    ("xml_illegal_character", "\ud800-\udfff\ufffe\uffff"),
+    ("bidi_control", "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"),
 )
-_QUERY_SAFE = _PATH_SAFE | {"?"}
-_HEX = frozenset("0123456789abcdefABCDEF")
-_BIDI_CONTROLS = frozenset(
-    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-)
-_FORBIDDEN = {
+_REFUSED = re.compile("[" + "".join(chars for _, chars in _REFUSED_CHARACTERS) + "]")
+_REASONS = [(code, re.compile(f"[{chars}]")) for code, chars in _REFUSED_CHARACTERS]
+_FORBIDDEN_NAMES = {
     "<": "'<'",
     ">": "'>'",
     '"': "a double quote",
-    "'": "a single quote",
     "\\": "a backslash",
-    # Text that was not valid UTF-8, decoded with replacement: the real URL is lost.
     "\ufffd": "U+FFFD, the replacement character (text that was not valid UTF-8)",
 }
-_DOT_SEGMENT = re.compile(r"(^|/)(?:\.|%2e){1,2}(/|$)", re.IGNORECASE)  # %2E is "." too
-_HOST = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$")
+_SPLIT = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?", re.S)
+_DOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)  # %2E is "." too
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_LOWER_ESCAPE = re.compile(r"%(?:[a-f][0-9A-Fa-f]|[0-9A-F][a-f])")
+_ESCAPE_TO_CHECK = re.compile(r"%(?![0-9A-F]{2})|%2E")  # bad, lower-case, or a dot
+_UNSAFE_IN_PATH = re.compile(rf"[^{_PCHAR}%]+")
+_UNSAFE_IN_QUERY = re.compile(rf"[^{_PCHAR}%?]+")
+# Where IDNA 2003 (Python's "idna" codec) and the UTS 46 rules browsers follow give two
+# domains: 'straße.de' is strasse.de to one and xn--strae-oqa.de to the other.
+_IDNA_DEVIATION = re.compile("[\u00df\u1e9e\u03c2\u200c\u200d]")  # ß, ẞ, ς, ZWNJ, ZWJ
 
 
 @dataclass(frozen=True)
@@ -55,35 +76,19 @@ class Site:
     @classmethod
     def parse(cls, site_url: str) -> Site:
         """Parse ``https://www.example.com`` (a trailing ``/`` is allowed, nothing more)."""
-        parts = urlsplit(site_url.strip())
-        scheme = parts.scheme.lower()
-        if scheme not in DEFAULT_PORTS:
+        text = site_url.strip()
+        parts = _SPLIT.fullmatch(text)
+        if parts is None or parts[1].lower() not in DEFAULT_PORTS:
             raise ValueError(f"site URL must start with http:// or https://, got {site_url!r}")
-        if parts.path not in ("", "/") or parts.query or parts.fragment or "#" in site_url:
+        if parts[2] is None or parts[3] not in ("", "/") or parts[4] is not None or "#" in text:
             raise ValueError(
                 f"site URL must be an origin such as https://www.example.com "
                 f"(sitemaps sit at its root), got {site_url!r}"
             )
-        if parts.username or parts.password:
-            raise ValueError(f"site URL must not hold a user name or password: {site_url!r}")
         try:
-            host = _ascii_host(parts.hostname or "", parts.netloc)
-        except ValueError as ambiguous:
-            raise ValueError(f"site URL {ambiguous}") from None
-        if not host:
-            raise ValueError(f"site URL has no host: {site_url!r}")
-        if not _HOST.fullmatch(host):
-            # What urllib lets through (spaces, ';', '%', an IPv6 literal without its
-            # brackets) would be written into every <loc>, the index and robots.txt.
-            raise ValueError(
-                f"site URL host {host!r} is not a DNS name or an IPv4 address: {site_url!r}"
-            )
-        try:
-            port = parts.port
-        except ValueError as exc:
-            raise ValueError(f"site URL has an invalid port: {site_url!r}") from exc
-        if port == DEFAULT_PORTS[scheme]:
-            port = None
+            scheme, host, port = _authority(parts[1].lower(), parts[2], "site URL")
+        except InvalidEvent as exc:
+            raise ValueError(f"{exc.detail}: {site_url!r}") from None
         site = cls(scheme=scheme, host=host, port=port)
         if len(site.url_for("")) < MIN_LOC_LENGTH:
             raise ValueError(
@@ -92,95 +97,158 @@ class Site:
             )
         return site
 
-    @property
+    @cached_property
     def origin(self) -> str:
         port = f":{self.port}" if self.port is not None else ""
         return f"{self.scheme}://{self.host}{port}"
+
+    @cached_property
+    def canonical(self) -> re.Pattern[str]:
+        """The URLs on this site that :func:`normalise_url` may return as they are."""
+        return _canonical(self.origin)
 
     def url_for(self, key: str) -> str:
         """The absolute URL of an object stored under ``key`` at the site root."""
         return f"{self.origin}/{key}"
 
 
-# Where IDNA 2003 (Python's "idna" codec) and the UTS 46 rules browsers follow give two
-# different domains: 'straße.de' is strasse.de to one and xn--strae-oqa.de to the other.
-# Capital sharp s too: it lower-cases to ß.
-IDNA_DEVIATIONS = "\u00df\u1e9e\u03c2\u200c\u200d"  # ß, ẞ, final sigma, ZWNJ, ZWJ
-_IDNA_DEVIATION = re.compile(f"[{IDNA_DEVIATIONS}]")
+@cache
+def _canonical(origin: str | None) -> re.Pattern[str]:
+    """URLs ``normalise_url`` may return unchanged (escapes, dot segments and the length are
+    checked apart): on ``origin``, or on any origin without a port."""
+    start = re.escape(origin) if origin is not None else _ANY_ORIGIN
+    return re.compile(rf"{start}/[{_PCHAR}%]*(?:\?[{_PCHAR}%?]+)?", re.ASCII)
 
 
-def _ascii_host(host: str, netloc: str) -> str:
-    """Lower-case the host and spell an internationalised name in its ASCII (IDNA) form.
+def check_characters(raw: str, field: str = "url") -> None:
+    """Refuse characters no URL in a sitemap may hold, with a specific reason."""
+    found = _REFUSED.search(raw)
+    if found is None:
+        return
+    char = found.group()
+    code = next(code for code, chars in _REASONS if chars.match(char))
+    what = {
+        "whitespace": f"whitespace at {found.start()}",
+        "forbidden_character": _FORBIDDEN_NAMES.get(char, repr(char)),
+        "xml_illegal_character": f"U+{ord(char):04X}, which XML 1.0 forbids",
+        "bidi_control": f"bidirectional control U+{ord(char):04X}",
+    }.get(code, f"control character U+{ord(char):04X}")
+    raise InvalidEvent(f"{field}_{code}", f"{field} holds {what}")
 
-    Raises ValueError for a name holding a character the two IDNA rule sets map to
-    different domains: guessing could put another domain's URLs in the sitemap. That is
-    looked for in ``netloc`` (the host as written, with its port if any, no user info):
-    str.lower(), urllib's ``hostname`` included, writes a capital sigma that ends a word as
-    ς, where both rule sets map the capital to a plain small sigma."""
-    host = host.lower().rstrip(".")
+
+def _percent_encoded(run: re.Match[str]) -> str:
+    return "%" + run.group().encode("utf-8").hex("%").upper()
+
+
+def _encode(text: str, unsafe: re.Pattern[str], field: str) -> str:
+    """``text`` with unsafe characters percent-encoded and escapes upper-cased."""
+    if _BAD_ESCAPE.search(text):
+        raise InvalidEvent(
+            f"{field}_bad_percent_encoding", f"{field} has '%' not followed by two hex digits"
+        )
+    text = unsafe.sub(_percent_encoded, text)
+    return _LOWER_ESCAPE.sub(lambda escape: escape.group().upper(), text)
+
+
+def _host(written: str, field: str) -> str:
+    """The host in its lower-case ASCII spelling, or InvalidEvent (``{field}_malformed``)."""
+    host = written.lower().rstrip(".")
     if not host.isascii():
-        deviation = _IDNA_DEVIATION.search(netloc)
+        deviation = _IDNA_DEVIATION.search(written)
         if deviation is not None:
-            written = netloc.partition(":")[0]  # a name that is not ASCII is not [IPv6]
-            raise ValueError(
-                f"host {written!r} holds U+{ord(deviation.group()):04X}, which browsers and "
-                "older IDNA rules map to two different domains: give the host in its "
-                "ASCII (xn--) form"
+            raise InvalidEvent(
+                f"{field}_malformed",
+                f"{field} host {written!r} holds U+{ord(deviation.group()):04X}, which "
+                "browsers and older IDNA rules map to two different domains: give the host in "
+                "its ASCII (xn--) form",
             )
         try:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
-            return ""
+            host = ""
+    if not host:
+        raise InvalidEvent(f"{field}_malformed", f"{field} has no host")
+    if len(host) > MAX_HOST_LENGTH or not HOST.fullmatch(host):
+        raise InvalidEvent(
+            f"{field}_malformed", f"{field} host {host!r} is not a DNS name or IPv4 address"
+        )
     return host
 
 
-def check_characters(raw: str, field: str = "url") -> None:
-    """Reject characters that no URL in a sitemap may hold, with a specific reason."""
-    for index, char in enumerate(raw):
-        code = ord(char)
-        # Controls first (str.isspace() is true for U+001C..U+001F and U+0085 too), bar the
-        # ASCII whitespace (tab, newline, ...) that a person would call whitespace.
-        if (code < 0x20 and char not in "\t\n\v\f\r") or 0x7F <= code <= 0x9F:
-            raise InvalidEvent(
-                f"{field}_control_character", f"{field} holds control character U+{code:04X}"
-            )
-        if char.isspace() or char == "\u200b":
-            raise InvalidEvent(f"{field}_whitespace", f"{field} holds whitespace at {index}")
-        if char in _FORBIDDEN:
-            raise InvalidEvent(f"{field}_forbidden_character", f"{field} holds {_FORBIDDEN[char]}")
-        if 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):
-            raise InvalidEvent(
-                f"{field}_xml_illegal_character",
-                f"{field} holds U+{code:04X}, which XML 1.0 forbids",
-            )
-        if char in _BIDI_CONTROLS:
-            raise InvalidEvent(
-                f"{field}_bidi_control", f"{field} holds bidirectional control U+{code:04X}"
-            )
+def _authority(scheme: str, authority: str, field: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port or None for the default) of an authority, or InvalidEvent."""
+    if "@" in authority:
+        raise InvalidEvent(f"{field}_userinfo", f"{field} holds a user name or password")
+    written, port_text = authority, ""
+    if ":" in authority:
+        written, _, port_text = authority.rpartition(":")
+    digits = port_text.isascii() and port_text.isdigit()
+    if "[" in authority or ":" in written or not (digits or port_text == ""):
+        raise InvalidEvent(f"{field}_malformed", f"{field} has no valid host and port")
+    port = int(port_text) if port_text else None
+    if port is not None and port > 65535:
+        raise InvalidEvent(f"{field}_malformed", f"{field} port {port} is out of range")
+    host = _host(written, field)
+    return scheme, host, None if port == DEFAULT_PORTS[scheme] else port
 
 
-def _encode(text: str, safe: frozenset[str], field: str) -> str:
-    out: list[str] = []
-    i = 0
-    length = len(text)
-    while i < length:
-        char = text[i]
-        if char == "%":
-            pair = text[i + 1 : i + 3]
-            if len(pair) != 2 or pair[0] not in _HEX or pair[1] not in _HEX:
-                raise InvalidEvent(
-                    f"{field}_bad_percent_encoding",
-                    f"{field} has '%' not followed by two hex digits",
-                )
-            out.append("%" + pair.upper())
-            i += 3
-            continue
-        if char in safe:
-            out.append(char)
-        else:
-            out.extend(f"%{byte:02X}" for byte in char.encode("utf-8"))
-        i += 1
-    return "".join(out)
+def _check_site(scheme: str, host: str, port: int | None, site: Site, field: str) -> None:
+    if scheme != site.scheme:
+        raise InvalidEvent(
+            f"{field}_wrong_scheme", f"{field} scheme {scheme} is not the site's {site.scheme}"
+        )
+    if host != site.host:
+        raise InvalidEvent(
+            f"{field}_foreign_host", f"{field} host {host} is not the site's host {site.host}"
+        )
+    if port != site.port:
+        default = DEFAULT_PORTS[scheme]
+        raise InvalidEvent(
+            f"{field}_foreign_port",
+            f"{field} port {port or default} is not the site's port {site.port or default}",
+        )
+
+
+def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = True) -> str:
+    """The canonical spelling of ``raw``, or :class:`InvalidEvent` saying why there is none.
+
+    ``same_site=False`` (images and videos may live on a CDN): any host, still absolute
+    http(s) and held to every other rule.
+    """
+    canonical = site.canonical if same_site else _canonical(None)
+    if (
+        len(raw) <= MAX_URL_LENGTH
+        and canonical.fullmatch(raw)
+        and "/." not in raw
+        and ("%" not in raw or not _ESCAPE_TO_CHECK.search(raw))
+    ):
+        return raw
+    check_characters(raw, field)
+    if "#" in raw:
+        raise InvalidEvent(f"{field}_fragment", f"{field} has a #fragment; list the page itself")
+    parts = _SPLIT.fullmatch(raw)
+    if parts is None:
+        raise InvalidEvent(f"{field}_not_absolute", f"{field} is not an absolute http(s) URL")
+    scheme, authority, path, query = parts.groups()
+    scheme = scheme.lower()
+    if scheme not in DEFAULT_PORTS:
+        raise InvalidEvent(f"{field}_not_http", f"{field} scheme {scheme!r} is not http or https")
+    if not authority:
+        raise InvalidEvent(f"{field}_not_absolute", f"{field} is not an absolute http(s) URL")
+    scheme, host, port = _authority(scheme, authority, field)
+    if same_site:
+        _check_site(scheme, host, port, site, field)
+    if _DOT_SEGMENT.search(path):
+        raise InvalidEvent(f"{field}_dot_segment", f"{field} path holds a '.' or '..' segment")
+    url = f"{scheme}://{host}{f':{port}' if port else ''}"
+    url += _encode(path or "/", _UNSAFE_IN_PATH, field)
+    if query:
+        url += "?" + _encode(query, _UNSAFE_IN_QUERY, field)
+    if len(url) > MAX_URL_LENGTH:
+        raise InvalidEvent(
+            f"{field}_too_long", f"{field} is {len(url)} characters, over {MAX_URL_LENGTH}"
+        )
+    return url
 
 
 def normalise_path_prefix(prefix: str) -> str:
@@ -191,68 +259,6 @@ def normalise_path_prefix(prefix: str) -> str:
         raise ValueError("path holds '?' or '#'")
     try:
         check_characters(prefix, "path")
-        return _encode(prefix, _PATH_SAFE, "path")
+        return _encode(prefix, _UNSAFE_IN_PATH, "path")
     except InvalidEvent as exc:
         raise ValueError(exc.detail) from None
-
-
-def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = True) -> str:
-    """Return the canonical form of ``raw`` or raise :class:`InvalidEvent` saying why not.
-
-    With ``same_site=False`` (image and video URLs may live on a CDN) only the scheme,
-    characters and length rules apply.
-    """
-    check_characters(raw, field)
-    if "#" in raw:
-        raise InvalidEvent(f"{field}_fragment", f"{field} has a #fragment; list the page itself")
-    try:
-        parts = urlsplit(raw)
-        port = parts.port
-    except ValueError as exc:
-        raise InvalidEvent(f"{field}_malformed", f"{field} cannot be parsed: {exc}") from exc
-    scheme = parts.scheme.lower()
-    if scheme not in DEFAULT_PORTS:
-        if not scheme or not raw.lower().startswith(f"{scheme}:"):
-            raise InvalidEvent(f"{field}_not_absolute", f"{field} is not an absolute http(s) URL")
-        raise InvalidEvent(f"{field}_not_http", f"{field} scheme {scheme!r} is not http or https")
-    if not parts.netloc or not raw[len(scheme) + 1 :].startswith("//"):
-        raise InvalidEvent(f"{field}_not_absolute", f"{field} is not an absolute http(s) URL")
-    if "@" in parts.netloc:
-        raise InvalidEvent(f"{field}_userinfo", f"{field} holds a user name or password")
-    try:
-        host = _ascii_host(parts.hostname or "", parts.netloc)
-    except ValueError as ambiguous:
-        raise InvalidEvent(f"{field}_malformed", f"{field} {ambiguous}") from None
-    if not host:
-        raise InvalidEvent(f"{field}_malformed", f"{field} has no host")
-    if port == DEFAULT_PORTS[scheme]:
-        port = None
-    if same_site:
-        if scheme != site.scheme:
-            raise InvalidEvent(
-                f"{field}_wrong_scheme", f"{field} scheme {scheme} is not the site's {site.scheme}"
-            )
-        if host != site.host:
-            raise InvalidEvent(
-                f"{field}_foreign_host", f"{field} host {host} is not the site's host {site.host}"
-            )
-        if port != site.port:
-            raise InvalidEvent(
-                f"{field}_foreign_port",
-                f"{field} port {port or DEFAULT_PORTS[scheme]} is not the site's port "
-                f"{site.port or DEFAULT_PORTS[scheme]}",
-            )
-    elif not _HOST.match(host):
-        raise InvalidEvent(f"{field}_malformed", f"{field} host {host!r} is not a DNS name")
-    path = parts.path or "/"
-    if _DOT_SEGMENT.search(path):
-        raise InvalidEvent(f"{field}_dot_segment", f"{field} path holds a '.' or '..' segment")
-    authority = f"{host}:{port}" if port is not None else host
-    url = f"{scheme}://{authority}{_encode(path, _PATH_SAFE, field)}"
-    if parts.query:
-        url += "?" + _encode(parts.query, _QUERY_SAFE, field)
-    if len(url) > MAX_URL_LENGTH:
-        raise InvalidEvent(
-            f"{field}_too_long", f"{field} is {len(url)} characters, over {MAX_URL_LENGTH}"
-        )
-    return url

@@ -252,7 +252,7 @@ def _validated(
     try:
         if record.error is not None:
             raise record.error
-        return page_change(record.value, site, version)
+        return page_change(record, site, version)
     except InvalidEvent as rejected:
         result.rejected.append(Problem(record.origin, rejected.reason))
         return None

@@ -1,12 +1,10 @@
 """``sitemap-updater build``: page records in, a complete site out, with no AWS at all.
 
-The same rules as the functions, from the same code: each record is validated as its
-publish event (:func:`sitemap_updater.ops.pages.page_change`), entries are placed the way
-ingest places new URLs (in input order, into their group's open shard, which closes when
-the next entry would break the entry or byte limit), shards are rendered and gzipped by
-the rebuild's own functions (``render_entry`` and ``shard_document``, which make up its
-``render_shard``, and ``shard_body``), the index by
-``render_index`` and robots.txt by ``with_sitemaps``. The same input gives the same bytes.
+The functions' own code does every step: each record is validated as its publish event
+(``ops.pages.page_change``), hreflang clusters are listed by ``domain.clusters.listings``,
+new URLs are placed by the registry's rule (``domain.placement.ShardFiller``), and shards,
+index and robots.txt are rendered as the rebuild and index functions render them. The same
+input gives the same bytes.
 
 Choices a snapshot has to make:
 
@@ -27,19 +25,21 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
 
-from sitemap_updater.domain.clusters import Cluster, Member
-from sitemap_updater.domain.contract import X_DEFAULT, PageChange, normalise_lastmod
+import msgspec
+
+from sitemap_updater.domain.clusters import Cluster, Member, Pairs, listings
+from sitemap_updater.domain.contract import PageChange, normalise_lastmod
 from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.news import current_news
-from sitemap_updater.domain.render import IndexEntry, render_entry, render_index, rendered_size
+from sitemap_updater.domain.placement import ShardFiller
+from sitemap_updater.domain.render import IndexEntry, render_entry, render_index
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
     ROBOTS_KEY,
@@ -49,19 +49,16 @@ from sitemap_updater.domain.sharding import (
     checked_rendered_size,
     shard_body,
     shard_document,
-    shard_id,
     shard_key,
     split_index,
 )
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.fast_records import FastPage, Pairs, links_of, with_alternates
-from sitemap_updater.ops.pages import Record, page_change, read_pages
+from sitemap_updater.ops.pages import Record, page_change, read_paths
 from sitemap_updater.ops.progress import Progress
 
-# An entry as placed: (URL, its <url> line, its lastmod, the entry or None for a FastPage).
-_Placed = tuple[str, str, str | None, SitemapEntry | None]
+_Placed = tuple[str, str, SitemapEntry]  # (URL, its <url> line, its entry)
 _SHOW_SHARDS = 20
 
 
@@ -94,17 +91,6 @@ class BuildResult:
     stylesheet: bool = False
 
 
-@dataclass(slots=True)
-class _Open:
-    """A group's open shard while placing."""
-
-    max_urls: int
-    number: int = 1
-    count: int = 0
-    bytes: int = 0
-    shard: list[Any] = field(default_factory=list)
-
-
 @dataclass
 class BuiltSite:
     """Everything a build writes, in memory, before it touches the folder."""
@@ -113,209 +99,75 @@ class BuiltSite:
     result: BuildResult
 
 
-# A page as collected: (version, its change, or None for a FastPage, whose <url> line and
-# lastmod follow).
 def collect(
-    records: Iterable[Record | FastPage],
-    site: Site,
-    result: BuildResult,
-    progress: Progress,
-    *,
-    fast: bool = True,
-) -> dict[str, FastPage]:
-    """URL -> the page of its newest record (a FastPage as read, or one made of a validated
-    PageChange), in order of first appearance."""
-    pages: dict[str, FastPage] = {}
+    records: Iterable[Record], site: Site, result: BuildResult, progress: Progress
+) -> dict[str, PageChange]:
+    """URL -> the change of its newest record, in order of first appearance."""
+    pages: dict[str, PageChange] = {}
     advance = progress.advance if progress.enabled else None
-    count = duplicates = 0
     for record in records:
-        count += 1
+        result.records += 1
         if advance is not None:
             advance()
-        if isinstance(record, tuple):  # a FastPage: already valid and rendered
-            page = record
-        else:
-            try:
-                if record.error is not None:
-                    raise record.error
-                change = page_change(record.value, site, fast=fast)
-            except InvalidEvent as rejected:
-                result.rejected.append(Rejected(record.origin, rejected.reason))
-                continue
-            page = (
-                change.url,
-                change.version,
-                "",
-                None,
-                change.hreflang,
-                change.alternates,
-                change,
-            )
-        url = page[0]
-        before = pages.get(url)
+        try:
+            change = page_change(record, site)
+        except InvalidEvent as rejected:
+            result.rejected.append(Rejected(record.origin, rejected.reason))
+            continue
+        before = pages.get(change.url)
         if before is not None:
-            duplicates += 1
-            if before[1] > page[1]:
+            result.duplicates += 1
+            if before.version > change.version:
                 continue
-        pages[url] = page
-    result.records += count
-    result.duplicates += duplicates
+        pages[change.url] = change
     return pages
 
 
-def clusters_of(changes: Iterable[PageChange]) -> dict[str, Cluster]:
-    """URL -> its hreflang cluster, built from every page's declarations (the same rules as
-    the registry's clusters: see domain.clusters). The build uses cluster_alternates, which
-    tests hold to this and domain.clusters.alternates."""
-    parent: dict[str, str] = {}
-
-    def root(url: str) -> str:
-        parent.setdefault(url, url)
-        while parent[url] != url:
-            parent[url] = parent[parent[url]]
-            url = parent[url]
-        return url
-
-    declared = [change for change in changes if change.alternates or change.hreflang]
-    for change in declared:
-        for _, href in change.alternates:
-            parent[root(href)] = root(change.url)
-        root(change.url)
-    members: dict[str, dict[str, Member]] = {}
-    for change in declared:
-        members.setdefault(root(change.url), {})[change.url] = Member(
-            lang=change.hreflang, declares=change.alternates, live=change.live
-        )
-    for url in parent:
-        members.setdefault(root(url), {}).setdefault(url, Member())
-    return {
-        url: Cluster(cid=group, members=group_members)
-        for group, group_members in members.items()
-        for url in group_members
-    }
-
-
-def cluster_alternates(
-    declaring: Iterable[tuple[str, str | None, Pairs, bool]],
-) -> dict[str, Pairs]:
-    """URL -> ``alternates(cluster, url)`` for the clusters ``clusters_of`` makes, computed
-    once per cluster rather than once per member; only URLs that list any.
-
-    ``declaring``: (url, hreflang, declared pairs, live) of every page that declares a
-    language or alternates. A cluster's members are linked by declarations, so a member's
-    component is its whole cluster, and every member lists the same pairs (the live members'
-    languages), provided it is live, has a language and the pairs name two pages or more.
-    """
-    parent: dict[str, str] = {}
-
-    def root(url: str) -> str:
-        parent.setdefault(url, url)
-        while parent[url] != url:
-            parent[url] = parent[parent[url]]
-            url = parent[url]
-        return url
-
-    declared = list(declaring)
-    for url, _, pairs, _ in declared:
-        for _, href in pairs:
-            parent[root(href)] = root(url)
-        root(url)
-    groups: dict[str, dict[str, tuple[str | None, Pairs, bool]]] = {}
-    for url, lang, pairs, live in declared:
-        groups.setdefault(root(url), {})[url] = (lang, pairs, live)
-    for url in parent:
-        groups.setdefault(root(url), {}).setdefault(url, (None, (), False))
-    listed_by: dict[str, Pairs] = {}
-    for members in groups.values():
-        declared_for: dict[str, set[str]] = {}
-        for _, pairs, _ in members.values():
-            for lang, href in pairs:
-                declared_for.setdefault(href, set()).add(lang)
-        languages: dict[str, set[str]] = {}
-        for url, (lang, _, _) in members.items():
-            others = declared_for.get(url, set())
-            languages[url] = {lang} | (others & {X_DEFAULT}) if lang is not None else others
-        listed = tuple(
-            sorted(
-                (lang, url)
-                for url, (_, _, live) in members.items()
-                if live
-                for lang in languages[url]
-            )
-        )
-        if len({href for _, href in listed}) < 2:
-            continue
-        for url, (_, _, live) in members.items():
-            if live and languages[url]:
-                listed_by[url] = listed
-    return listed_by
+def cluster_links(pages: dict[str, PageChange]) -> dict[str, Pairs]:
+    """URL -> the alternates its entry lists: every page that declares a language or
+    alternates, and every page declared, in one cluster whose components the domain's
+    rule lists (``domain.clusters.listings``)."""
+    members: dict[str, Member] = {}
+    for change in pages.values():
+        if change.hreflang or change.alternates:
+            members[change.url] = Member(change.hreflang, change.alternates, change.live)
+    for change in list(members.values()):
+        for _, href in change.declares:
+            if href not in members:
+                declared = pages.get(href)
+                members[href] = Member(live=declared is not None and declared.live)
+    return listings(Cluster(cid="build", members=members)) if members else {}
 
 
 def _placed(
-    pages: dict[str, FastPage],
-    links: dict[str, Pairs],
-    limits: Limits,
-    rules: GroupRules,
-    result: BuildResult,
+    pages: dict[str, PageChange], limits: Limits, rules: GroupRules, result: BuildResult
 ) -> dict[str, list[_Placed]]:
-    """Every live page's entry, rendered and placed: shard id -> its entries.
-
-    Placement is the ingest's for new URLs: in the pages' order, each group fills its open
-    shard, and the next entry that does not fit (the group's URL limit, news groups holding
-    fewer, or ``max_entry_bytes``) closes it. Entries no shard could hold are rejected.
-    ``links``: see cluster_alternates.
-
-    Each entry is rendered once: its text gives its size and goes into its shard as is
-    (re-rendered only when news ageing changes the entry). A FastPage comes rendered.
-    """
-    max_bytes = limits.max_entry_bytes
-    plain_group = None if rules.prefixes else rules.default
-    rendered_links: dict[Pairs, str] = {}  # a cluster's members list the same pairs
+    """Every live page's entry, rendered and placed as ingest places new URLs: shard id ->
+    its entries. Entries no shard could hold are rejected."""
+    links = cluster_links(pages)
+    filler = ShardFiller(limits, rules)
     shards: dict[str, list[_Placed]] = {}
-    groups: dict[str, _Open] = {}
-    for url, (_, _, read_text, page_lastmod, _, _, change) in pages.items():
-        entry = None
-        if change is None:
-            text = read_text
-            if url in links:
-                pairs = links[url]
-                if pairs not in rendered_links:
-                    rendered_links[pairs] = links_of(pairs)
-                text = with_alternates(text, rendered_links[pairs])
-            size = len(text)  # ASCII
-            group = plain_group or rules.group_for(url)
-        else:
-            entry = change.entry
-            if entry is None:
-                result.removed += 1
-                continue
-            if url in links:
-                entry = replace(entry, alternates=links[url])
-            text = render_entry(entry)
-            size = rendered_size(text)
-            group = rules.group_for(url, change.group)
-        if size > max_bytes:
-            try:
-                checked_rendered_size(text, limits)
-            except InvalidEvent as rejected:
-                result.rejected.append(Rejected(url, rejected.reason))
-                continue
-        state = groups.get(group)
-        if state is None:
-            state = groups[group] = _Open(max_urls=rules.max_urls(group, limits))
-            state.shard = shards.setdefault(shard_id(group, state.number), [])
-        if state.count >= state.max_urls or state.bytes + size > max_bytes:
-            state.number, state.count, state.bytes = state.number + 1, 0, 0
-            state.shard = shards.setdefault(shard_id(group, state.number), [])
-        state.count += 1
-        state.bytes += size
-        state.shard.append((url, text, page_lastmod if entry is None else entry.lastmod, entry))
+    for url, change in pages.items():
+        entry = change.entry
+        if entry is None:
+            result.removed += 1
+            continue
+        if url in links:
+            entry = msgspec.structs.replace(entry, alternates=links[url])
+        text = render_entry(entry)
+        try:
+            size = checked_rendered_size(text, limits)
+        except InvalidEvent as rejected:
+            result.rejected.append(Rejected(url, rejected.reason))
+            continue
+        shard = filler.place(rules.group_for(url, change.group), size)
+        shards.setdefault(shard, []).append((url, text, entry))
         result.pages += 1
     return shards
 
 
 def render_site(
-    records: Iterable[Record | FastPage],
+    records: Iterable[Record],
     site: Site,
     limits: Limits,
     *,
@@ -326,46 +178,30 @@ def render_site(
     rules: GroupRules | None = None,
     now: datetime | None = None,
     stylesheet: bool = False,
-    fast: bool = True,
 ) -> BuiltSite:
     """Validate, place and render: every file of the site, keyed by its path.
 
     ``stylesheet``: the human view, as the STYLESHEET setting does (``/sitemap.xsl``,
-    referenced from the index and shards). ``fast=False`` validates every record with
-    ``parse_event`` (see ``page_change``): the same files, slower; for tests.
+    referenced from the index and shards).
     """
     started = time.perf_counter()
     result = BuildResult(stylesheet=stylesheet)
     with progress or Progress("build", enabled=False) as bar:
-        pages = collect(records, site, result, bar, fast=fast)
-    rules = rules or GroupRules()
-    moment = now or datetime.now(UTC)
-    links = cluster_alternates(
-        (url, lang, pairs, change is None or change.live)
-        for url, _, _, _, lang, pairs, change in pages.values()
-        if lang or pairs
-    )
-    placed_by_shard = _placed(pages, links, limits, rules, result)
-
-    files: dict[str, bytes] = {}
+        pages = collect(records, site, result, bar)
+    placed = _placed(pages, limits, rules or GroupRules(), result)
     href = STYLESHEET_HREF if stylesheet else None
-    if stylesheet:
-        files[STYLESHEET_KEY] = stylesheet_bytes()
-    index_entries: dict[str, IndexEntry] = {}
-    # zlib lets go of the GIL while it compresses: shards are gzipped on other threads while
-    # the next ones render (the bytes are the same, shard by shard).
-    with _Gzip(workers=os.cpu_count() or 1) as pool:
-        bodies: dict[str, list[bytes]] = {}
-        for shard, placed in sorted(placed_by_shard.items()):
-            placed.sort(key=itemgetter(0))  # the registry's order: by URL
-            texts = _current_texts(placed, moment)
-            document = shard_document(texts, limits, stylesheet=href)
-            key = shard_key(shard, compress)
-            bodies[key] = pool.submit(document, compress)
-            newest = lastmod or max((p[2] for p in placed if p[2]), default=None)
-            index_entries[shard] = IndexEntry(site.url_for(key), newest)
-            result.shards.append(ShardFile(shard, key, len(texts), len(document), newest))
-    files.update((key, body) for key, (body,) in bodies.items())
+    files = {STYLESHEET_KEY: stylesheet_bytes()} if stylesheet else {}
+    index_entries = _render_shards(
+        placed,
+        site,
+        limits,
+        files,
+        result,
+        compress=compress,
+        lastmod=lastmod,
+        now=now or datetime.now(UTC),
+        href=href,
+    )
     for key, shards in split_index(list(index_entries), limits):
         files[key] = render_index((index_entries[s] for s in shards), stylesheet=href)
         result.index_files.append(key)
@@ -376,6 +212,36 @@ def render_site(
         files[ROBOTS_KEY] = robots_txt
     result.seconds = time.perf_counter() - started
     return BuiltSite(files, result)
+
+
+def _render_shards(
+    placed: dict[str, list[_Placed]],
+    site: Site,
+    limits: Limits,
+    files: dict[str, bytes],
+    result: BuildResult,
+    *,
+    compress: bool,
+    lastmod: str | None,
+    now: datetime,
+    href: str | None,
+) -> dict[str, IndexEntry]:
+    """Each shard's document into ``files`` (gzipped on other threads: zlib lets go of the
+    GIL), and its index entry."""
+    index_entries: dict[str, IndexEntry] = {}
+    bodies: dict[str, list[bytes]] = {}
+    with _Gzip(workers=os.cpu_count() or 1) as pool:
+        for shard, entries in sorted(placed.items()):
+            entries.sort(key=itemgetter(0))  # the registry's order: by URL
+            texts = _current_texts(entries, now)
+            document = shard_document(texts, limits, stylesheet=href)
+            key = shard_key(shard, compress)
+            bodies[key] = pool.submit(document, compress)
+            newest = lastmod or max((e.lastmod for _, _, e in entries if e.lastmod), default=None)
+            index_entries[shard] = IndexEntry(site.url_for(key), newest)
+            result.shards.append(ShardFile(shard, key, len(texts), len(document), newest))
+    files.update((key, body) for key, (body,) in bodies.items())
+    return index_entries
 
 
 class _Gzip:
@@ -418,13 +284,12 @@ class _Gzip:
 
 def _current_texts(placed: list[_Placed], moment: datetime) -> list[str]:
     """The shard's <url> lines as they render at ``moment`` (news ages: domain.news)."""
-    if not any(entry is not None and entry.news is not None for _, _, _, entry in placed):
-        return [text for _, text, _, _ in placed]
-    originals = [entry or SitemapEntry(url) for url, _, _, entry in placed]
-    entries, _expiry = current_news(originals, moment)
+    if not any(entry.news is not None for _, _, entry in placed):
+        return [text for _, text, _ in placed]
+    entries, _expiry = current_news([entry for _, _, entry in placed], moment)
     return [
         text if entry is original else render_entry(entry)
-        for entry, original, (_, text, _, _) in zip(entries, originals, placed, strict=True)
+        for entry, (_, text, original) in zip(entries, placed, strict=True)
     ]
 
 
@@ -491,7 +356,7 @@ def run(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise UserError(f"no such file: {path}")
     built = render_site(
-        read_pages(args.pages, site),
+        read_paths(args.pages),
         site,
         limits,
         compress=not args.no_compress,

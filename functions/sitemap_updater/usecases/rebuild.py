@@ -23,6 +23,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
+import msgspec
+
 from sitemap_updater.domain.clusters import Cluster, alternates
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
@@ -211,7 +213,7 @@ class RebuildShard:
         cids = {cid for _, cid in stored if cid is not None}
         clusters = self.registry.clusters(cids) if cids else {}
         entries = [
-            replace(entry, alternates=alternates(clusters[cid], entry.url))
+            msgspec.structs.replace(entry, alternates=alternates(clusters[cid], entry.url))
             if cid is not None and cid in clusters
             else entry
             for entry, cid in stored

@@ -101,6 +101,53 @@ def test_an_index_written_but_not_recorded_never_names_a_deleted_shard(
     assert named_and_missing(pipeline) == []
 
 
+def test_the_first_index_file_written_but_not_recorded_is_still_deleted_with_its_shard(
+    pipeline: Pipeline, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by the model-based test: the site's only page was published and unpublished;
+    # the index function died after writing the first sitemap.xml, before its record. With
+    # no record naming it, it was never deleted, and it named the shard the retire deleted.
+    app = pipeline.app
+    apply(pipeline, publish("/d", 1))
+    app.rebuild_shard("pages-00001")
+    real = app.registry.save_index_output
+    with monkeypatch.context() as patched:
+        calls: list[int] = []
+
+        def second_save_crashes(*args: Any, **kwargs: Any) -> None:
+            calls.append(1)
+            if len(calls) == 2:  # the record of what was written (the first: its intent)
+                raise TimedOut
+            real(*args, **kwargs)
+
+        patched.setattr(app.registry, "save_index_output", second_save_crashes)
+        with pytest.raises(TimedOut):
+            app.publish_index()
+    assert "sitemap.xml" in pipeline.objects()
+    apply(pipeline, unpublish("/d", 2))
+    clock.advance(5)
+    app.rebuild_shard("pages-00001")  # retiring
+    app.publish_index()
+    app.rebuild_shard("pages-00001")  # deleted
+    assert {"sitemap.xml", SHARD_KEY} & set(pipeline.objects()) == set()
+
+
+def test_a_shard_written_but_never_recorded_is_deleted_when_its_page_goes(
+    pipeline: Pipeline, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = pipeline.app
+    apply(pipeline, publish("/a", 1))
+    with monkeypatch.context() as patched:
+        patched.setattr(app.registry, "save_shard_output", crash)
+        with pytest.raises(TimedOut):  # PutObject done, the shard's first record not
+            app.rebuild_shard("pages-00001")
+    assert SHARD_KEY in pipeline.objects()
+    apply(pipeline, unpublish("/a", 2))
+    clock.advance(5)
+    app.rebuild_shard("pages-00001")
+    assert SHARD_KEY not in pipeline.objects()
+
+
 def test_a_restore_racing_a_delete_leaves_no_orphan(
     pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
 ) -> None:

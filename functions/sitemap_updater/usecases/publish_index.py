@@ -327,7 +327,12 @@ class PublishIndex:
     ) -> bool:
         count, document = self._render(shards)
         digest = sha256(document)
-        before = previous.get(key) or IndexOutput(key=key, generation=0, obj=None)
+        before = previous.get(key)
+        if before is None:
+            # Recorded before its first write: a file whose write landed and whose record
+            # was then lost would otherwise be named by no record, and never deleted.
+            before = IndexOutput(key=key, generation=1, obj=None)
+            self.registry.save_index_output(before, 0)
         expected = before.obj
         if expected is not None and expected.sha256 == digest:
             # The record says these bytes are there; check (one HEAD): a run that died

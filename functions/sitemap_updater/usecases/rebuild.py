@@ -270,7 +270,7 @@ class RebuildShard:
     def _retire(self, output: ShardOutput, touched: list[str]) -> Rebuilt:
         obj = output.obj
         if obj is None:
-            return Rebuilt.ABSENT
+            return self._delete_unrecorded(output.shard, touched)
         if not output.retiring:
             retiring = replace(output, retiring=True, generation=output.generation + 1)
             self.registry.save_shard_output(retiring, output.generation)
@@ -290,6 +290,17 @@ class RebuildShard:
             raise
         touched.append(obj.key)
         self.registry.save_shard_output(output.with_object(None), output.generation)
+        return Rebuilt.DELETED
+
+    def _delete_unrecorded(self, shard: str, touched: list[str]) -> Rebuilt:
+        """An empty shard with no object recorded may still have one: written by a run that
+        died before its first record. No index names it (none can: it was never listed)."""
+        key = shard_key(shard, self.compress)
+        found = self.store.head(key)
+        if found is None or "sha256" not in found.metadata:  # nothing, or not ours
+            return Rebuilt.ABSENT
+        self.store.delete(key, expected_etag=found.etag)
+        touched.append(key)
         return Rebuilt.DELETED
 
 

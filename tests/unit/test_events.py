@@ -703,7 +703,8 @@ def _news(language: str) -> dict[str, Any]:
 @pytest.mark.parametrize(("given", "written"), [("EN", "en"), ("zh-CN", "zh-cn"), ("de", "de")])
 def test_a_news_language_is_normalised_for_case_as_hreflang_is(given: str, written: str) -> None:
     change = parsed(publish(news=_news(given)))
-    assert change.entry is not None and change.entry.news is not None
+    assert change.entry is not None
+    assert change.entry.news is not None
     assert change.entry.news.publication_language == written
 
 

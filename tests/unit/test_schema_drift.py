@@ -8,11 +8,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from sitemap_updater.cli import main
-import msgspec
-
 from sitemap_updater.domain.events import Event, event_json_schema
 from sitemap_updater.local.feeder import read_paths
 

@@ -20,11 +20,11 @@ from sitemap_updater.domain.clusters import (
     needed_bytes,
     survivor,
 )
+from sitemap_updater.domain.contract import normalise_hreflang
 from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import News, SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_body
-from sitemap_updater.domain.contract import normalise_hreflang
 from sitemap_updater.domain.news import MAX_NEWS_PER_SITEMAP, current_news
 from sitemap_updater.domain.render import render_entry, render_urlset
 from sitemap_updater.domain.sharding import GroupRules, Limits

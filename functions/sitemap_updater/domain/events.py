@@ -53,32 +53,28 @@ W3cDate = Annotated[str, Meta(extra_json_schema={"pattern": W3C_DATETIME.pattern
 Country = Annotated[str, Meta(extra_json_schema={"pattern": "^[A-Z]{2}$"})]
 
 
-class _Model(Struct, forbid_unknown_fields=True, frozen=True):
-    pass
-
-
-class Image(_Model):
+class Image(Struct, forbid_unknown_fields=True, frozen=True):
     """``{"loc": "https://cdn.example.com/a.jpg"}``: an image on the page (any host)."""
 
     loc: Url
 
 
-class Restriction(_Model):
+class Restriction(Struct, forbid_unknown_fields=True, frozen=True):
     relationship: Literal["allow", "deny"]
     countries: Annotated[tuple[Country, ...], Meta(min_length=1, max_length=250)]
 
 
-class Platform(_Model):
+class Platform(Struct, forbid_unknown_fields=True, frozen=True):
     relationship: Literal["allow", "deny"]
     platforms: Annotated[tuple[Literal["web", "mobile", "tv"], ...], Meta(min_length=1)]
 
 
-class Uploader(_Model):
+class Uploader(Struct, forbid_unknown_fields=True, frozen=True):
     name: Text
     info: Url | None = None
 
 
-class VideoEvent(_Model):
+class VideoEvent(Struct, forbid_unknown_fields=True, frozen=True):
     """Google's required fields (thumbnail_loc, title, description, content_loc or
     player_loc) and the optional ones it still reads."""
 
@@ -101,12 +97,12 @@ class VideoEvent(_Model):
     live: bool | None = None
 
 
-class Publication(_Model):
+class Publication(Struct, forbid_unknown_fields=True, frozen=True):
     name: Text
     language: Annotated[str, Meta(examples=["en", "zh-cn"])]
 
 
-class NewsEvent(_Model):
+class NewsEvent(Struct, forbid_unknown_fields=True, frozen=True):
     """Google News: the publication, when the article was first published, its title."""
 
     publication: Publication
@@ -114,7 +110,7 @@ class NewsEvent(_Model):
     title: Text
 
 
-class Alternate(_Model):
+class Alternate(Struct, forbid_unknown_fields=True, frozen=True):
     """A language version of this page: ``{"hreflang": "de", "href": "https://.../de/a"}``."""
 
     hreflang: HrefLang
@@ -131,7 +127,7 @@ Version = Annotated[
 ]
 
 
-class Publish(_Model, tag_field="type", tag="publish"):
+class Publish(Struct, forbid_unknown_fields=True, frozen=True, tag_field="type", tag="publish"):
     """A page was published or updated: list it (again) with these fields."""
 
     url: Url
@@ -190,7 +186,7 @@ class Publish(_Model, tag_field="type", tag="publish"):
     ) = None
 
 
-class Unpublish(_Model, tag_field="type", tag="unpublish"):
+class Unpublish(Struct, forbid_unknown_fields=True, frozen=True, tag_field="type", tag="unpublish"):
     """A page was unpublished: removed, and remembered so that a late, older publish cannot
     bring it back."""
 
@@ -286,7 +282,7 @@ _EXACT = json.JSONDecoder(
 )
 
 
-def _exactly(data: bytes, kind: type[Any]) -> Any:
+def _exactly(data: bytes, kind: Any) -> Any:
     """The standard library's reading of ``data``, in ``kind``: for what msgspec refuses or
     may read otherwise (a lone surrogate, a key given twice), with the exact reason."""
     try:
@@ -302,7 +298,7 @@ def _exactly(data: bytes, kind: type[Any]) -> Any:
     return _convert(document, kind)
 
 
-def _convert(document: Any, kind: type[Any]) -> Any:
+def _convert(document: Any, kind: Any) -> Any:
     if not isinstance(document, dict):
         raise InvalidEvent(
             "not_an_object", f"event must be a JSON object, got {_json_type(document)}"
@@ -316,7 +312,7 @@ def _convert(document: Any, kind: type[Any]) -> Any:
         raise InvalidEvent("unknown_field", "a field name holds a lone surrogate") from None
 
 
-def _decode(data: bytes, decoder: msgspec.json.Decoder[Any], kind: type[Any]) -> Any:
+def _decode(data: bytes, decoder: msgspec.json.Decoder[Any], kind: Any) -> Any:
     try:
         event = decoder.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
@@ -329,7 +325,8 @@ def _decode(data: bytes, decoder: msgspec.json.Decoder[Any], kind: type[Any]) ->
 def decode_event(body: bytes | str) -> Publish | Unpublish:
     """An event from its JSON text, unwrapped from SNS and EventBridge envelopes."""
     data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-    return _decode(_unwrapped(data), _EVENT, Event)  # type: ignore[arg-type]
+    event: Publish | Unpublish = _decode(_unwrapped(data), _EVENT, Event)
+    return event
 
 
 def decode_record(line: bytes) -> Publish | Unpublish:
@@ -339,7 +336,8 @@ def decode_record(line: bytes) -> Publish | Unpublish:
     except InvalidEvent as refused:
         if refused.code != "unknown_type":
             raise
-        return _decode(line, _EVENT, Event)  # type: ignore[arg-type]
+        event: Publish | Unpublish = _decode(line, _EVENT, Event)
+        return event
 
 
 def _unwrapped(data: bytes) -> bytes:
@@ -610,7 +608,7 @@ def parse_record(
     """A page record (JSON text, or the values of a CSV row) as a PageChange."""
     if isinstance(record, dict):
         kind = Publish if record.get("type", "publish") == "publish" else Event
-        event = _convert(record, kind)  # type: ignore[arg-type]
+        event = _convert(record, kind)
     else:
         event = decode_record(record)
     return to_change(event, site, default_version)

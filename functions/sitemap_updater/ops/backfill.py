@@ -35,9 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sitemap_updater.domain.contract import normalise_version
+from sitemap_updater.domain.contract import PageChange, normalise_version
 from sitemap_updater.domain.errors import InvalidEvent, RetryableError
-from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.sharding import Limits, checked_entry_size
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.crawl import (

@@ -131,8 +131,8 @@ def cluster_links(pages: dict[str, PageChange]) -> dict[str, Pairs]:
     for change in pages.values():
         if change.hreflang or change.alternates:
             members[change.url] = Member(change.hreflang, change.alternates, change.live)
-    for change in list(members.values()):
-        for _, href in change.declares:
+    for member in list(members.values()):
+        for _, href in member.declares:
             if href not in members:
                 declared = pages.get(href)
                 members[href] = Member(live=declared is not None and declared.live)

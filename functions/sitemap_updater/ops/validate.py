@@ -42,7 +42,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-from sitemap_updater.domain.events import normalise_lastmod
+from sitemap_updater.domain.contract import normalise_lastmod
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES
 from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
 from sitemap_updater.domain.urls import DEFAULT_PORTS, MAX_URL_LENGTH, Site

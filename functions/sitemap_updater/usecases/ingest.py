@@ -31,9 +31,10 @@ from sitemap_updater.domain.clusters import (
     too_large,
     with_member,
 )
+from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
-from sitemap_updater.domain.events import PageChange, parse_body
+from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.placement import (
     ClusterWrite,
     Commit,

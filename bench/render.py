@@ -1,35 +1,36 @@
-"""Render speed against a peer: `sitemap-updater build` vs sitemap.js on the same rows.
+"""Render speed against a peer: `sitemap-updater build` vs sitemap.js, on the same pages written
+in every shape a site's export may take.
 
     .venv/bin/python bench/render.py [--pages 50000] [--runs 5] [--no-peer]
 
 A printout, not a test: the test suite holds no wall-clock assertions; CI only runs this on a
-small size (``main(["--pages", "2000", "--runs", "1"])``) to check that it still works.
+small size to check that it still works.
 
-The rows (deterministic, seeded): every page has a URL, two in three a lastmod, one in four a
+The pages (deterministic, seeded): every page has a URL, two in three a lastmod, one in four a
 changefreq, one in five a priority; one in seven URLs has a query with ``&`` (escaped in the
 XML), one in ten a non-ASCII path (percent-encoded by both tools); one in ten pages lists
 images on a CDN; one in ten is a language version in a cluster of three (en, de, fr), declared
 fully reciprocally, so both tools write the same three ``xhtml:link`` for each.
 
-Each tool is timed as a child process, wall time including interpreter start and imports, and
-its CPU time (user + system, its own children and threads included: the machine may be busy
-with other work, CPU time is the steadier figure), runs alternating (ours, sitemap.js
-buffered, sitemap.js streaming, ours, ...) so that the machine's noise hits all of them
-alike; medians are reported. Peak memory is the process tree's: ours forks a second process
-to read large files (pages.py), and the resident size the kernel reports at exit is that of
-the largest one process, not of both together. So one more run of each tool, untimed, sums
-the proportional set size (PSS: a page shared by two processes counts half in each, so a
-forked child's copy-on-write pages count once) of every process in its tree every few
-milliseconds, and the peak of that sum is reported (where /proc cannot tell it, the largest
-process's resident size). Both write gzipped shards of at most 10,000 URLs and a sitemap
-index:
+Ours reads them in six shapes: JSON Lines with non-ASCII raw, the same with ``\\u`` escapes,
+the same records with their keys in another order (``type`` and ``version`` first), one
+record in ten declaring alternates that are not in the file, one JSON array, and CSV (the
+plain fields only). The first four hold the same records: their output must be the same
+files, and the bench says whether it is. sitemap.js reads its own items (the same pages).
 
-* ours: ``sitemap-updater build pages.jsonl --site-url ... --out DIR`` (every record validated
-  and normalised, shards gzipped at level 6, index, robots.txt);
+Each tool is timed as a child process, wall time including interpreter start and imports, and
+its CPU time (user + system, its own children and threads included), runs alternating so that
+the machine's noise hits all of them alike; medians are reported, and each shape's speed-up
+is sitemap.js buffered's median over its own. Peak memory is the process tree's summed
+proportional set size, sampled in one more run of each. Both write gzipped shards of at most
+10,000 URLs and a sitemap index:
+
+* ours: ``sitemap-updater build FILE --site-url ... --out DIR`` (every record validated and
+  normalised, shards gzipped at level 6, index, robots.txt);
 * sitemap.js buffered: rows parsed up front, each shard rendered by SitemapStream +
   streamToPromise into one buffer, one ``zlib.gzipSync`` (level 6), the index uncompressed;
 * sitemap.js streaming: ``simpleSitemapAndIndex`` reading the rows file, every sitemap piped
-  through ``createGzip()`` (the README's path for large sites).
+  through ``createGzip()`` (its README's path for large sites).
 
 sitemap.js is installed from ``bench/node/package-lock.json`` with ``npm ci`` (once; skipped
 when node or npm are missing, or with ``--no-peer``).
@@ -136,13 +137,71 @@ def peers(page: Page) -> dict[str, Any]:
     return item
 
 
-def write_rows(folder: Path, count: int) -> tuple[Path, Path]:
+def _reordered(record: dict[str, Any]) -> dict[str, Any]:
+    """The same record with ``type`` and ``version`` first and the rest in reverse order."""
+    rest = {key: record[key] for key in reversed(record)}
+    return {"type": "publish", "version": 1, **rest}
+
+
+def _with_absent_alternates(number: int, record: dict[str, Any]) -> dict[str, Any]:
+    """One record in ten declares two language versions that are not in the file."""
+    if number % 10 != 7 or "alternates" in record:
+        return record
+    return {
+        **record,
+        "hreflang": "en",
+        "alternates": [
+            {"hreflang": lang, "href": f"{SITE}/{lang}/missing/{number}"} for lang in ("de", "fr")
+        ],
+    }
+
+
+def _csv(records: list[dict[str, Any]]) -> str:
+    """The records' plain fields as CSV (a CSV row has no images or alternates)."""
+    columns = ("url", "lastmod", "changefreq", "priority")
+    rows = [",".join(columns)]
+    for record in records:
+        rows.append(
+            ",".join(f'"{record[c]}"' if c == "url" else str(record.get(c, "")) for c in columns)
+        )
+    return "\n".join(rows) + "\n"
+
+
+def write_rows(folder: Path, count: int) -> tuple[dict[str, Path], Path]:
+    """The same pages in every shape the bench times (ours), and as sitemap.js items."""
     generated = pages(count)
-    mine, theirs = folder / "pages.jsonl", folder / "sitemapjs.jsonl"
-    for path, shape in ((mine, ours), (theirs, peers)):
-        lines = (json.dumps(shape(page), ensure_ascii=False) + "\n" for page in generated)
-        path.write_text("".join(lines), encoding="utf-8")
-    return mine, theirs
+    records = [ours(page) for page in generated]
+
+    def lines(items: Any, ascii_only: bool = False) -> str:
+        return "".join(json.dumps(item, ensure_ascii=ascii_only) + "\n" for item in items)
+
+    texts = {
+        "rows.jsonl": lines(records),
+        "escaped.jsonl": lines(records, ascii_only=True),
+        "reordered.jsonl": lines(_reordered(record) for record in records),
+        "absent-alternates.jsonl": lines(
+            _with_absent_alternates(n, record) for n, record in enumerate(records)
+        ),
+        "array.json": json.dumps(records, ensure_ascii=False, indent=1),
+        "rows.csv": _csv(records),
+    }
+    shapes = {}
+    for name, text in texts.items():
+        shapes[name] = folder / name
+        shapes[name].write_text(text, encoding="utf-8")
+    theirs = folder / "sitemapjs.jsonl"
+    theirs.write_text(lines(peers(page) for page in generated), encoding="utf-8")
+    return shapes, theirs
+
+
+SHAPES = {
+    "rows.jsonl": "JSON Lines, non-ASCII raw",
+    "escaped.jsonl": "JSON Lines, \\u escapes",
+    "reordered.jsonl": "keys in another order",
+    "absent-alternates.jsonl": "1 in 10: absent alternates",
+    "array.json": "one JSON array",
+    "rows.csv": "CSV (plain fields)",
+}
 
 
 @dataclass
@@ -248,23 +307,57 @@ def record(timings: Timings, out: Path, seconds: float, cpu: float, peak: float)
     timings.gzip_bytes = sum(path.stat().st_size for path in files if path.suffix == ".gz")
 
 
-def table(rows: list[Timings], baseline: Timings) -> str:
+def table(rows: list[Timings], peer: Timings | None) -> str:
     header = (
-        f"{'tool':<24}{'median s':>10}{'min s':>8}{'max s':>8}{'vs ours':>9}"
-        f"{'cpu s':>8}{'vs ours':>9}{'peak MB':>9}"
+        f"{'tool and input':<44}{'median s':>10}{'min s':>8}{'max s':>8}{'cpu s':>8}"
+        f"{'peak MB':>9}{'speed-up':>10}"
     )
     lines = [header, "-" * len(header)]
-    ours_median = statistics.median(baseline.seconds)
-    ours_cpu = statistics.median(baseline.cpu_seconds)
     for timings in rows:
         median = statistics.median(timings.seconds)
-        cpu = statistics.median(timings.cpu_seconds)
+        speedup = statistics.median(peer.seconds) / median if peer is not None else None
         lines.append(
-            f"{timings.name:<24}{median:>10.3f}{min(timings.seconds):>8.3f}"
-            f"{max(timings.seconds):>8.3f}{median / ours_median:>8.2f}x"
-            f"{cpu:>8.3f}{cpu / ours_cpu:>8.2f}x{max(timings.peak_mb):>9.0f}"
+            f"{timings.name:<44}{median:>10.3f}{min(timings.seconds):>8.3f}"
+            f"{max(timings.seconds):>8.3f}{statistics.median(timings.cpu_seconds):>8.3f}"
+            f"{max(timings.peak_mb):>9.0f}" + (f"{speedup:>9.2f}x" if speedup else f"{'':>10}")
         )
     return "\n".join(lines)
+
+
+def _commands(shapes: dict[str, Path], theirs: Path, with_peer: bool) -> dict[str, Any]:
+    script = Path(sys.executable).parent / "sitemap-updater"
+    commands: dict[str, Any] = {}
+    for name, path in shapes.items():
+        commands[f"sitemap-updater build: {SHAPES[name]}"] = lambda out, path=path: [
+            script, "build", path, "--site-url", SITE, "--out", out, "--now", "2026-11-22",
+        ]  # fmt: skip
+    if with_peer:
+        for mode in ("buffered", "streaming"):
+            commands[f"sitemap.js {mode}"] = lambda out, mode=mode: [
+                "node", NODE_DIR / "peer.js", mode, theirs.name, out.name,
+            ]  # fmt: skip
+    return commands
+
+
+def _run_all(folder: Path, commands: dict[str, Any], runs: int) -> dict[str, Timings]:
+    """Every command ``runs`` times, alternating, then once more for its tree's memory."""
+    tools = {name: Timings(name) for name in commands}
+    for run in range(runs):
+        for name, timings in tools.items():
+            out = folder / f"out-{run}-{len(timings.seconds)}"
+            seconds, cpu, peak = run_child(commands[name](out), cwd=folder)
+            record(timings, out, seconds, cpu, peak)
+            shutil.rmtree(out)
+        print(f"  run {run + 1}/{runs} done", file=sys.stderr, flush=True)
+    for name, timings in tools.items():
+        out = folder / "out-memory"
+        peak = tree_peak_mb(commands[name](out), cwd=folder)
+        if peak is not None:
+            timings.peak_mb = [peak]
+            timings.digests.add(digest(out))
+            timings.runs += 1
+        shutil.rmtree(out)
+    return tools
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,64 +366,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs of each tool (5)")
     parser.add_argument("--no-peer", action="store_true", help="time only sitemap-updater")
     args = parser.parse_args(argv)
-    script = Path(sys.executable).parent / "sitemap-updater"
     skipped = "--no-peer" if args.no_peer else install_peer()
     with tempfile.TemporaryDirectory(prefix="bench-render-") as work:
         folder = Path(work)
-        mine, theirs = write_rows(folder, args.pages)
-        tools = {"sitemap-updater build": Timings("sitemap-updater build")}
-        commands = {
-            "sitemap-updater build": lambda out: [
-                script, "build", mine, "--site-url", SITE, "--out", out, "--now", "2026-11-22",
-            ],
-        }  # fmt: skip
-        if skipped is None:
-            for mode in ("buffered", "streaming"):
-                name = f"sitemap.js {mode}"
-                tools[name] = Timings(name)
-                commands[name] = lambda out, mode=mode: [
-                    "node", NODE_DIR / "peer.js", mode, theirs.name, out.name,
-                ]  # fmt: skip
-        for run in range(args.runs):
-            for name, timings in tools.items():
-                out = folder / f"out-{len(timings.seconds)}-{name.replace(' ', '-')}"
-                seconds, cpu, peak = run_child(commands[name](out), cwd=folder)
-                record(timings, out, seconds, cpu, peak)
-                shutil.rmtree(out)
-            print(f"  run {run + 1}/{args.runs} done", file=sys.stderr, flush=True)
-        for name, timings in tools.items():  # the process tree's memory, in a run of its own
-            out = folder / f"out-memory-{name.replace(' ', '-')}"
-            peak = tree_peak_mb(commands[name](out), cwd=folder)
-            if peak is not None:
-                timings.peak_mb = [peak]
-                timings.digests.add(digest(out))  # one more run to compare ours with
-                timings.runs += 1
-            shutil.rmtree(out)
-    baseline = tools["sitemap-updater build"]
+        shapes, theirs = write_rows(folder, args.pages)
+        tools = _run_all(folder, _commands(shapes, theirs, skipped is None), args.runs)
+    ours = [t for name, t in tools.items() if name.startswith("sitemap-updater")]
+    peer = tools.get("sitemap.js buffered")
     print(
-        f"render {args.pages:,} pages, {args.runs} run(s) each, alternating; "
-        f"process wall and CPU time, medians; peak memory of the process tree"
+        f"render {args.pages:,} pages, {args.runs} run(s) each, alternating; process wall and "
+        "CPU time, medians; peak memory of the process tree; speed-up: sitemap.js buffered's "
+        "median wall time / this one's"
     )
-    print(table(list(tools.values()), baseline))
-    for timings in tools.values():
-        print(
-            f"  {timings.name}: {timings.files} files, {timings.gzip_bytes:,} gzipped shard bytes"
-        )
+    print(table(list(tools.values()), peer))
+    medians = [statistics.median(t.seconds) for t in ours]
+    print(f"  ours, slowest shape / fastest: {max(medians) / min(medians):.2f}x")
     if skipped is not None:
         print(f"  sitemap.js not run: {skipped}")
-    else:
-        peer_medians = [statistics.median(t.seconds) for t in tools.values() if t is not baseline]
-        fastest_peer = min(peer_medians)
-        ratio = fastest_peer / statistics.median(baseline.seconds)
-        peer_cpu = min(
-            statistics.median(t.cpu_seconds) for t in tools.values() if t is not baseline
-        )
-        cpu_ratio = peer_cpu / statistics.median(baseline.cpu_seconds)
-        print(f"  sitemap.js's faster path / ours: {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU")
-    identical = len(baseline.digests) == 1
-    verdict = ("yes" if identical else "NO") if baseline.runs > 1 else "n/a (one run)"
-    print(f"  ours byte-identical across {baseline.runs} runs: {verdict}")
-    return 0 if identical else 1
+    same_records = [tools[f"sitemap-updater build: {SHAPES[n]}"] for n in SAME_RECORDS]
+    identical = all(len(t.digests) == 1 for t in ours)
+    spellings = len(set().union(*(t.digests for t in same_records))) == 1
+    runs = min(t.runs for t in ours)
+    print(f"  ours byte-identical across {runs} runs: {'yes' if identical else 'NO'}")
+    print(
+        f"  the same records in {len(SAME_RECORDS)} spellings give the same files: "
+        f"{'yes' if spellings else 'NO'}"
+    )
+    return 0 if identical and spellings else 1
+
+
+# Shapes that hold exactly the same records (the others add or drop fields).
+SAME_RECORDS = ("rows.jsonl", "escaped.jsonl", "reordered.jsonl", "array.json")
 
 
 if __name__ == "__main__":

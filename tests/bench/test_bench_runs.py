@@ -31,6 +31,8 @@ def test_every_benchmark_runs_at_a_small_size() -> None:
     # run and the memory run)
     assert "sitemap-updater build" in out
     assert re.search(r"ours byte-identical across (?:[2-9]|[1-9]\d+) runs: yes", out), out
+    # ... on every shape of the same records, and those give the same files
+    assert re.search(r"the same records in \d spellings give the same files: yes", out), out
     # work: the same requests per event at every registry size, and the burst coalesced
     assert "requests identical at every size: yes" in out
     # (every request: the functions', the CMS's sends, Lambda's receives and deletes)

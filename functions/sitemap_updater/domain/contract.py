@@ -8,13 +8,14 @@ same few values again and again (priorities, hreflangs, dates) remember their an
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
 from msgspec import Struct
 
-from sitemap_updater.domain.dates import normalise_w3c
+from sitemap_updater.domain.dates import known_w3c, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 
 MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
@@ -34,7 +35,7 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]
 _BIDI_REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
-class PageChange(Struct, frozen=True):
+class PageChange(Struct, frozen=True, gc=False):
     """A validated, normalised event: the only thing the use cases ever see."""
 
     url: str
@@ -49,8 +50,19 @@ class PageChange(Struct, frozen=True):
         return self.entry is not None
 
 
+class JsonNumber(str):
+    """A JSON number with a fraction or an exponent, as written (the decoders' float hook):
+    its exact value is read only where a rule needs it, and the few values pages share
+    (priorities) are remembered by their text. JSON integers are ints."""
+
+    __slots__ = ()
+
+
+_NUMBERS = (int, JsonNumber, Decimal, float)
+
+
 def _number(value: Any, what: str) -> Decimal:
-    if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
+    if isinstance(value, bool) or not isinstance(value, _NUMBERS):
         raise ValueError(f"{what} must be a JSON number")  # noqa: TRY004 - a field error
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     if not number.is_finite():
@@ -70,15 +82,22 @@ def normalise_version(value: Any) -> Decimal:
     return number
 
 
+_PRIORITIES: dict[Any, str] = {}
+
+
 def normalise_priority(value: Any) -> str:
     """An event's ``priority`` (0.0 to 1.0) as rendered: ``0.10`` and ``0.1`` give ``0.1``."""
-    if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
+    if isinstance(value, bool) or not isinstance(value, _NUMBERS):
         raise ValueError("priority must be a JSON number from 0.0 to 1.0")  # noqa: TRY004
-    return _priority(value)
+    text = _PRIORITIES.get(value)  # a JsonNumber equals no str here: only numbers get in
+    if text is None:
+        text = _priority(value)
+        if len(_PRIORITIES) < 4096:
+            _PRIORITIES[value] = text
+    return text
 
 
-@lru_cache(maxsize=1024, typed=True)
-def _priority(value: int | Decimal | float) -> str:
+def _priority(value: int | JsonNumber | Decimal | float) -> str:
     number = _number(value, "priority")
     if not Decimal(0) <= number <= Decimal(1):
         raise ValueError("priority must be from 0.0 to 1.0")
@@ -92,6 +111,16 @@ def _priority(value: int | Decimal | float) -> str:
 def normalise_lastmod(value: Any) -> str:
     """W3C Datetime (see :func:`sitemap_updater.domain.dates.normalise_w3c`)."""
     return normalise_w3c(value, "lastmod")
+
+
+def known_lastmods() -> Mapping[str, str]:
+    """The values ``normalise_lastmod`` has accepted, and what it made of them."""
+    return known_w3c()
+
+
+def known_priorities() -> Mapping[Any, str]:
+    """The numbers ``normalise_priority`` has accepted, and what it made of them."""
+    return _PRIORITIES
 
 
 def normalise_changefreq(value: Any) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -29,7 +29,14 @@ import msgspec
 from msgspec import UNSET, Meta, Struct
 
 from sitemap_updater.domain import contract
-from sitemap_updater.domain.contract import CHANGEFREQS, PageChange, normalise_lastmod
+from sitemap_updater.domain.contract import (
+    CHANGEFREQS,
+    JsonNumber,
+    PageChange,
+    known_lastmods,
+    known_priorities,
+    normalise_lastmod,
+)
 from sitemap_updater.domain.dates import W3C_DATETIME, normalise_w3c
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import InvalidEvent
@@ -53,28 +60,28 @@ W3cDate = Annotated[str, Meta(extra_json_schema={"pattern": W3C_DATETIME.pattern
 Country = Annotated[str, Meta(extra_json_schema={"pattern": "^[A-Z]{2}$"})]
 
 
-class Image(Struct, forbid_unknown_fields=True, frozen=True):
+class Image(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """``{"loc": "https://cdn.example.com/a.jpg"}``: an image on the page (any host)."""
 
     loc: Url
 
 
-class Restriction(Struct, forbid_unknown_fields=True, frozen=True):
+class Restriction(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     relationship: Literal["allow", "deny"]
     countries: Annotated[tuple[Country, ...], Meta(min_length=1, max_length=250)]
 
 
-class Platform(Struct, forbid_unknown_fields=True, frozen=True):
+class Platform(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     relationship: Literal["allow", "deny"]
     platforms: Annotated[tuple[Literal["web", "mobile", "tv"], ...], Meta(min_length=1)]
 
 
-class Uploader(Struct, forbid_unknown_fields=True, frozen=True):
+class Uploader(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     name: Text
     info: Url | None = None
 
 
-class VideoEvent(Struct, forbid_unknown_fields=True, frozen=True):
+class VideoEvent(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """Google's required fields (thumbnail_loc, title, description, content_loc or
     player_loc) and the optional ones it still reads."""
 
@@ -97,12 +104,12 @@ class VideoEvent(Struct, forbid_unknown_fields=True, frozen=True):
     live: bool | None = None
 
 
-class Publication(Struct, forbid_unknown_fields=True, frozen=True):
+class Publication(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     name: Text
     language: Annotated[str, Meta(examples=["en", "zh-cn"])]
 
 
-class NewsEvent(Struct, forbid_unknown_fields=True, frozen=True):
+class NewsEvent(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """Google News: the publication, when the article was first published, its title."""
 
     publication: Publication
@@ -110,7 +117,7 @@ class NewsEvent(Struct, forbid_unknown_fields=True, frozen=True):
     title: Text
 
 
-class Alternate(Struct, forbid_unknown_fields=True, frozen=True):
+class Alternate(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """A language version of this page: ``{"hreflang": "de", "href": "https://.../de/a"}``."""
 
     hreflang: HrefLang
@@ -127,7 +134,9 @@ Version = Annotated[
 ]
 
 
-class Publish(Struct, forbid_unknown_fields=True, frozen=True, tag_field="type", tag="publish"):
+class Publish(
+    Struct, forbid_unknown_fields=True, frozen=True, gc=False, tag_field="type", tag="publish"
+):
     """A page was published or updated: list it (again) with these fields."""
 
     url: Url
@@ -142,7 +151,7 @@ class Publish(Struct, forbid_unknown_fields=True, frozen=True, tag_field="type",
         ]
         | None
     ) = None
-    changefreq: Annotated[str, Meta(extra_json_schema={"enum": list(CHANGEFREQS)})] | None = None
+    changefreq: Literal[CHANGEFREQS] | None = None  # type: ignore[valid-type]
     priority: Annotated[Number, Meta(extra_json_schema={"minimum": 0, "maximum": 1})] = None
     images: (
         Annotated[tuple[Image, ...], Meta(description=f"At most {MAX_IMAGES:,}; any host.")] | None
@@ -186,7 +195,9 @@ class Publish(Struct, forbid_unknown_fields=True, frozen=True, tag_field="type",
     ) = None
 
 
-class Unpublish(Struct, forbid_unknown_fields=True, frozen=True, tag_field="type", tag="unpublish"):
+class Unpublish(
+    Struct, forbid_unknown_fields=True, frozen=True, gc=False, tag_field="type", tag="unpublish"
+):
     """A page was unpublished: removed, and remembered so that a late, older publish cannot
     bring it back."""
 
@@ -195,8 +206,8 @@ class Unpublish(Struct, forbid_unknown_fields=True, frozen=True, tag_field="type
 
 
 Event = Publish | Unpublish
-_EVENT = msgspec.json.Decoder(Event, float_hook=Decimal)
-_RECORD = msgspec.json.Decoder(Publish, float_hook=Decimal)
+_EVENT = msgspec.json.Decoder(Event, float_hook=JsonNumber)
+_RECORD = msgspec.json.Decoder(Publish, float_hook=JsonNumber)
 
 
 class _Envelope(Struct):
@@ -209,7 +220,6 @@ class _Envelope(Struct):
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
-_SPACED_KEY = re.compile(rb'"[ \t\n\r]+:')
 _KEY_END = re.compile(rb'"[ \t\n\r]*:')
 
 
@@ -253,11 +263,20 @@ def _in_field_order(value: Any, model: type[Any]) -> Any:
     }
 
 
-def _keys_written(data: bytes) -> int:
-    """An upper bound of the keys the JSON text writes: exact unless a string holds ``\\":``."""
-    if _SPACED_KEY.search(data):
-        return len(_KEY_END.findall(data))
-    return data.count(b'":')
+def _keys_written(data: bytes, tagged: bool | None) -> int:
+    """The keys a JSON text writes, ``type`` left out (``tagged``: whether it is there; None:
+    look). Exact unless a string holds an escaped quote before a colon, which adds one."""
+    if (
+        data.find(b'" ') < 0
+        and data.find(b'"\t') < 0
+        and data.find(b'"\n') < 0
+        and data.find(b'"\r') < 0
+    ):
+        written = data.count(b'":')  # no space between a key and its colon
+    else:
+        written = len(_KEY_END.findall(data))
+    # find, not in: bytes.__contains__ first tries the needle as an int, and fails slowly
+    return written - (data.find(b'"type"') >= 0 if tagged is None else tagged)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -278,7 +297,7 @@ def _no_constant(name: str) -> Any:
 
 
 _EXACT = json.JSONDecoder(
-    parse_float=Decimal, parse_constant=_no_constant, object_pairs_hook=_unique_keys
+    parse_float=JsonNumber, parse_constant=_no_constant, object_pairs_hook=_unique_keys
 )
 
 
@@ -312,32 +331,75 @@ def _convert(document: Any, kind: Any) -> Any:
         raise InvalidEvent("unknown_field", "a field name holds a lone surrogate") from None
 
 
-def _decode(data: bytes, decoder: msgspec.json.Decoder[Any], kind: Any) -> Any:
+def _decode(data: bytes, decoder: msgspec.json.Decoder[Any], kind: Any, tagged: bool | None) -> Any:
+    """``data`` as ``kind``, by msgspec when it reads the text as the standard library would:
+    a key msgspec saw twice (it keeps the last) or a null (read as absent) makes the keys
+    written and the keys decoded differ, and the standard library decides."""
     try:
         event = decoder.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         return _exactly(data, kind)
-    if _keys_written(data) != _present(event) + (b'"type"' in data):
-        return _exactly(data, kind)  # a key given twice, or a null, or an escaped quote
+    written = _keys_written(data, tagged)
+    values = msgspec.structs.astuple(event)
+    top = len(values) - values.count(None) - (event.version is UNSET)
+    if written != top and written != _present(event):  # the first: no nested objects
+        return _exactly(data, kind)
     return event
 
 
 def decode_event(body: bytes | str) -> Publish | Unpublish:
     """An event from its JSON text, unwrapped from SNS and EventBridge envelopes."""
     data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-    event: Publish | Unpublish = _decode(_unwrapped(data), _EVENT, Event)
+    event: Publish | Unpublish = _decode(_unwrapped(data), _EVENT, Event, True)
     return event
 
 
 def decode_record(line: bytes) -> Publish | Unpublish:
     """A page record from its JSON text (``type`` and ``version`` optional)."""
     try:
-        return _decode(line, _RECORD, Publish)  # type: ignore[no-any-return]
+        return _decode(line, _RECORD, Publish, None)  # type: ignore[no-any-return]
     except InvalidEvent as refused:
         if refused.code != "unknown_type":
             raise
-        event: Publish | Unpublish = _decode(line, _EVENT, Event)
+        event: Publish | Unpublish = _decode(line, _EVENT, Event, True)
         return event
+
+
+_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError)
+
+
+def decode_records(lines: Sequence[bytes]) -> list[Publish | Unpublish | InvalidEvent]:
+    """Many page records, as ``decode_record`` reads each; the check that the keys written
+    are the keys decoded is made once over the batch (one count of every text), and record
+    by record only when the totals differ."""
+    events: list[Publish | Unpublish | InvalidEvent] = []
+    quick: list[int] = []  # positions msgspec decoded, pending the batch's key check
+    decoded = 0
+    for line in lines:
+        try:
+            event = _RECORD.decode(line)
+        except _DECODE_ERRORS:
+            events.append(_refusal_or(decode_record, line))
+            continue
+        if event.images or event.videos or event.news or event.alternates:
+            decoded += _present(event)
+        else:
+            values = msgspec.structs.astuple(event)
+            decoded += len(values) - values.count(None) - (event.version is UNSET)
+        quick.append(len(events))
+        events.append(event)
+    texts = b"\n".join(lines[position] for position in quick)
+    if _keys_written(texts, False) - texts.count(b'"type"') != decoded:
+        for position in quick:  # a key given twice, a null, or an escaped quote, somewhere
+            events[position] = _refusal_or(decode_record, lines[position])
+    return events
+
+
+def _refusal_or(decode: Callable[[bytes], Any], line: bytes) -> Any:
+    try:
+        return decode(line)
+    except InvalidEvent as refused:
+        return refused
 
 
 def _unwrapped(data: bytes) -> bytes:
@@ -396,6 +458,10 @@ def _translate(error: str) -> InvalidEvent:
     field = re.split(r"[.\[]", path, maxsplit=1)[0]
     if field == "type":
         return InvalidEvent("unknown_type", "type must be 'publish' or 'unpublish'")
+    if field == "changefreq":
+        return InvalidEvent(
+            "invalid_changefreq", f"changefreq must be one of {', '.join(CHANGEFREQS)}"
+        )
     return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), f"{path or 'event'}: {message}")
 
 
@@ -422,57 +488,60 @@ def to_change(
 ) -> PageChange:
     """Apply the value and URL rules to a decoded event. ``default_version``: a page record's
     version when it gives none (None: events must give one)."""
-    if event.version is UNSET:
-        if default_version is None:
-            raise InvalidEvent("missing_field", "version is required")
+    if event.version is not UNSET:
+        version = _rule("invalid_version", "version", contract.normalise_version, event.version)
+    elif default_version is not None:
         version = default_version
     else:
-        version = _rule("invalid_version", "version", contract.normalise_version, event.version)
+        raise InvalidEvent("missing_field", "version is required")
     if isinstance(event, Unpublish):
-        return PageChange(url=normalise_url(event.url, site), version=version, entry=None)
-    fields = _fields(event)
+        return PageChange(normalise_url(event.url, site), version, None)
+    lastmod, priority = _dates_and_numbers(event)
     url = normalise_url(event.url, site)
+    if not (event.images or event.videos or event.news or event.hreflang or event.alternates):
+        entry = SitemapEntry(url, lastmod, event.changefreq, priority)
+        return PageChange(url, version, entry, group=_group(event.sitemap))
     entry = SitemapEntry(
-        url=url,
-        lastmod=fields[0],
-        changefreq=event.changefreq,
-        priority=fields[1],
+        url,
+        lastmod,
+        event.changefreq,
+        priority,
         images=_images(event.images, site) if event.images else (),
         videos=_videos(event.videos, url, site) if event.videos else (),
         news=_news(event.news) if event.news else None,
     )
-    return PageChange(
-        url=url,
-        version=version,
-        entry=entry,
-        hreflang=fields[2],
-        alternates=_alternates(event.alternates, site) if event.alternates else (),
-        group=event.sitemap,
-    )
+    hreflang = event.hreflang
+    if hreflang is not None:
+        hreflang = _rule("invalid_hreflang", "hreflang", contract.normalise_hreflang, hreflang)
+    alternates = _alternates(event.alternates, site) if event.alternates else ()
+    return PageChange(url, version, entry, hreflang, alternates, _group(event.sitemap))
 
 
-def _fields(event: Publish) -> tuple[str | None, str | None, str | None]:
-    """(lastmod, priority, hreflang) normalised; changefreq and the group checked."""
-    lastmod = priority = hreflang = None
-    if event.lastmod is not None:
-        lastmod = _rule("invalid_lastmod", "lastmod", normalise_lastmod, event.lastmod)
-    if event.changefreq is not None:
-        _rule("invalid_changefreq", "changefreq", contract.normalise_changefreq, event.changefreq)
-    if event.priority is not None:
-        priority = _rule(
-            "invalid_priority", "priority", contract.normalise_priority, event.priority
-        )
-    if event.hreflang is not None:
-        hreflang = _rule(
-            "invalid_hreflang", "hreflang", contract.normalise_hreflang, event.hreflang
-        )
-    if event.sitemap is not None and not GROUP_NAME.fullmatch(event.sitemap):
+def _dates_and_numbers(event: Publish) -> tuple[str | None, str | None]:
+    """(lastmod, priority) in their normal forms."""
+    lastmod = event.lastmod
+    priority = event.priority
+    try:
+        if lastmod is not None:
+            lastmod = normalise_lastmod(lastmod)
+    except ValueError as exc:
+        raise InvalidEvent("invalid_lastmod", str(exc)) from None
+    try:
+        if priority is not None:
+            priority = contract.normalise_priority(priority)
+    except ValueError as exc:
+        raise InvalidEvent("invalid_priority", str(exc)) from None
+    return lastmod, priority
+
+
+def _group(name: str | None) -> str | None:
+    if name is not None and not GROUP_NAME.fullmatch(name):
         raise InvalidEvent(
             "invalid_sitemap",
             "sitemap must be a group name: 1-32 of a-z, 0-9 and '-', not starting or ending "
             "with '-'",
         )
-    return lastmod, priority, hreflang
+    return name
 
 
 def _images(images: tuple[Image, ...], site: Site) -> tuple[str, ...]:
@@ -606,12 +675,78 @@ def parse_record(
     record: bytes | dict[str, Any], site: Site, default_version: Decimal = Decimal(0)
 ) -> PageChange:
     """A page record (JSON text, or the values of a CSV row) as a PageChange."""
-    if isinstance(record, dict):
-        kind = Publish if record.get("type", "publish") == "publish" else Event
-        event = _convert(record, kind)
-    else:
-        event = decode_record(record)
+    event = _record_event(record) if isinstance(record, dict) else decode_record(record)
     return to_change(event, site, default_version)
+
+
+def parse_records(
+    records: Sequence[bytes | dict[str, Any]], site: Site, default_version: Decimal = Decimal(0)
+) -> list[PageChange | InvalidEvent]:
+    """Many page records (``parse_record`` each), decoded together (``decode_records``)."""
+    texts = [record for record in records if type(record) is bytes]
+    decoded = iter(decode_records(texts))
+    events = [next(decoded) if type(r) is bytes else _safe_event(r) for r in records]  # type: ignore[arg-type]
+    return to_changes(events, site, default_version)
+
+
+def to_changes(
+    events: Sequence[Publish | Unpublish | InvalidEvent],
+    site: Site,
+    default_version: Decimal | None = None,
+) -> list[PageChange | InvalidEvent]:
+    """``to_change`` of each event (a refusal passes through). The commonest event, a page
+    with its plain fields only, a URL already canonical and values seen before, is taken
+    at once, by the same rules' own checks and memories; any other goes to ``to_change``."""
+    changes: list[PageChange | InvalidEvent] = []
+    append = changes.append
+    canonical = site.canonical.fullmatch
+    lastmods, priorities = known_lastmods(), known_priorities()
+    for event in events:
+        if type(event) is Publish and event.version is UNSET and default_version is not None:
+            url, lastmod, priority = event.url, event.lastmod, event.priority
+            if (
+                event.images is None
+                and event.videos is None
+                and event.news is None
+                and event.hreflang is None
+                and event.alternates is None
+                and event.sitemap is None
+                and len(url) <= MAX_URL_LENGTH
+                and canonical(url)
+                and "/." not in url
+                and "%" not in url
+                and (lastmod is None or lastmod in lastmods)
+                and (priority is None or (type(priority) is JsonNumber and priority in priorities))
+            ):
+                entry = SitemapEntry(
+                    url,
+                    lastmods[lastmod] if lastmod is not None else None,
+                    event.changefreq,
+                    priorities[priority] if priority is not None else None,
+                )
+                append(PageChange(url, default_version, entry))
+                continue
+        if isinstance(event, InvalidEvent):
+            append(event)
+            continue
+        try:
+            append(to_change(event, site, default_version))
+        except InvalidEvent as refused:
+            append(refused)
+    return changes
+
+
+def _safe_event(record: dict[str, Any]) -> Publish | Unpublish | InvalidEvent:
+    try:
+        return _record_event(record)
+    except InvalidEvent as refused:
+        return refused
+
+
+def _record_event(record: dict[str, Any]) -> Publish | Unpublish:
+    kind = Publish if record.get("type", "publish") == "publish" else Event
+    event: Publish | Unpublish = _convert(record, kind)
+    return event
 
 
 def event_json_schema() -> dict[str, Any]:
@@ -624,6 +759,8 @@ def event_json_schema() -> dict[str, Any]:
     for name, tag in (("Publish", "publish"), ("Unpublish", "unpublish")):
         definitions[name]["required"] = sorted({*definitions[name]["required"], "version"})
         definitions[name]["properties"]["type"] = {"const": tag}
+    changefreq = definitions["Publish"]["properties"]["changefreq"]["anyOf"][0]
+    changefreq.update(type="string", enum=list(CHANGEFREQS))  # in the protocol's order
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": "https://github.com/sitemap-updater/sitemap-updater/events/schema.json",

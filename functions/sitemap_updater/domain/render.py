@@ -7,7 +7,6 @@ always give the same bytes (a rebuild that changes nothing writes nothing).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -33,7 +32,6 @@ URLSET_FRAME_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
 
 # A raw carriage return would reach a parser as a line feed (XML end-of-line handling), so it
 # goes out as a character reference, like the five markup characters.
-_MARKUP = re.compile("[&<>\"'\r]")
 _ESCAPES = str.maketrans(
     {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;", "\r": "&#13;"}
 )
@@ -44,7 +42,9 @@ def escape(text: str) -> str:
 
     ``text.translate(_ESCAPES)``, spelt as replacements ("&" first): a translation table that
     maps characters to strings is looked up character by character, ten times slower."""
-    if _MARKUP.search(text) is None:
+    if not (
+        "&" in text or "<" in text or ">" in text or '"' in text or "'" in text or "\r" in text
+    ):
         return text
     return (
         text.replace("&", "&amp;")
@@ -58,30 +58,37 @@ def escape(text: str) -> str:
 
 def render_entry(entry: SitemapEntry) -> str:
     """One ``<url>`` element on one line."""
-    parts = ["<url><loc>", escape(entry.url), "</loc>"]
-    # The other fields' grammars leave nothing to escape; escaped all the same, so no value
-    # that got past validation some other way (a registry item) could ever be markup.
-    if entry.lastmod is not None:
-        parts += ["<lastmod>", escape(entry.lastmod), "</lastmod>"]
-    if entry.changefreq is not None:
-        parts += ["<changefreq>", escape(entry.changefreq), "</changefreq>"]
-    if entry.priority is not None:
-        parts += ["<priority>", escape(entry.priority), "</priority>"]
-    for hreflang, href in entry.alternates:
-        parts += [
-            '<xhtml:link rel="alternate" hreflang="',
-            escape(hreflang),
-            '" href="',
-            escape(href),
-            '"/>',
-        ]
-    for image in entry.images:
-        parts += ["<image:image><image:loc>", escape(image), "</image:loc></image:image>"]
-    for video in entry.videos:
-        parts.append(_video(video))
+    text = f"<url><loc>{escape(entry.url)}</loc>"
+    lastmod, changefreq, priority = entry.lastmod, entry.changefreq, entry.priority
+    # Their grammars leave nothing to escape: checked all the same (in one go), so that no
+    # value that got past validation some other way (a registry item) can become markup.
+    if escape(f"{lastmod}{changefreq}{priority}") != f"{lastmod}{changefreq}{priority}":
+        lastmod, changefreq, priority = (
+            None if v is None else escape(v) for v in (lastmod, changefreq, priority)
+        )
+    if lastmod is not None:
+        text += f"<lastmod>{lastmod}</lastmod>"
+    if changefreq is not None:
+        text += f"<changefreq>{changefreq}</changefreq>"
+    if priority is not None:
+        text += f"<priority>{priority}</priority>"
+    if entry.alternates or entry.images or entry.videos or entry.news:
+        text += _extensions(entry)
+    return text + "</url>\n"
+
+
+def _extensions(entry: SitemapEntry) -> str:
+    parts = [
+        f'<xhtml:link rel="alternate" hreflang="{escape(lang)}" href="{escape(href)}"/>'
+        for lang, href in entry.alternates
+    ]
+    parts += [
+        f"<image:image><image:loc>{escape(image)}</image:loc></image:image>"
+        for image in entry.images
+    ]
+    parts += [_video(video) for video in entry.videos]
     if entry.news is not None:
         parts.append(_news(entry.news))
-    parts.append("</url>\n")
     return "".join(parts)
 
 

@@ -33,7 +33,6 @@ _PCHAR = r"A-Za-z0-9\-._~!$&'()*+,;=:@/"
 # not starting or ending with '-'; at most 253 characters in all (checked apart).
 _LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
 HOST = re.compile(rf"{_LABEL}(?:\.{_LABEL})*", re.ASCII)
-_ANY_ORIGIN = rf"https?://(?=[a-z0-9_.-]{{1,{MAX_HOST_LENGTH}}}/){HOST.pattern}"
 
 # What no URL may hold, by reason. Controls come before whitespace (U+0085 and U+001C-U+001F
 # are both); the order of this table is the order reasons are given in.
@@ -57,6 +56,7 @@ _SPLIT = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(?://([^/?#]*))?([^?#]*)(?:\?([
 _DOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)  # %2E is "." too
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _LOWER_ESCAPE = re.compile(r"%(?:[a-f][0-9A-Fa-f]|[0-9A-F][a-f])")
+_ANY_ORIGIN = rf"https?://(?=[a-z0-9_.-]{{1,{MAX_HOST_LENGTH}}}/){HOST.pattern}"
 _ESCAPE_TO_CHECK = re.compile(r"%(?![0-9A-F]{2})|%2E")  # bad, lower-case, or a dot
 _UNSAFE_IN_PATH = re.compile(rf"[^{_PCHAR}%]+")
 _UNSAFE_IN_QUERY = re.compile(rf"[^{_PCHAR}%?]+")
@@ -104,7 +104,8 @@ class Site:
 
     @cached_property
     def canonical(self) -> re.Pattern[str]:
-        """The URLs on this site that :func:`normalise_url` may return as they are."""
+        """URLs on this site that ``normalise_url`` may give back as they are (escapes and
+        dot segments aside: see there)."""
         return _canonical(self.origin)
 
     def url_for(self, key: str) -> str:
@@ -114,8 +115,9 @@ class Site:
 
 @cache
 def _canonical(origin: str | None) -> re.Pattern[str]:
-    """URLs ``normalise_url`` may return unchanged (escapes, dot segments and the length are
-    checked apart): on ``origin``, or on any origin without a port."""
+    """URLs ``normalise_url`` may return as they are (escapes and dot segments are checked
+    apart): on ``origin``, or on any origin without a port. A quick check: a URL it does
+    not match goes through the rules, which decide."""
     start = re.escape(origin) if origin is not None else _ANY_ORIGIN
     return re.compile(rf"{start}/[{_PCHAR}%]*(?:\?[{_PCHAR}%?]+)?", re.ASCII)
 
@@ -215,10 +217,9 @@ def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = Tr
     ``same_site=False`` (images and videos may live on a CDN): any host, still absolute
     http(s) and held to every other rule.
     """
-    canonical = site.canonical if same_site else _canonical(None)
     if (
         len(raw) <= MAX_URL_LENGTH
-        and canonical.fullmatch(raw)
+        and (site.canonical if same_site else _canonical(None)).fullmatch(raw)
         and "/." not in raw
         and ("%" not in raw or not _ESCAPE_TO_CHECK.search(raw))
     ):

@@ -24,22 +24,25 @@ import os
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from operator import itemgetter
 from pathlib import Path
 
 import msgspec
+from msgspec import Struct
 
 from sitemap_updater.domain.clusters import Cluster, Member, Pairs, listings
 from sitemap_updater.domain.contract import PageChange, normalise_lastmod
 from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.events import parse_records
 from sitemap_updater.domain.news import current_news
 from sitemap_updater.domain.placement import ShardFiller
-from sitemap_updater.domain.render import IndexEntry, render_entry, render_index
+from sitemap_updater.domain.render import IndexEntry, render_entry, render_index, rendered_size
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
     ROBOTS_KEY,
@@ -55,7 +58,8 @@ from sitemap_updater.domain.sharding import (
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.pages import Record, page_change, read_paths
+from sitemap_updater.ops.pages import Record, read_paths
+from sitemap_updater.ops.parallel import in_two
 from sitemap_updater.ops.progress import Progress
 
 _Placed = tuple[str, str, SitemapEntry]  # (URL, its <url> line, its entry)
@@ -99,69 +103,104 @@ class BuiltSite:
     result: BuildResult
 
 
+class Checked(Struct, array_like=True, gc=False):
+    """A record validated, its entry rendered and sized, its group chosen; or why it was
+    refused."""
+
+    change: PageChange | None
+    text: str = ""  # its <url> line, without hreflang alternates
+    size: int = 0  # bytes of that line (UTF-8)
+    group: str = ""
+    reason: str = ""
+
+
+def _checked(records: Sequence[Record], site: Site, rules: GroupRules) -> list[Checked]:
+    checked = []
+    values = [record.value or b"" for record in records]
+    for record, parsed in zip(records, parse_records(values, site), strict=True):
+        change = record.error or parsed
+        if isinstance(change, InvalidEvent):
+            checked.append(Checked(None, reason=change.reason))
+        elif change.entry is None:
+            checked.append(Checked(change))
+        else:
+            text = render_entry(change.entry)
+            group = rules.group_for(change.url, change.group)
+            checked.append(Checked(change, text, rendered_size(text), group))
+    return checked
+
+
 def collect(
-    records: Iterable[Record], site: Site, result: BuildResult, progress: Progress
-) -> dict[str, PageChange]:
-    """URL -> the change of its newest record, in order of first appearance."""
-    pages: dict[str, PageChange] = {}
-    advance = progress.advance if progress.enabled else None
-    for record in records:
+    records: Iterable[Record],
+    site: Site,
+    result: BuildResult,
+    progress: Progress,
+    rules: GroupRules | None = None,
+) -> dict[str, Checked]:
+    """URL -> its newest record, checked (``_checked``), in order of first appearance."""
+    pages: dict[str, Checked] = {}
+    read = list(records)
+    progress.advance(len(read))
+    done = in_two(read, partial(_checked, site=site, rules=rules or GroupRules()), Checked)
+    for record, checked in zip(read, done, strict=True):
         result.records += 1
-        if advance is not None:
-            advance()
-        try:
-            change = page_change(record, site)
-        except InvalidEvent as rejected:
-            result.rejected.append(Rejected(record.origin, rejected.reason))
+        change = checked.change
+        if change is None:
+            result.rejected.append(Rejected(record.origin, checked.reason))
             continue
         before = pages.get(change.url)
         if before is not None:
             result.duplicates += 1
-            if before.version > change.version:
+            if before.change.version > change.version:  # type: ignore[union-attr]
                 continue
-        pages[change.url] = change
+        pages[change.url] = checked
     return pages
 
 
-def cluster_links(pages: dict[str, PageChange]) -> dict[str, Pairs]:
+def cluster_links(pages: dict[str, Checked]) -> dict[str, Pairs]:
     """URL -> the alternates its entry lists: every page that declares a language or
-    alternates, and every page declared, in one cluster whose components the domain's
-    rule lists (``domain.clusters.listings``)."""
+    alternates, and every page declared, in one cluster whose components the domain's rule
+    lists (``domain.clusters.listings``)."""
     members: dict[str, Member] = {}
-    for change in pages.values():
-        if change.hreflang or change.alternates:
+    for checked in pages.values():
+        change = checked.change
+        if change is not None and (change.hreflang or change.alternates):
             members[change.url] = Member(change.hreflang, change.alternates, change.live)
     for member in list(members.values()):
         for _, href in member.declares:
             if href not in members:
                 declared = pages.get(href)
-                members[href] = Member(live=declared is not None and declared.live)
+                live = declared is not None and declared.change is not None and declared.change.live
+                members[href] = Member(live=live)
     return listings(Cluster(cid="build", members=members)) if members else {}
 
 
 def _placed(
-    pages: dict[str, PageChange], limits: Limits, rules: GroupRules, result: BuildResult
+    pages: dict[str, Checked], limits: Limits, rules: GroupRules, result: BuildResult
 ) -> dict[str, list[_Placed]]:
-    """Every live page's entry, rendered and placed as ingest places new URLs: shard id ->
-    its entries. Entries no shard could hold are rejected."""
+    """Every live page's entry, placed as ingest places new URLs: shard id -> its entries.
+    Entries no shard could hold are rejected."""
     links = cluster_links(pages)
     filler = ShardFiller(limits, rules)
     shards: dict[str, list[_Placed]] = {}
-    for url, change in pages.items():
-        entry = change.entry
+    max_bytes = limits.max_entry_bytes
+    for url, checked in pages.items():
+        entry = checked.change.entry  # type: ignore[union-attr]
         if entry is None:
             result.removed += 1
             continue
+        text, size = checked.text, checked.size
         if url in links:
             entry = msgspec.structs.replace(entry, alternates=links[url])
-        text = render_entry(entry)
-        try:
-            size = checked_rendered_size(text, limits)
-        except InvalidEvent as rejected:
-            result.rejected.append(Rejected(url, rejected.reason))
-            continue
-        shard = filler.place(rules.group_for(url, change.group), size)
-        shards.setdefault(shard, []).append((url, text, entry))
+            text = render_entry(entry)
+            size = rendered_size(text)
+        if size > max_bytes:
+            try:
+                checked_rendered_size(text, limits)
+            except InvalidEvent as rejected:
+                result.rejected.append(Rejected(url, rejected.reason))
+                continue
+        shards.setdefault(filler.place(checked.group, size), []).append((url, text, entry))
         result.pages += 1
     return shards
 
@@ -186,9 +225,10 @@ def render_site(
     """
     started = time.perf_counter()
     result = BuildResult(stylesheet=stylesheet)
+    rules = rules or GroupRules()
     with progress or Progress("build", enabled=False) as bar:
-        pages = collect(records, site, result, bar)
-    placed = _placed(pages, limits, rules or GroupRules(), result)
+        pages = collect(records, site, result, bar, rules)
+    placed = _placed(pages, limits, rules, result)
     href = STYLESHEET_HREF if stylesheet else None
     files = {STYLESHEET_KEY: stylesheet_bytes()} if stylesheet else {}
     index_entries = _render_shards(

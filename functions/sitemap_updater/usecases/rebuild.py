@@ -295,7 +295,10 @@ class RebuildShard:
     def _delete_unrecorded(self, shard: str, touched: list[str]) -> Rebuilt:
         """An empty shard with no object recorded may still have one: written by a run that
         died before its first record. No index names it (none can: it was never listed)."""
-        key = shard_key(shard, self.compress)
+        try:
+            key = shard_key(shard, self.compress)
+        except ValueError:  # not a shard id: it names no object
+            return Rebuilt.ABSENT
         found = self.store.head(key)
         if found is None or "sha256" not in found.metadata:  # nothing, or not ours
             return Rebuilt.ABSENT

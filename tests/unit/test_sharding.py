@@ -14,8 +14,8 @@ from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_BYTES,
     PROTOCOL_MAX_INDEX_ENTRIES,
     PROTOCOL_MAX_URLS,
+    GroupRules,
     Limits,
-    group_for,
     index_key,
     parse_shard_id,
     shard_id,
@@ -156,8 +156,8 @@ def test_group_names() -> None:
 
 def test_group_for_is_the_default_group() -> None:
     assert DEFAULT_GROUP == "pages"
-    assert group_for("https://www.example.com/anything") == "pages"
-    assert GROUP_NAME.fullmatch(group_for("https://www.example.com/"))
+    assert GroupRules().group_for("https://www.example.com/anything") == "pages"
+    assert GROUP_NAME.fullmatch(GroupRules().group_for("https://www.example.com/"))
 
 
 # --- keys ---------------------------------------------------------------------------------------

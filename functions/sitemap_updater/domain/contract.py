@@ -8,14 +8,13 @@ same few values again and again (priorities, hreflangs, dates) remember their an
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
 from msgspec import Struct
 
-from sitemap_updater.domain.dates import known_w3c, normalise_w3c
+from sitemap_updater.domain.dates import normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 
 MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
@@ -111,16 +110,6 @@ def _priority(value: int | JsonNumber | Decimal | float) -> str:
 def normalise_lastmod(value: Any) -> str:
     """W3C Datetime (see :func:`sitemap_updater.domain.dates.normalise_w3c`)."""
     return normalise_w3c(value, "lastmod")
-
-
-def known_lastmods() -> Mapping[str, str]:
-    """The values ``normalise_lastmod`` has accepted, and what it made of them."""
-    return known_w3c()
-
-
-def known_priorities() -> Mapping[Any, str]:
-    """The numbers ``normalise_priority`` has accepted, and what it made of them."""
-    return _PRIORITIES
 
 
 def normalise_changefreq(value: Any) -> str:

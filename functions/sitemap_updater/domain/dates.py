@@ -35,11 +35,6 @@ def normalise_w3c(value: Any, name: str = "lastmod") -> str:
 _NORMALISED: dict[str, str] = {}
 
 
-def known_w3c() -> dict[str, str]:
-    """The values ``normalise_w3c`` has accepted, and their normal forms (a memory)."""
-    return _NORMALISED
-
-
 def _normalise_w3c(value: str, name: str) -> str:
     if _UTC_SECONDS.fullmatch(value):  # the commonest form, already normal when it is real
         try:

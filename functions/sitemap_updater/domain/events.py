@@ -29,14 +29,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct
 
 from sitemap_updater.domain import contract
-from sitemap_updater.domain.contract import (
-    CHANGEFREQS,
-    JsonNumber,
-    PageChange,
-    known_lastmods,
-    known_priorities,
-    normalise_lastmod,
-)
+from sitemap_updater.domain.contract import CHANGEFREQS, JsonNumber, PageChange, normalise_lastmod
 from sitemap_updater.domain.dates import W3C_DATETIME, normalise_w3c
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import InvalidEvent
@@ -227,9 +220,10 @@ _KEY_END = re.compile(rb'"[ \t\n\r]*:')
 
 
 def _present(value: Any) -> int:
-    """How many keys a decoded value was written with (null values not counted)."""
+    """How many keys a decoded value was written with (nulls not counted; ``type`` is the
+    structs' tag, not a field)."""
     values = msgspec.structs.astuple(value)
-    count = len(values) - values.count(None) - values.count(UNSET)
+    count = len(values) - values.count(None) - (getattr(value, "version", None) is UNSET)
     for name in NESTED.get(type(value), {}):
         item = getattr(value, name)
         if type(item) is tuple:
@@ -263,20 +257,12 @@ def _in_field_order(value: Any, model: type[Any]) -> Any:
     }
 
 
-def _keys_written(data: bytes, tagged: bool | None) -> int:
-    """The keys a JSON text writes, ``type`` left out (``tagged``: whether it is there; None:
-    look). Exact unless a string holds an escaped quote before a colon, which adds one."""
-    if (
-        data.find(b'" ') < 0
-        and data.find(b'"\t') < 0
-        and data.find(b'"\n') < 0
-        and data.find(b'"\r') < 0
-    ):
-        written = data.count(b'":')  # no space between a key and its colon
-    else:
-        written = len(_KEY_END.findall(data))
-    # find, not in: bytes.__contains__ first tries the needle as an int, and fails slowly
-    return written - (data.find(b'"type"') >= 0 if tagged is None else tagged)
+def _keys_written(data: bytes) -> int:
+    """The keys a JSON text writes: exact unless a string holds an escaped quote before a
+    colon, which counts one more."""
+    if data.find(b'" ') < 0 and data.find(b'"\t') < 0 and data.find(b'"\n') < 0:
+        return data.count(b'":')  # no space between a key and its colon
+    return len(_KEY_END.findall(data))
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -301,9 +287,9 @@ _EXACT = json.JSONDecoder(
 )
 
 
-def _exactly(data: bytes, kind: Any) -> Any:
-    """The standard library's reading of ``data``, in ``kind``: for what msgspec refuses or
-    may read otherwise (a lone surrogate, a key given twice), with the exact reason."""
+def _exactly(data: bytes, record: bool) -> Publish | Unpublish:
+    """The standard library's reading of ``data``: for what msgspec refuses or may read
+    otherwise (a lone surrogate, a key given twice), with the exact reason."""
     try:
         text = data.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError as exc:
@@ -314,95 +300,70 @@ def _exactly(data: bytes, kind: Any) -> Any:
         document = _EXACT.decode(text)
     except (ValueError, RecursionError) as exc:
         raise InvalidEvent("malformed_json", f"not JSON: {exc}") from None
-    return _convert(document, kind)
+    return _convert(document, record)
 
 
-def _convert(document: Any, kind: Any) -> Any:
+def _convert(document: Any, record: bool) -> Publish | Unpublish:
+    """Python values as an event (``record``: a page record, its type publish if absent)."""
     if not isinstance(document, dict):
         raise InvalidEvent(
             "not_an_object", f"event must be a JSON object, got {_json_type(document)}"
         )
-    model = Publish if document.get("type", "publish") == "publish" else Unpublish
+    publish = document.get("type", "publish") == "publish"
+    kind = Publish if record and publish else Event
     try:
-        return msgspec.convert(_in_field_order(document, model), kind, strict=True)
+        event: Publish | Unpublish = msgspec.convert(
+            _in_field_order(document, Publish if publish else Unpublish), kind, strict=True
+        )
     except msgspec.ValidationError as exc:
         raise _translate(str(exc)) from None
     except UnicodeEncodeError:  # a key no UTF-8 holds: msgspec cannot compare it with ours
         raise InvalidEvent("unknown_field", "a field name holds a lone surrogate") from None
-
-
-def _decode(data: bytes, decoder: msgspec.json.Decoder[Any], kind: Any, tagged: bool | None) -> Any:
-    """``data`` as ``kind``, by msgspec when it reads the text as the standard library would:
-    a key msgspec saw twice (it keeps the last) or a null (read as absent) makes the keys
-    written and the keys decoded differ, and the standard library decides."""
-    try:
-        event = decoder.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
-        return _exactly(data, kind)
-    written = _keys_written(data, tagged)
-    values = msgspec.structs.astuple(event)
-    top = len(values) - values.count(None) - (event.version is UNSET)
-    if written != top and written != _present(event):  # the first: no nested objects
-        return _exactly(data, kind)
     return event
-
-
-def decode_event(body: bytes | str) -> Publish | Unpublish:
-    """An event from its JSON text, unwrapped from SNS and EventBridge envelopes."""
-    data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-    event: Publish | Unpublish = _decode(_unwrapped(data), _EVENT, Event, True)
-    return event
-
-
-def decode_record(line: bytes) -> Publish | Unpublish:
-    """A page record from its JSON text (``type`` and ``version`` optional)."""
-    try:
-        return _decode(line, _RECORD, Publish, None)  # type: ignore[no-any-return]
-    except InvalidEvent as refused:
-        if refused.code != "unknown_type":
-            raise
-        event: Publish | Unpublish = _decode(line, _EVENT, Event, True)
-        return event
 
 
 _DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError)
 
 
-def decode_records(lines: Sequence[bytes]) -> list[Publish | Unpublish | InvalidEvent]:
-    """Many page records, as ``decode_record`` reads each; the check that the keys written
-    are the keys decoded is made once over the batch (one count of every text), and record
-    by record only when the totals differ."""
+def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | InvalidEvent]:
+    """Events (or, ``record``: page records) from their JSON texts, or why not, each.
+
+    msgspec reads them when it reads them as the standard library would: a key given twice
+    (msgspec keeps the last) or a null (read as absent) makes the keys written and the keys
+    decoded differ. That is counted over all the texts at once, and text by text only when
+    the totals differ; a text that differs, or that msgspec refuses, is read by the standard
+    library (``_exactly``), which gives the reason."""
+    decoder = _RECORD if record else _EVENT
     events: list[Publish | Unpublish | InvalidEvent] = []
-    quick: list[int] = []  # positions msgspec decoded, pending the batch's key check
+    quick: list[int] = []  # positions msgspec decoded, pending the key check
     decoded = 0
-    for line in lines:
+    for text in texts:
         try:
-            event = _RECORD.decode(line)
+            event = decoder.decode(text)
         except _DECODE_ERRORS:
-            events.append(_refusal_or(decode_record, line))
+            events.append(_refusal_or(_exactly, text, record))
             continue
-        if event.images or event.videos or event.news or event.alternates:
-            decoded += _present(event)
-        else:
-            values = msgspec.structs.astuple(event)
-            decoded += len(values) - values.count(None) - (event.version is UNSET)
+        decoded += _present(event)
         quick.append(len(events))
         events.append(event)
-    texts = b"\n".join(lines[position] for position in quick)
-    if _keys_written(texts, False) - texts.count(b'"type"') != decoded:
-        for position in quick:  # a key given twice, a null, or an escaped quote, somewhere
-            events[position] = _refusal_or(decode_record, lines[position])
+    joined = b"\n".join(texts[position] for position in quick)
+    if _keys_written(joined) - joined.count(b'"type"') != decoded:
+        for position in quick:
+            text, event = texts[position], events[position]
+            if _keys_written(text) - text.count(b'"type"') != _present(event):
+                events[position] = _refusal_or(_exactly, text, record)
     return events
 
 
-def _refusal_or(decode: Callable[[bytes], Any], line: bytes) -> Any:
+def _refusal_or(read: Callable[[bytes, bool], Any], text: bytes, record: bool) -> Any:
     try:
-        return decode(line)
+        return read(text, record)
     except InvalidEvent as refused:
         return refused
 
 
 def _unwrapped(data: bytes) -> bytes:
+    """The event an SNS notification or an EventBridge event holds (``data`` if neither)."""
     try:
         envelope = _ENVELOPE.decode(data)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
@@ -663,90 +624,43 @@ def parse_body(body: str | bytes, site: Site, max_bytes: int) -> PageChange:
         raise InvalidEvent(
             "body_too_large", f"body is {len(data)} bytes, over the {max_bytes} limit"
         )
-    return to_change(decode_event(data), site)
+    (event,) = decode([_unwrapped(data)], record=False)
+    if isinstance(event, InvalidEvent):
+        raise event
+    return to_change(event, site)
 
 
 def parse_event(document: Any, site: Site) -> PageChange:
     """An event already decoded into Python values (not wrapped in an envelope)."""
-    return to_change(_convert(document, Event), site)
+    return to_change(_convert(document, record=False), site)
 
 
 def parse_record(
     record: bytes | dict[str, Any], site: Site, default_version: Decimal = Decimal(0)
 ) -> PageChange:
     """A page record (JSON text, or the values of a CSV row) as a PageChange."""
-    event = _record_event(record) if isinstance(record, dict) else decode_record(record)
-    return to_change(event, site, default_version)
+    (change,) = parse_records([record], site, default_version)
+    if isinstance(change, InvalidEvent):
+        raise change
+    return change
 
 
 def parse_records(
     records: Sequence[bytes | dict[str, Any]], site: Site, default_version: Decimal = Decimal(0)
 ) -> list[PageChange | InvalidEvent]:
-    """Many page records (``parse_record`` each), decoded together (``decode_records``)."""
-    texts = [record for record in records if type(record) is bytes]
-    decoded = iter(decode_records(texts))
-    events = [next(decoded) if type(r) is bytes else _safe_event(r) for r in records]  # type: ignore[arg-type]
-    return to_changes(events, site, default_version)
-
-
-def to_changes(
-    events: Sequence[Publish | Unpublish | InvalidEvent],
-    site: Site,
-    default_version: Decimal | None = None,
-) -> list[PageChange | InvalidEvent]:
-    """``to_change`` of each event (a refusal passes through). The commonest event, a page
-    with its plain fields only, a URL already canonical and values seen before, is taken
-    at once, by the same rules' own checks and memories; any other goes to ``to_change``."""
+    """Page records (JSON texts, or the values of CSV rows), each as its publish event with
+    ``type`` publish and ``default_version`` when it gives none, or why not."""
+    texts = iter(decode([r for r in records if isinstance(r, bytes)], record=True))
     changes: list[PageChange | InvalidEvent] = []
-    append = changes.append
-    canonical = site.canonical.fullmatch
-    lastmods, priorities = known_lastmods(), known_priorities()
-    for event in events:
-        if type(event) is Publish and event.version is UNSET and default_version is not None:
-            url, lastmod, priority = event.url, event.lastmod, event.priority
-            if (
-                event.images is None
-                and event.videos is None
-                and event.news is None
-                and event.hreflang is None
-                and event.alternates is None
-                and event.sitemap is None
-                and len(url) <= MAX_URL_LENGTH
-                and canonical(url)
-                and "/." not in url
-                and "%" not in url
-                and (lastmod is None or lastmod in lastmods)
-                and (priority is None or (type(priority) is JsonNumber and priority in priorities))
-            ):
-                entry = SitemapEntry(
-                    url,
-                    lastmods[lastmod] if lastmod is not None else None,
-                    event.changefreq,
-                    priorities[priority] if priority is not None else None,
-                )
-                append(PageChange(url, default_version, entry))
-                continue
-        if isinstance(event, InvalidEvent):
-            append(event)
-            continue
+    for record in records:
         try:
-            append(to_change(event, site, default_version))
+            event = next(texts) if isinstance(record, bytes) else _convert(record, record=True)
+            if isinstance(event, InvalidEvent):
+                raise event
+            changes.append(to_change(event, site, default_version))
         except InvalidEvent as refused:
-            append(refused)
+            changes.append(refused)
     return changes
-
-
-def _safe_event(record: dict[str, Any]) -> Publish | Unpublish | InvalidEvent:
-    try:
-        return _record_event(record)
-    except InvalidEvent as refused:
-        return refused
-
-
-def _record_event(record: dict[str, Any]) -> Publish | Unpublish:
-    kind = Publish if record.get("type", "publish") == "publish" else Event
-    event: Publish | Unpublish = _convert(record, kind)
-    return event
 
 
 def event_json_schema() -> dict[str, Any]:

@@ -240,11 +240,6 @@ class GroupRules:
         return limits.max_urls_per_shard
 
 
-def group_for(url: str) -> str:
-    """The default rules' group (no path rules): kept for callers without settings."""
-    return GroupRules().group_for(url)
-
-
 @dataclass(frozen=True)
 class Reservation:
     """Room claimed in a shard: a slot for a newly placed URL and/or more bytes.

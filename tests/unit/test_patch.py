@@ -1,0 +1,78 @@
+"""Applying changes to a document's previous bytes gives a full render's bytes."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.patch import index_lines, loc_of, patched, shard_lines
+from sitemap_updater.domain.render import IndexEntry, render_entry, render_index
+from sitemap_updater.domain.sharding import Limits, render_shard, shard_document
+from sitemap_updater.domain.stylesheet import STYLESHEET_HREF
+
+LIMITS = Limits()
+PATHS = st.text(alphabet="ab&'()=?é/", min_size=1, max_size=6)
+ENTRIES = st.dictionaries(
+    PATHS.map(lambda p: f"https://www.example.com/{p}"),
+    st.sampled_from([None, "2026-11-20", "2026-11-21T10:00:00Z"]),
+    max_size=12,
+)
+
+
+def entries_of(pages: dict[str, str | None]) -> list[SitemapEntry]:
+    return [SitemapEntry(url=url, lastmod=lastmod) for url, lastmod in sorted(pages.items())]
+
+
+@given(before=ENTRIES, after=ENTRIES, stylesheet=st.sampled_from([None, STYLESHEET_HREF]))
+def test_a_patched_shard_is_byte_for_byte_its_full_render(
+    before: dict[str, str | None], after: dict[str, str | None], stylesheet: str | None
+) -> None:
+    old = render_shard(entries_of(before), LIMITS, stylesheet=stylesheet)
+    changes = {
+        url: (None if url not in after else render_entry(SitemapEntry(url, after[url])))
+        for url in {*before, *after}
+        if before.get(url, "gone") != after.get(url, "gone")
+    }
+    lines = shard_lines(old)
+    assert lines is not None
+    new = shard_document(patched(lines, changes), LIMITS, stylesheet=stylesheet)
+    assert new == render_shard(entries_of(after), LIMITS, stylesheet=stylesheet)
+
+
+def test_a_document_the_renderer_did_not_write_is_not_patched() -> None:
+    good = render_shard([SitemapEntry("https://www.example.com/a")], LIMITS)
+    assert shard_lines(good) == ["<url><loc>https://www.example.com/a</loc></url>\n"]
+    for bad in (
+        b"",
+        good.replace(b"<url>", b"<url >"),
+        good.replace(b"</urlset>\n", b"</urlset>"),
+        good + b"\n",
+        good.replace(b"</url>\n", b"</url><url><loc>x</loc></url>\n"),
+        b"\xff" + good,
+    ):
+        assert shard_lines(bad) is None, bad
+    assert index_lines(good) is None
+
+
+def test_index_lines_are_patched_in_shard_order() -> None:
+    def loc(shard: str) -> str:
+        return f"https://www.example.com/sitemap-{shard}.xml.gz"
+
+    shards = ["a-00001", "a-0-00001", "a-00001-00001", "pages-00001"]
+    document = render_index([IndexEntry(loc(s), "2026-11-20") for s in sorted(shards)])
+    lines = index_lines(document)
+    assert lines is not None
+
+    def shard_of(line: str) -> str:
+        match = re.fullmatch(r".*/sitemap-(.+)\.xml\.gz", loc_of(line))
+        assert match is not None
+        return match.group(1)
+
+    (new,) = index_lines(render_index([IndexEntry(loc("a-00002"), "2026-11-21")])) or [""]
+    result = patched(lines, {"a-00002": new, "pages-00001": None}, key=shard_of)
+    assert [shard_of(line) for line in result] == sorted(
+        ["a-00001", "a-0-00001", "a-00001-00001", "a-00002"]
+    )

@@ -184,6 +184,7 @@ def _placed(
     filler = ShardFiller(limits, rules)
     shards: dict[str, list[_Placed]] = {}
     max_bytes = limits.max_entry_bytes
+    place = filler.place
     for url, checked in pages.items():
         entry = checked.change.entry  # type: ignore[union-attr]
         if entry is None:
@@ -200,8 +201,12 @@ def _placed(
             except InvalidEvent as rejected:
                 result.rejected.append(Rejected(url, rejected.reason))
                 continue
-        shards.setdefault(filler.place(checked.group, size), []).append((url, text, entry))
-        result.pages += 1
+        shard = place(checked.group, size)
+        placed = shards.get(shard)
+        if placed is None:
+            placed = shards[shard] = []
+        placed.append((url, text, entry))
+    result.pages = sum(len(entries) for entries in shards.values())
     return shards
 
 

@@ -65,9 +65,10 @@ def page_change(record: Record, site: Site, default_version: Decimal = Decimal(0
 
 
 def _json_lines(path: Path, data: bytes) -> Iterator[Record]:
+    name = f"{path}:"
     for number, line in enumerate(data.split(b"\n"), start=1):
-        if line.strip():
-            yield Record(f"{path}:{number}", line)
+        if line and not line.isspace():
+            yield Record(name + str(number), line)
 
 
 def _json_document(path: Path, data: bytes) -> Iterator[Record]:

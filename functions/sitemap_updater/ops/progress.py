@@ -1,14 +1,13 @@
-"""A tiny progress bar on stderr, drawn only when stderr is a terminal (never in logs or CI).
-
-The commands always end with a summary of their own; the bar is only for the wait.
-"""
+"""A tiny progress bar on stderr, drawn only when stderr is a terminal (never in logs or CI),
+and the summary every command ends with."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
-from types import TracebackType
-from typing import TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 _WIDTH = 24
 _INTERVAL = 0.1  # seconds between redraws
@@ -42,7 +41,6 @@ class Progress:
                 self._draw(now)
 
     def line(self, now: float | None = None) -> str:
-        """The text of the bar as it would be drawn now."""
         elapsed = max((now if now is not None else time.monotonic()) - self._started, 1e-9)
         rate = f"{self.done / elapsed:,.0f}/s"
         if self.total:
@@ -66,12 +64,7 @@ class Progress:
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
@@ -80,3 +73,10 @@ def _is_tty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def print_summary(lines: Iterable[str], summary: dict[str, Any], as_json: bool) -> None:
+    """Print the summary lines, then with ``--json`` the summary as one JSON line."""
+    print("\n".join(lines), flush=True)
+    if as_json:
+        print(json.dumps(summary), flush=True)

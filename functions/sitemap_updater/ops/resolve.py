@@ -1,13 +1,7 @@
-"""Find a deployment: its stack's outputs, or flags, or both (flags win).
+"""Find a deployment: its stack's outputs (``--stack``), or flags, or both (flags win).
 
-A stack has one output per settings variable (``SITE_URL`` -> ``SiteUrl``, see
-:func:`sitemap_updater.resources.output_key`) and the operator outputs in
-:data:`sitemap_updater.resources.EXTRA_OUTPUTS` (the ingest queue, the rebuild and index
-dead-letter queues...). ``--stack NAME`` reads them with CloudFormation DescribeStacks;
-explicit flags (``--table``, ``--bucket``, queue URLs, ``--setting NAME=VALUE``) override
-them or stand in for a stack. ``--endpoint-url``, ``--region`` and ``--profile`` go to
-every client, as with the AWS CLI, so the commands work the same against
-``sitemap-updater local --serve`` (whose stack is ``sitemap-updater-local``).
+``--endpoint-url``, ``--region`` and ``--profile`` go to every client, as with the AWS CLI,
+so the commands work the same against ``sitemap-updater local --serve``.
 """
 
 from __future__ import annotations
@@ -26,7 +20,7 @@ from pydantic import ValidationError
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.local.stack import local_environment
-from sitemap_updater.ops.errors import CurrentStderr, UserError
+from sitemap_updater.ops.errors import CurrentStderr, UserError, error_code
 from sitemap_updater.ops.flags import RESOURCE_FLAGS
 from sitemap_updater.resources import output_key
 from sitemap_updater.settings import Settings
@@ -39,11 +33,18 @@ if TYPE_CHECKING:
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 LOCAL_REGION = "us-east-1"
 _FLAG_FOR_OUTPUT = {output: flag for flag, output, _ in RESOURCE_FLAGS.values()}
+# Each function's queue and dead-letter queue outputs; IndexNow's only where it is on.
+_QUEUE_OUTPUTS = (
+    ("ingest", "IngestQueueUrl", "IngestDlqUrl"),
+    ("rebuild", "RebuildQueueUrl", "RebuildDeadLetterQueueUrl"),
+    ("index", "IndexQueueUrl", "IndexDeadLetterQueueUrl"),
+    ("indexnow", "IndexnowQueueUrl", "IndexnowDlqUrl"),
+)
 
 
 @dataclass(frozen=True)
 class QueuePair:
-    """A function's source queue and its dead-letter queue."""
+    """A function's source queue and its dead-letter queue (None when unknown)."""
 
     name: str
     url: str | None
@@ -102,9 +103,8 @@ class Deployment:
                 if not error["loc"]:  # a rule across settings: its message names them
                     problems.append(str(error["msg"]).removeprefix("Value error, "))
                     continue
-                name = str(error["loc"][0])
-                output = output_key(name)
-                flag = _FLAG_FOR_OUTPUT.get(output, f"--setting {name}=...")
+                output = output_key(str(error["loc"][0]))
+                flag = _FLAG_FOR_OUTPUT.get(output, f"--setting {error['loc'][0]}=...")
                 problem = "missing" if error["type"] == "missing" else error["msg"]
                 problems.append(f"{output} ({flag}): {problem}")
             raise UserError("cannot describe the deployment: " + "; ".join(problems)) from exc
@@ -141,35 +141,24 @@ class Deployment:
         return build_app(self.settings, self.session, endpoint_url=self.endpoint_url)
 
     def queues(self) -> list[QueuePair]:
-        """The function queues with their dead-letter queues (None when unknown): the three,
-        and IndexNow's when the deployment has it."""
-        optional = (
-            [
-                QueuePair(
-                    "indexnow",
-                    self.outputs.get("IndexnowQueueUrl"),
-                    self.outputs.get("IndexnowDlqUrl"),
-                )
-            ]
-            if self.outputs.get("IndexnowQueueUrl")
-            else []
-        )
         return [
-            QueuePair(
-                "ingest", self.outputs.get("IngestQueueUrl"), self.outputs.get("IngestDlqUrl")
-            ),
-            QueuePair(
-                "rebuild",
-                self.outputs.get("RebuildQueueUrl"),
-                self.outputs.get("RebuildDeadLetterQueueUrl"),
-            ),
-            QueuePair(
-                "index",
-                self.outputs.get("IndexQueueUrl"),
-                self.outputs.get("IndexDeadLetterQueueUrl"),
-            ),
-            *optional,
+            QueuePair(name, self.outputs.get(queue), self.outputs.get(dlq))
+            for name, queue, dlq in _QUEUE_OUTPUTS
+            if name != "indexnow" or self.outputs.get(queue)
         ]
+
+    def read_stack(self, stack: str) -> None:
+        """Take the stack's outputs (CloudFormation DescribeStacks)."""
+        try:
+            stacks = self.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
+        except ClientError as exc:
+            if "does not exist" in error_code(exc)[1]:
+                region = self.session.region_name or "the default region"
+                raise UserError(f"stack {stack!r} not found in {region}") from exc
+            raise
+        for output in stacks[0].get("Outputs", []):
+            if "OutputKey" in output and "OutputValue" in output:
+                self.outputs[output["OutputKey"]] = output["OutputValue"]
 
 
 def is_local(endpoint_url: str | None) -> bool:
@@ -198,30 +187,6 @@ def session_for(
     )
 
 
-def stack_outputs(
-    session: boto3.session.Session, endpoint_url: str | None, stack: str
-) -> dict[str, str]:
-    from sitemap_updater.bootstrap import CLIENT_CONFIG  # noqa: PLC0415 - see quiet_observability
-
-    cloudformation = session.client(
-        "cloudformation", endpoint_url=endpoint_url, config=CLIENT_CONFIG
-    )
-    try:
-        stacks = cloudformation.describe_stacks(StackName=stack)["Stacks"]
-    except ClientError as exc:
-        message = exc.response.get("Error", {}).get("Message", "")
-        if "does not exist" in message:
-            raise UserError(
-                f"stack {stack!r} not found in {session.region_name or 'the default region'}"
-            ) from exc
-        raise
-    return {
-        output["OutputKey"]: output["OutputValue"]
-        for output in stacks[0].get("Outputs", [])
-        if "OutputKey" in output and "OutputValue" in output
-    }
-
-
 def quiet_observability() -> None:
     """The use cases log and count for Lambda. Run from a command, their logs go to stderr
     from WARNING up and their metrics are not published (drop them with
@@ -244,11 +209,12 @@ def resolve(args: argparse.Namespace) -> Deployment:
     """The deployment the command line names."""
     quiet_observability()
     session = session_for(args.profile, args.region, args.endpoint_url)
-    outputs = stack_outputs(session, args.endpoint_url, args.stack) if args.stack else {}
+    deployment = Deployment({}, session, endpoint_url=args.endpoint_url, stack=args.stack)
+    if args.stack:
+        deployment.read_stack(args.stack)
     for dest, (_flag, output, _what) in RESOURCE_FLAGS.items():
-        value = getattr(args, dest, None)
-        if value:
-            outputs[output] = value
+        if getattr(args, dest, None):
+            deployment.outputs[output] = getattr(args, dest)
     known = Settings.env_names()
     for setting in args.setting:
         name, sep, value = setting.partition("=")
@@ -257,7 +223,7 @@ def resolve(args: argparse.Namespace) -> Deployment:
                 f"--setting {setting!r}: expected NAME=VALUE with NAME one of "
                 f"{', '.join(sorted(known))}"
             )
-        outputs[output_key(name)] = value
-    if not outputs:
+        deployment.outputs[output_key(name)] = value
+    if not deployment.outputs:
         raise UserError("no deployment given: pass --stack NAME, or the resource flags")
-    return Deployment(outputs, session, endpoint_url=args.endpoint_url, stack=args.stack)
+    return deployment

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -14,8 +14,10 @@ class UserError(Exception):
     """A mistake in the command line or its inputs: reported in one line, exit status 2."""
 
 
-def error_code(exc: Any) -> tuple[str, str]:
-    """A botocore ClientError's code and message."""
+def error_code(exc: BaseException) -> tuple[str, str]:
+    """An AWS error's code and message: a ClientError's own, else its type and one line."""
+    if not hasattr(exc, "response"):
+        return type(exc).__name__, aws_error_message(exc) or str(exc)
     error = exc.response.get("Error", {})
     return error.get("Code", "?"), error.get("Message", "")
 
@@ -26,6 +28,21 @@ def refused_entries(response: Any) -> list[tuple[int, str, str]]:
         (int(item["Id"]), item.get("Code", "?"), item.get("Message", ""))
         for item in response.get("Failed", [])
     ]
+
+
+def call_batch(
+    call: Callable[..., Any], queue_url: str, entries: list[Any]
+) -> tuple[list[Any], list[tuple[int, str, str]]]:
+    """An SQS batch call's successful items and (id, code, message) of each entry refused:
+    every entry when SQS refuses the request whole."""
+    from botocore.exceptions import ClientError  # noqa: PLC0415 - only the AWS commands need it
+
+    try:
+        response = call(QueueUrl=queue_url, Entries=entries)
+    except ClientError as exc:
+        code, message = error_code(exc)
+        return [], [(int(entry["Id"]), code, message) for entry in entries]
+    return response.get("Successful", []), refused_entries(response)
 
 
 def aws_error_message(exc: BaseException) -> str | None:

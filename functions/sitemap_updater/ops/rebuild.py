@@ -1,16 +1,11 @@
 """``sitemap-updater rebuild``: re-render shards from the registry and restore what was lost.
 
-Each shard goes through the rebuild function's own use case in restore mode, run here rather
-than through the rebuild queue, so it works even when the functions do not. That is safe next
-to a running pipeline: every write is conditional on the ETag and generation it read, so an
-older read never overwrites newer output; an object of ours newer than its record is never
-taken for an altered one; and, as no rebuild is queued behind this command, a shard it wrote
-is read again until a pass finds nothing to write (``tests/integration/test_races.py``).
-
-The index files and robots.txt are restored only from their recorded bytes. When the
-registry has moved on since the index was published, the index function must publish it (it
-runs one message group at a time; this command does not compete with it): a request goes to
-the index queue.
+It runs the rebuild function's use case here, in restore mode, so it works when the
+functions do not. That is safe next to them: every write is conditional on the ETag and
+generation it read, and, as no rebuild is queued behind this command, a shard it wrote is
+read again until a pass finds nothing to write (``tests/integration/test_races.py``). An
+index behind the registry is left to the index function (one message group at a time: this
+command does not compete with it), asked through the index queue.
 """
 
 from __future__ import annotations
@@ -44,7 +39,6 @@ def all_shards(registry: Registry) -> list[str]:
 
 
 def _rebuild(app: App, shards: list[str], failed: dict[str, str]) -> dict[str, str]:
-    """Each shard's outcome; a shard that failed goes to ``failed``, with why."""
     from sitemap_updater.observability import metrics  # noqa: PLC0415 - after resolve()
 
     outcomes = {}
@@ -59,8 +53,8 @@ def _rebuild(app: App, shards: list[str], failed: dict[str, str]) -> dict[str, s
     return outcomes
 
 
-def _restore_index(app: App, failed: dict[str, str]) -> tuple[RestoreResult | None, bool]:
-    """The index's restore, and whether the index function was asked to publish it."""
+def _restore_index(app: App, failed: dict[str, str]) -> RestoreResult | None:
+    """Only the recorded bytes, only where they are missing; None if that failed."""
     from sitemap_updater.observability import metrics  # noqa: PLC0415 - after resolve()
 
     try:
@@ -68,11 +62,10 @@ def _restore_index(app: App, failed: dict[str, str]) -> tuple[RestoreResult | No
     except RetryableError as exc:  # WriteConflict and ConcurrentChange are ones
         failed["index"] = f"{type(exc).__name__}: {exc}"
         index = None
-    requested = index is None or index.behind
-    if requested:
+    if index is None or index.behind:
         app.queues.request_index(f"sitemap-updater rebuild {uuid.uuid4().hex}")
     metrics.clear_metrics()
-    return index, requested
+    return index
 
 
 def run(args: argparse.Namespace) -> int:
@@ -85,27 +78,25 @@ def run(args: argparse.Namespace) -> int:
     shards = all_shards(app.registry) if args.all else args.shard
     failed: dict[str, str] = {}
     outcomes = _rebuild(app, shards, failed)
-    index, requested = _restore_index(app, failed)
-    counts = Counter(outcomes.values())
+    index = _restore_index(app, failed)
+    files = {key: outcome.value for key, outcome in index.index_files.items()} if index else {}
+    robots = index.robots.value if index and index.robots else None
+    counts = sorted(Counter(outcomes.values()).items())
     lines = [f"failed {shard}: {reason}" for shard, reason in failed.items()]
     lines.append(
         f"rebuild: {len(shards):,} shard(s): "
-        + ", ".join(f"{count:,} {outcome}" for outcome, count in sorted(counts.items()))
+        + ", ".join(f"{count:,} {outcome}" for outcome, count in counts)
         + (f", {len(failed):,} failed" if failed else "")
     )
     lines.extend(
         f"  {outcome} {shard}" for shard, outcome in outcomes.items() if outcome != "unchanged"
     )
-    index_files = (
-        {key: outcome.value for key, outcome in index.index_files.items()} if index else {}
-    )
-    robots = index.robots.value if index and index.robots else None
     if index is not None:
-        files = ", ".join(f"{key} {outcome}" for key, outcome in index_files.items())
+        named = ", ".join(f"{key} {outcome}" for key, outcome in files.items()) or "no index files"
         lines.append(
-            f"index: {files or 'no index files'}; "
-            + (f"robots.txt {robots}" if robots else "robots.txt left alone")
+            f"index: {named}; " + (f"robots.txt {robots}" if robots else "robots.txt left alone")
         )
+    requested = index is None or index.behind
     if requested:
         lines.append(
             "index: behind the registry; asked the index function to publish it "
@@ -114,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     summary = {
         "shards": outcomes,
         "failed": failed,
-        "index_files": index_files,
+        "index_files": files,
         "robots": robots,
         "index_requested": requested,
     }

@@ -1,17 +1,8 @@
 """``sitemap-updater redrive``: move dead letters back to the queues they came from.
 
-SQS's StartMessageMoveTask would do this server-side, but moto (hence ``local``) lacks it,
-so the move is done here: receive, send, delete. That is at least once (a crash between send
-and delete leaves a copy in the dead-letter queue), which is safe because every function is
-idempotent.
-
-* FIFO messages keep their MessageGroupId and get a deduplication id derived from the dead
-  letter's id, so a retried move within SQS's five-minute window is not sent twice.
-* The diagnostic attributes the functions add are dropped: they describe the failure that
-  is being retried.
-* Only the messages present when the move starts are moved, and none twice: a dead letter
-  that is a message this move sent failed again during the move. It stays in the
-  dead-letter queue, visible, and is counted as ``returned``.
+SQS's StartMessageMoveTask would do it server-side, but moto (hence ``local``) lacks it, so
+the move is done here: receive, send, delete. That is at least once (a crash between send
+and delete leaves a copy in the dead-letter queue): safe, as every function is idempotent.
 """
 
 from __future__ import annotations
@@ -19,7 +10,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +20,7 @@ from sitemap_updater.adapters.queues import (
     REASON_CODE_ATTRIBUTE,
     SOURCE_ATTRIBUTE,
 )
-from sitemap_updater.ops.errors import (
-    UserError,
-    error_code,
-    exit_status,
-    interruptible,
-    refused_entries,
-)
+from sitemap_updater.ops.errors import UserError, call_batch, error_code, exit_status, interruptible
 from sitemap_updater.ops.progress import Progress, print_summary
 from sitemap_updater.ops.resolve import Deployment, resolve
 from sitemap_updater.ops.send import MAX_BATCH_ENTRIES, entry_bytes, sized_batches
@@ -45,6 +29,7 @@ from sitemap_updater.ops.status import queue_counts
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
+# What the functions add to a dead letter: dropped, they describe the failure being retried.
 DIAGNOSTIC_ATTRIBUTES = {REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE, SOURCE_ATTRIBUTE}
 VISIBILITY_SECONDS = 120  # how long a received dead letter stays hidden while it is moved
 
@@ -63,6 +48,8 @@ class Moved:
 
 
 def _entry(number: int, message: Any, fifo: bool) -> dict[str, Any]:
+    """A FIFO message keeps its group, and its deduplication id is derived from the dead
+    letter's, so a retried move within SQS's five-minute window is not sent twice."""
     entry: dict[str, Any] = {"Id": str(number), "MessageBody": message["Body"]}
     attributes = {
         name: {
@@ -75,23 +62,9 @@ def _entry(number: int, message: Any, fifo: bool) -> dict[str, Any]:
         entry["MessageAttributes"] = attributes
     if fifo:
         entry["MessageGroupId"] = message["Attributes"]["MessageGroupId"]
-        entry["MessageDeduplicationId"] = hashlib.sha256(
-            f"redrive\x1f{message['MessageId']}".encode()
-        ).hexdigest()
+        dedup = hashlib.sha256(f"redrive\x1f{message['MessageId']}".encode())
+        entry["MessageDeduplicationId"] = dedup.hexdigest()
     return entry
-
-
-def _batch(
-    call: Callable[..., Any], queue_url: str, entries: list[Any]
-) -> tuple[list[Any], list[tuple[int, str, str]]]:
-    """A batch call's successful items and (id, code, message) of each entry refused: every
-    entry when SQS refuses the request whole."""
-    try:
-        response = call(QueueUrl=queue_url, Entries=entries)
-    except ClientError as exc:
-        code, text = error_code(exc)
-        return [], [(int(entry["Id"]), code, text) for entry in entries]
-    return response.get("Successful", []), refused_entries(response)
 
 
 @dataclass
@@ -117,51 +90,43 @@ class _Mover:
     def set_aside_returned(self, messages: list[Any]) -> list[Any]:
         """The messages this move has not sent. One it sent is back, failed again (SQS's
         redrive policy keeps the message id; the ingest function names it in
-        ``source_message_id``): it is left where it is, not sent twice."""
+        ``source_message_id``): it stays in the dead-letter queue, not sent twice."""
         fresh = []
         for message in messages:
             source = message.get("MessageAttributes", {}).get(SOURCE_ATTRIBUTE, {})
-            sent = (
-                message["MessageId"] in self.sent_ids or source.get("StringValue") in self.sent_ids
-            )
-            if not sent:
+            if message["MessageId"] in self.sent_ids or source.get("StringValue") in self.sent_ids:
+                self.unmoved.append(message["ReceiptHandle"])
+                if message["MessageId"] not in self.report.returned:
+                    self.report.returned.append(message["MessageId"])
+            else:
                 fresh.append(message)
-                continue
-            self.unmoved.append(message["ReceiptHandle"])
-            if message["MessageId"] not in self.report.returned:
-                self.report.returned.append(message["MessageId"])
         return fresh
 
     def send(self, messages: list[Any]) -> None:
-        """Send the messages (cut by bytes as well as count: ten large dead letters do not
-        fit one request), then delete the ones sent, after Ctrl-C too: a message left in the
-        dead-letter queue would be sent again."""
+        """Send the messages (ten large dead letters do not fit one request), then delete the
+        ones sent, after Ctrl-C too: left in the dead-letter queue, they would be sent again."""
         fifo = self.report.source_url.endswith(".fifo")
         entries = [_entry(number, message, fifo) for number, message in enumerate(messages)]
         sent: set[int] = set()
         with interruptible(self.report):
             for batch in sized_batches(entries, entry_bytes):
-                successful, refused = _batch(
+                taken, refused = call_batch(
                     self.sqs.send_message_batch, self.report.source_url, batch
                 )
-                sent.update(int(item["Id"]) for item in successful)
-                self.sent_ids.update(item["MessageId"] for item in successful)
+                sent.update(int(item["Id"]) for item in taken)
+                self.sent_ids.update(item["MessageId"] for item in taken)
                 for number, code, text in refused:
                     self.report.failed.append(f"{messages[number]['MessageId']}: {code}: {text}")
-        self.unmoved.extend(
-            message["ReceiptHandle"]
-            for number, message in enumerate(messages)
-            if number not in sent
-        )
+        self.unmoved.extend(m["ReceiptHandle"] for n, m in enumerate(messages) if n not in sent)
         self.report.moved += self._delete([messages[number] for number in sorted(sent)])
 
     def _delete(self, done: list[Any]) -> int:
-        """How many of the sent messages were deleted from the dead-letter queue. One not
-        deleted is a failure: its copy stays there and the next redrive would send it again."""
+        """How many sent messages were deleted from the dead-letter queue. One not deleted is
+        a failure: its copy stays there and the next redrive would send it again."""
         if not done:
             return 0
         entries = [{"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]} for n, m in enumerate(done)]
-        _, failures = _batch(self.sqs.delete_message_batch, self.report.dlq_url, entries)
+        _, failures = call_batch(self.sqs.delete_message_batch, self.report.dlq_url, entries)
         for number, code, text in failures:
             self.report.failed.append(
                 f"{done[number]['MessageId']}: sent, but not deleted from the dead-letter queue "
@@ -174,13 +139,13 @@ class _Mover:
         one this fails for is visible again after VISIBILITY_SECONDS anyway."""
         for start in range(0, len(self.unmoved), MAX_BATCH_ENTRIES):
             handles = self.unmoved[start : start + MAX_BATCH_ENTRIES]
+            entries: list[Any] = [
+                {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": 0}
+                for n, handle in enumerate(handles)
+            ]
             try:
                 self.sqs.change_message_visibility_batch(
-                    QueueUrl=self.report.dlq_url,
-                    Entries=[
-                        {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": 0}
-                        for n, handle in enumerate(handles)
-                    ],
+                    QueueUrl=self.report.dlq_url, Entries=entries
                 )
             except ClientError as exc:  # said, not raised: the move's own report comes first
                 code, text = error_code(exc)
@@ -192,8 +157,8 @@ class _Mover:
 
 
 def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None:
-    """Move up to ``budget`` messages from the dead-letter queue to the source queue; Ctrl-C
-    stops it with ``report.interrupted`` set."""
+    """Move up to ``budget`` messages: at most those there when the move started, so one that
+    fails again is not looped. Ctrl-C stops it with ``report.interrupted`` set."""
     mover = _Mover(sqs, report)
     try:
         with interruptible(report):
@@ -210,21 +175,19 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
 
 
 def _queues(args: argparse.Namespace, deployment: Deployment) -> list[tuple[str, str, str]]:
-    """(name, dead-letter queue URL, queue URL) of each queue chosen with --queue."""
+    """(name, dead-letter queue URL, queue URL) of each queue chosen."""
     known = deployment.queues()
     chosen = set(args.queue or [pair.name for pair in known])
     if "indexnow" in chosen and not any(pair.name == "indexnow" for pair in known):
         raise UserError("indexnow: this deployment has no IndexNow queue (INDEXNOW_KEY is empty)")
-    found = []
-    for pair in (pair for pair in known if pair.name in chosen):
-        if not pair.url or not pair.dlq_url:
+    for pair in known:
+        if pair.name in chosen and not (pair.url and pair.dlq_url):
             missing = "the queue" if not pair.url else "its dead-letter queue"
             raise UserError(
                 f"{pair.name}: {missing} is unknown (give --stack, or --{pair.name}-queue-url "
                 f"and --{pair.name}-dlq-url)"
             )
-        found.append((pair.name, pair.dlq_url, pair.url))
-    return found
+    return [(p.name, str(p.dlq_url), str(p.url)) for p in known if p.name in chosen]
 
 
 def _budget(report: Moved, max_messages: int | None) -> int:
@@ -271,10 +234,10 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--max-messages must be at least 1")
     deployment = resolve(args)
     sqs = deployment.sqs
-    reports = []
-    for name, dlq_url, url in _queues(args, deployment):
-        waiting, in_flight, _delayed = queue_counts(sqs, dlq_url)
-        reports.append(Moved(name, dlq_url, url, waiting, in_flight))
+    reports = [
+        Moved(name, dlq_url, url, *queue_counts(sqs, dlq_url)[:2])
+        for name, dlq_url, url in _queues(args, deployment)
+    ]
     if not args.dry_run:
         with Progress("redrive", total=sum(r.waiting for r in reports)) as progress:
             for moved in reports:
@@ -285,6 +248,5 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         lines.append("redrive --dry-run: nothing moved")
     print_summary(lines, {"dry_run": args.dry_run, "queues": [vars(r) for r in reports]}, args.json)
-    return exit_status(
-        interrupted=any(r.interrupted for r in reports), failed=any(r.failed for r in reports)
-    )
+    interrupted = any(r.interrupted for r in reports)
+    return exit_status(interrupted=interrupted, failed=any(r.failed for r in reports))

@@ -1,8 +1,4 @@
-"""Find a deployment: its stack's outputs (``--stack``), or flags, or both (flags win).
-
-``--endpoint-url``, ``--region`` and ``--profile`` go to every client, as with the AWS CLI,
-so the commands work the same against ``sitemap-updater local --serve``.
-"""
+"""Find a deployment from its stack's outputs (``--stack``), or flags, or both (flags win)."""
 
 from __future__ import annotations
 
@@ -33,21 +29,19 @@ if TYPE_CHECKING:
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 LOCAL_REGION = "us-east-1"
 _FLAG_FOR_OUTPUT = {output: flag for flag, output, _ in RESOURCE_FLAGS.values()}
-# Each function's queue and dead-letter queue outputs; IndexNow's only where it is on.
-_QUEUE_OUTPUTS = (
+_QUEUE_OUTPUTS = (  # each function's queue and dead-letter queue; IndexNow's only when on
     ("ingest", "IngestQueueUrl", "IngestDlqUrl"),
     ("rebuild", "RebuildQueueUrl", "RebuildDeadLetterQueueUrl"),
     ("index", "IndexQueueUrl", "IndexDeadLetterQueueUrl"),
     ("indexnow", "IndexnowQueueUrl", "IndexnowDlqUrl"),
 )
+_LIMITS = ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index")
 
 
 @dataclass(frozen=True)
 class QueuePair:
-    """A function's source queue and its dead-letter queue (None when unknown)."""
-
     name: str
-    url: str | None
+    url: str | None  # None: unknown
     dlq_url: str | None
 
 
@@ -79,24 +73,19 @@ class Deployment:
 
     def value(self, output: str) -> str:
         """An output's value, or a UserError naming the flag that gives it."""
-        found = self.outputs.get(output)
-        if not found:
-            flag = _FLAG_FOR_OUTPUT.get(output)
-            source = f"stack {self.stack!r} has no output {output}" if self.stack else "no --stack"
-            hint = f"give {flag} or --stack" if flag else "give --stack"
-            raise UserError(f"{output} is unknown ({source}): {hint}")
-        return found
+        if found := self.outputs.get(output):
+            return found
+        flag = _FLAG_FOR_OUTPUT.get(output)
+        source = f"stack {self.stack!r} has no output {output}" if self.stack else "no --stack"
+        hint = f"give {flag} or --stack" if flag else "give --stack"
+        raise UserError(f"{output} is unknown ({source}): {hint}")
 
     @cached_property
     def settings(self) -> Settings:
         """The deployment's settings, as its functions see them."""
-        environment = {
-            name: self.outputs[output_key(name)]
-            for name in Settings.env_names()
-            if self.outputs.get(output_key(name))
-        }
+        names = (name for name in Settings.env_names() if self.outputs.get(output_key(name)))
         try:
-            return Settings.model_validate(environment)
+            return Settings.model_validate({name: self.outputs[output_key(name)] for name in names})
         except ValidationError as exc:
             problems = []
             for error in exc.errors(include_url=False):
@@ -121,7 +110,7 @@ class Deployment:
     def limits(self) -> Limits:
         """The limits alone: the outputs' values, else the settings' defaults."""
         values = {}
-        for name in ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index"):
+        for name in _LIMITS:
             alias = Settings.model_fields[name].alias or name
             given = self.outputs.get(output_key(alias))
             try:
@@ -148,14 +137,13 @@ class Deployment:
         ]
 
     def read_stack(self, stack: str) -> None:
-        """Take the stack's outputs (CloudFormation DescribeStacks)."""
         try:
             stacks = self.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
         except ClientError as exc:
-            if "does not exist" in error_code(exc)[1]:
-                region = self.session.region_name or "the default region"
-                raise UserError(f"stack {stack!r} not found in {region}") from exc
-            raise
+            if "does not exist" not in error_code(exc)[1]:
+                raise
+            region = self.session.region_name or "the default region"
+            raise UserError(f"stack {stack!r} not found in {region}") from exc
         for output in stacks[0].get("Outputs", []):
             if "OutputKey" in output and "OutputValue" in output:
                 self.outputs[output["OutputKey"]] = output["OutputValue"]
@@ -188,25 +176,20 @@ def session_for(
 
 
 def quiet_observability() -> None:
-    """The use cases log and count for Lambda. Run from a command, their logs go to stderr
-    from WARNING up and their metrics are not published (drop them with
-    ``metrics.clear_metrics()`` now and then: Powertools prints every 100 values).
-
-    Powertools reads its environment when ``sitemap_updater.observability`` is first
-    imported, so this module imports the use cases (through bootstrap) only after it ran.
-    """
+    """The use cases log and count for Lambda; run here, they log to stderr from WARNING up
+    and publish no metrics (commands drop them with ``metrics.clear_metrics()``: Powertools
+    prints every 100 values). Powertools reads its environment when
+    ``sitemap_updater.observability`` is first imported, so bootstrap is imported after this."""
     for name, value in local_environment().items():
         os.environ.setdefault(name, value)
     from sitemap_updater.observability import logger  # noqa: PLC0415 - after the environment
 
     logger.setLevel("WARNING")
-    handler = logger.registered_handler
-    if hasattr(handler, "setStream"):
-        handler.setStream(CurrentStderr())
+    if hasattr(logger.registered_handler, "setStream"):
+        logger.registered_handler.setStream(CurrentStderr())
 
 
 def resolve(args: argparse.Namespace) -> Deployment:
-    """The deployment the command line names."""
     quiet_observability()
     session = session_for(args.profile, args.region, args.endpoint_url)
     deployment = Deployment({}, session, endpoint_url=args.endpoint_url, stack=args.stack)

@@ -16,7 +16,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.ops.errors import (
     UserError,
-    aws_error_message,
     error_code,
     exit_status,
     interruptible,
@@ -149,10 +148,7 @@ def _send_batch(
             Entries=[{"Id": str(number), "MessageBody": b.body} for number, b in enumerate(batch)],
         )
     except (ClientError, BotoCoreError) as exc:  # the whole request: each entry failed
-        if isinstance(exc, ClientError):
-            code, message = error_code(exc)
-        else:
-            code, message = type(exc).__name__, aws_error_message(exc) or str(exc)
+        code, message = error_code(exc)
         result.failed.extend(Failure(body.origin, code, message) for body in batch)
         if code in FATAL_CODES or isinstance(exc, BotoCoreError):
             result.stopped = f"{code}: {message}" if message else code

@@ -148,20 +148,9 @@ def _shard_lines(shards: list[ShardStatus], limits: Limits) -> list[str]:
     return lines
 
 
-def _queue_lines(queues: list[QueueStatus]) -> list[str]:
-    lines = [f"  {'queue':<12} {'visible':>8} {'in flight':>10} {'delayed':>8} {'oldest':>7}"]
-    lines.extend(
-        f"  {q.name:<12} {q.visible:>8,} {q.in_flight:>10,} {q.delayed:>8,} "
-        f"{_age(q.oldest_seconds):>7}"
-        for q in queues
-    )
-    if any(q.oldest_seconds is None for q in queues):
-        lines.append("  (oldest: CloudWatch's ApproximateAgeOfOldestMessage; '-' = no data)")
-    return lines
-
-
-def _table(report: dict[str, Any], shards: list[ShardStatus], queues: list[QueueStatus]) -> str:
-    limits = Limits(**report["limits"])
+def _table(
+    report: dict[str, Any], shards: list[ShardStatus], queues: list[QueueStatus], limits: Limits
+) -> str:
     files = ", ".join(f"{k} ({v['entries']:,} shards)" for k, v in report["index_files"].items())
     lines = [
         f"site {report['site_url']}: {sum(s.entries for s in shards):,} URLs listed in "
@@ -171,10 +160,19 @@ def _table(report: dict[str, Any], shards: list[ShardStatus], queues: list[Queue
         "shards (fill: how close placement is to closing the shard, by slots or bytes):",
         *_shard_lines(shards, limits),
         "queues:",
-        *_queue_lines(queues),
-        f"index: {files or 'not published yet'}; written {report['newest_index_lastmod'] or '-'}; "
-        f"newest shard lastmod it lists {report['newest_shard_lastmod'] or '-'}",
+        f"  {'queue':<12} {'visible':>8} {'in flight':>10} {'delayed':>8} {'oldest':>7}",
+        *(
+            f"  {q.name:<12} {q.visible:>8,} {q.in_flight:>10,} {q.delayed:>8,} "
+            f"{_age(q.oldest_seconds):>7}"
+            for q in queues
+        ),
     ]
+    if any(q.oldest_seconds is None for q in queues):
+        lines.append("  (oldest: CloudWatch's ApproximateAgeOfOldestMessage; '-' = no data)")
+    lines.append(
+        f"index: {files or 'not published yet'}; written {report['newest_index_lastmod'] or '-'}; "
+        f"newest shard lastmod it lists {report['newest_shard_lastmod'] or '-'}"
+    )
     if report["dead_letters"]:
         lines.append(
             f"dead letters: {report['dead_letters']:,} (see `sitemap-updater redrive --dry-run`)"
@@ -203,5 +201,8 @@ def run(args: argparse.Namespace) -> int:
             q.visible + q.in_flight + q.delayed for q in queues if q.name.endswith("DLQ")
         ),
     }
-    print(json.dumps(report) if args.json else _table(report, shards, queues), flush=True)
+    print(
+        json.dumps(report) if args.json else _table(report, shards, queues, settings.limits),
+        flush=True,
+    )
     return exit_status(failed=bool(report["dead_letters"]))

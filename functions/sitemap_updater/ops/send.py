@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -81,8 +81,7 @@ def entry_bytes(entry: Any) -> int:
 
 
 def sized_batches(items: Iterable[T], size: Callable[[T], int]) -> Iterator[list[T]]:
-    """Up to ten items per batch, and no more bytes than one batch may carry (an item larger
-    than that on its own goes alone)."""
+    """Up to ten items, and no more bytes than a batch may carry (a larger item goes alone)."""
     batch: list[T] = []
     total = 0
     for item in items:
@@ -105,7 +104,15 @@ def send_bodies(
 ) -> SendResult:
     """Send every body that fits in a message; report each one not sent, with its origin."""
     result = SendResult()
-    pending = list(batches(_fitting(bodies, result, progress)))
+    fitting = []
+    for body in bodies:
+        if (length := text_bytes(body.body)) <= MAX_MESSAGE_BYTES:
+            fitting.append(body)
+            continue
+        too_long = f"{length:,} bytes; an SQS message holds at most {MAX_MESSAGE_BYTES:,}"
+        result.failed.append(Failure(body.origin, "MessageTooLong", too_long))
+        progress.advance()
+    pending = list(batches(fitting))
     index = 0
     with interruptible(result):
         for index, batch in enumerate(pending):
@@ -119,22 +126,6 @@ def send_bodies(
     order = {body.origin: number for number, body in enumerate(bodies)}
     result.failed.sort(key=lambda failure: order.get(failure.origin, 0))  # in file order
     return result
-
-
-def _fitting(
-    bodies: Sequence[MessageBody], result: SendResult, progress: Progress
-) -> list[MessageBody]:
-    """The bodies SQS can take; each one over its message limit is a failure."""
-    fitting: list[MessageBody] = []
-    for body in bodies:
-        length = text_bytes(body.body)
-        if length <= MAX_MESSAGE_BYTES:
-            fitting.append(body)
-            continue
-        too_long = f"{length:,} bytes; an SQS message holds at most {MAX_MESSAGE_BYTES:,}"
-        result.failed.append(Failure(body.origin, "MessageTooLong", too_long))
-        progress.advance()
-    return fitting
 
 
 def _send_batch(
@@ -187,9 +178,7 @@ def run(args: argparse.Namespace) -> int:
         f"in {result.batches:,} batch(es); {len(result.failed):,} failed"
         + (f", {result.not_sent:,} not sent" if result.not_sent else "")
     )
-    summary = {"queue_url": queue_url, **vars(result)}
-    summary["failed"] = [vars(failure) for failure in result.failed]
-    print_summary(lines, summary, args.json)
+    print_summary(lines, {"queue_url": queue_url, **asdict(result)}, args.json)
     return exit_status(
         interrupted=result.interrupted, failed=bool(result.failed or result.not_sent)
     )

@@ -69,8 +69,8 @@ def _entry(number: int, message: Any, fifo: bool) -> dict[str, Any]:
 
 @dataclass
 class _Mover:
-    """One queue's move. Every message it receives ends moved, or visible again when the move
-    ends (not hidden for the visibility timeout, nor received again and counted twice)."""
+    """One queue's move. Every message it receives ends moved, or visible again at the end
+    (not hidden for the visibility timeout, nor received again and counted twice)."""
 
     sqs: SQSClient
     report: Moved
@@ -157,8 +157,8 @@ class _Mover:
 
 
 def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None:
-    """Move up to ``budget`` messages: at most those there when the move started, so one that
-    fails again is not looped. Ctrl-C stops it with ``report.interrupted`` set."""
+    """Move at most ``budget`` messages, those there when it started: one that fails again
+    is not looped."""
     mover = _Mover(sqs, report)
     try:
         with interruptible(report):
@@ -175,7 +175,6 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
 
 
 def _queues(args: argparse.Namespace, deployment: Deployment) -> list[tuple[str, str, str]]:
-    """(name, dead-letter queue URL, queue URL) of each queue chosen."""
     known = deployment.queues()
     chosen = set(args.queue or [pair.name for pair in known])
     if "indexnow" in chosen and not any(pair.name == "indexnow" for pair in known):

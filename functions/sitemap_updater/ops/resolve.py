@@ -47,8 +47,6 @@ class QueuePair:
 
 @dataclass
 class Deployment:
-    """What the commands talk to: the outputs that describe it and a session to reach it."""
-
     outputs: dict[str, str]
     session: boto3.session.Session
     endpoint_url: str | None = None
@@ -72,7 +70,6 @@ class Deployment:
         return client
 
     def value(self, output: str) -> str:
-        """An output's value, or a UserError naming the flag that gives it."""
         if found := self.outputs.get(output):
             return found
         flag = _FLAG_FOR_OUTPUT.get(output)
@@ -82,7 +79,6 @@ class Deployment:
 
     @cached_property
     def settings(self) -> Settings:
-        """The deployment's settings, as its functions see them."""
         names = (name for name in Settings.env_names() if self.outputs.get(output_key(name)))
         try:
             return Settings.model_validate({name: self.outputs[output_key(name)] for name in names})
@@ -124,7 +120,6 @@ class Deployment:
 
     @cached_property
     def app(self) -> App:
-        """The functions' composition root, on this deployment's clients."""
         from sitemap_updater.bootstrap import build_app  # noqa: PLC0415 - see quiet_observability
 
         return build_app(self.settings, self.session, endpoint_url=self.endpoint_url)

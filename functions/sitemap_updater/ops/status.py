@@ -102,7 +102,7 @@ def oldest_age(cloudwatch: Any, queue_url: str, now: datetime) -> float | None:
 
 
 def queue_counts(sqs: SQSClient, queue_url: str) -> tuple[int, int, int]:
-    """SQS's approximate counts of a queue's messages: visible, in flight, delayed."""
+    """Visible, in flight, delayed: SQS's approximate counts."""
     found = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=_COUNTS)["Attributes"]
     visible, in_flight, delayed = (int(found.get(name, "0")) for name in _COUNTS)
     return visible, in_flight, delayed

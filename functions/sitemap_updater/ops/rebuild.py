@@ -2,10 +2,11 @@
 
 It runs the rebuild function's use case here, in restore mode, so it works when the
 functions do not. That is safe next to them: every write is conditional on the ETag and
-generation it read, and, as no rebuild is queued behind this command, a shard it wrote is
-read again until a pass finds nothing to write (``tests/integration/test_races.py``). An
-index behind the registry is left to the index function (one message group at a time: this
-command does not compete with it), asked through the index queue.
+generation it read; an object of ours newer than its record is never taken for an altered
+one; and, as no rebuild is queued behind this command, a shard it wrote is read again until
+a pass finds nothing to write (``tests/integration/test_races.py``). An index behind the
+registry is left to the index function (one message group at a time: this command does not
+compete with it), asked through the index queue.
 """
 
 from __future__ import annotations

@@ -43,9 +43,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from sitemap_updater.domain.contract import normalise_lastmod
+from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES
 from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES, PROTOCOL_MAX_URLS
-from sitemap_updater.domain.urls import DEFAULT_PORTS, MAX_URL_LENGTH, Site
+from sitemap_updater.domain.urls import DEFAULT_PORTS, MAX_URL_LENGTH, Site, normalise_url
 from sitemap_updater.ops.crawl import (
     INDEX,
     ROBOTS,
@@ -66,23 +67,13 @@ from sitemap_updater.ops.progress import Progress
 
 MAX_SCHEMA_ERRORS = 20  # per document; the rest are counted
 PROTOCOL_MAX_INDEX_ENTRIES = 50_000
+_NOT_HTTP = ("_not_absolute", "_not_http")
 
 
 @dataclass(frozen=True)
 class Finding:
     where: str  # URL, or URL:line
     message: str
-
-
-def _escaping_problem(loc: str) -> str | None:
-    for char in loc:
-        if char.isspace():
-            return "holds whitespace"
-        if ord(char) < 0x20 or 0x7F <= ord(char) <= 0x9F:
-            return f"holds control character U+{ord(char):04X}"
-        if not char.isascii():
-            return f"holds {char!r}, which must be percent-encoded (UTF-8)"
-    return None
 
 
 @dataclass
@@ -103,6 +94,14 @@ class Checker:
     @property
     def site_origin(self) -> tuple[str, str, int]:
         return self.site.scheme, self.site.host, self.site.port or DEFAULT_PORTS[self.site.scheme]
+
+    def canonical(self, url: str, field: str) -> str | InvalidEvent:
+        """The functions' spelling of ``url`` (on any origin), or why they would refuse it:
+        URLs are judged by the domain's rules, never by rules of validate's own."""
+        try:
+            return normalise_url(url, self.site, field, same_site=False)
+        except InvalidEvent as refused:
+            return refused
 
     def fault(self, where: str, message: str) -> None:
         self.faults.append(Finding(where, message))
@@ -169,14 +168,21 @@ class Checker:
             )
         if not document.sitemap_lines:
             self.fault(where, "names no sitemap (no Sitemap: line)")
+        self.check_sitemap_lines(document)
+
+    def check_sitemap_lines(self, document: Document) -> None:
         named: set[str] = set()
         for line in document.sitemap_lines:
-            at = f"{where}:{line.line}"
+            at = f"{document.url}:{line.line}"
             if not line.value:
                 self.fault(at, "Sitemap: line without a URL")
                 continue
-            if _origin(line.url) is None:
-                self.fault(at, f"Sitemap: {line.value!r} is not an http(s) URL")
+            canonical = self.canonical(line.url, "Sitemap:")
+            if isinstance(canonical, InvalidEvent):
+                if canonical.code.endswith(_NOT_HTTP):
+                    self.fault(at, f"Sitemap: {line.value!r} is not an http(s) URL")
+                else:
+                    self.fault(at, f"{canonical.detail}: {line.url[:120]!r}")
                 continue
             if _origin(line.value) is None:
                 self.warn(
@@ -184,11 +190,11 @@ class Checker:
                     f"relative Sitemap URL {line.value!r}: crawlers expect an "
                     f"absolute one ({line.url})",
                 )
-            elif _origin(line.url) != self.site_origin:
+            elif _origin(canonical) != self.site_origin:
                 self.warn(at, f"Sitemap URL {line.url} is on another origin than the site")
-            if line.url in named:
+            if canonical in named:
                 self.warn(at, f"Sitemap URL {line.url} is given twice")
-            named.add(line.url)
+            named.add(canonical)
 
     # -- sitemaps and indexes -----------------------------------------------------------------
 
@@ -251,31 +257,46 @@ class Checker:
         if not loc:
             self.fault(at, "<loc> is missing or empty")
             return
-        if len(loc) > MAX_URL_LENGTH:
-            self.fault(at, f"<loc> is {len(loc):,} characters; at most {MAX_URL_LENGTH:,}")
-        problem = _escaping_problem(loc)
-        if problem:
-            self.fault(at, f"<loc> {problem}: {loc[:120]!r}")
-        origin = _origin(loc)
-        if origin is None:
-            self.fault(at, f"<loc> is not an absolute http(s) URL: {loc[:120]!r}")
-        elif origin != self.site_origin:
-            self.fault(at, f"<loc> {loc[:120]} is not on the site {self.site.origin}")
+        key = self.check_loc(at, loc)
         if entry.lastmod:
             try:
                 normalise_lastmod(entry.lastmod)
             except ValueError as exc:
                 self.fault(at, f"<lastmod> {entry.lastmod!r}: {exc}")
         if document.kind == INDEX:
-            first = self._listed_sitemaps.setdefault(loc, at)
+            first = self._listed_sitemaps.setdefault(key, at)
             if first != at:
                 self.warn(at, f"sitemap {loc[:120]} is listed again (first at {first})")
         if document.kind == URLSET:
             self.counts["urls"] += 1
-            digest = hashlib.blake2b(loc.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
             first = self._seen.setdefault(digest, at)
             if first != at:
                 self.fault(at, f"duplicate URL {loc[:120]} (first listed at {first})")
+
+    def check_loc(self, at: str, loc: str) -> str:
+        """Fault what the functions would refuse or spell otherwise; the URL the functions
+        would take it for (duplicates are found by it)."""
+        if len(loc) > MAX_URL_LENGTH:
+            self.fault(at, f"<loc> is {len(loc):,} characters; at most {MAX_URL_LENGTH:,}")
+        canonical = self.canonical(loc, "<loc>")
+        if isinstance(canonical, InvalidEvent):
+            if not (canonical.code.endswith("_too_long") and len(loc) > MAX_URL_LENGTH):
+                self.fault(at, f"{canonical.detail}: {loc[:120]!r}")
+            return loc
+        if _origin(canonical) != self.site_origin:
+            self.fault(at, f"<loc> {loc[:120]} is not on the site {self.site.origin}")
+        unescaped = next((char for char in loc if not char.isascii()), None)
+        if unescaped is not None:
+            must = f"{unescaped!r}, which must be percent-encoded (UTF-8)"
+            self.fault(at, f"<loc> holds {must}: {loc[:120]!r}")
+        elif canonical.count("%") > loc.count("%"):
+            self.fault(
+                at,
+                f"<loc> holds characters that must be percent-encoded: {loc[:120]!r} "
+                f"(escaped: {canonical[:120]})",
+            )
+        return canonical
 
 
 def _line(finding: Finding) -> int:

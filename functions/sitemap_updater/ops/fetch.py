@@ -1,16 +1,12 @@
 """Fetch one document over HTTP(S) as a crawler would, with limits (stdlib only).
 
-* Only ``http`` and ``https``, also after redirects (a sitemap naming ``file:///etc/passwd``
-  gets an error, never the file); with ``same_origin``, never to another origin than the
-  one asked (backfill's walk stays on the site).
-* A timeout per document: one deadline for the connections, redirects, headers and body
-  together, enforced on every read from the socket (a server dripping a byte a second
-  gets "timed out", not hours of patience).
-* At most ``max_bytes`` read from the wire and at most ``max_bytes`` after decompression
-  (a gzip bomb stops there and is reported as too large).
-* ``Content-Encoding: gzip`` is undone, and so is a gzipped body (``.xml.gz``, recognised
-  by its magic bytes, whatever the name says); every member of a multi-member gzip file is
-  read, as ``zcat`` does (RFC 1952).
+* Only http and https, also after redirects: a sitemap naming ``file:///etc/passwd`` gets an
+  error, never the file. With ``same_origin``, never to another origin than the one asked.
+* One deadline per document, for connecting, redirects, headers and body together, enforced
+  on every read from the socket: a server dripping a byte a second gets "timed out".
+* At most ``max_bytes`` from the wire and after decompression: a gzip bomb stops there.
+* ``Content-Encoding: gzip`` is undone, and so is a gzipped body (by its magic bytes,
+  whatever the name says), every member of it, as ``zcat`` does (RFC 1952).
 """
 
 from __future__ import annotations
@@ -32,7 +28,6 @@ from sitemap_updater.domain.urls import DEFAULT_PORTS
 
 USER_AGENT = "sitemap-updater (+https://github.com/sitemap-updater/sitemap-updater)"
 GZIP_MAGIC = b"\x1f\x8b"
-_SCHEMES = ("http", "https")
 _CHUNK = 64 * 1024
 
 
@@ -42,21 +37,14 @@ class Fetched:
     final_url: str  # after redirects
     status: int | None  # None when there was no HTTP answer
     body: bytes = b""  # decompressed; cut at the limit when too_large
-    gzipped: bool = False  # the document itself was gzip (not only the transfer)
     too_large: bool = False
     error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == 200 and self.error is None
 
     def problem(self) -> str | None:
         """Why this fetch gave no usable document, for people (None when it did)."""
         if self.error is not None:
             return self.error
-        if self.status != 200:
-            return f"HTTP {self.status}"
-        return None
+        return None if self.status == 200 else f"HTTP {self.status}"
 
 
 def url_origin(url: str) -> tuple[str, str, int] | None:
@@ -83,8 +71,8 @@ class _OffOrigin(Exception):
         self.url, self.code = url, code
 
 
-# What this thread is fetching: urllib opens the redirects' requests on the same thread, so
-# one deadline covers them all, and each is checked against the origin first asked.
+# urllib follows redirects on the thread that asked: one deadline covers them all, and each
+# is checked against the origin first asked.
 _current = threading.local()
 
 
@@ -92,11 +80,11 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(  # noqa: PLR0917 - urllib's signature
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
-        if urlsplit(newurl).scheme.lower() not in _SCHEMES:
+        if urlsplit(newurl).scheme.lower() not in DEFAULT_PORTS:
             raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl!r}", headers, fp)
         stay_on = getattr(_current, "origin", None)
         if stay_on is not None and url_origin(newurl) != stay_on:
-            fp.close()  # its body is not needed
+            fp.close()
             raise _OffOrigin(newurl, code)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
@@ -144,26 +132,20 @@ class _Response(http.client.HTTPResponse):
 class _HTTPConnection(http.client.HTTPConnection):
     response_class = _Response
 
-    def connect(self) -> None:
-        self.timeout = _time_left() or self.timeout
-        super().connect()
-
 
 class _HTTPSConnection(http.client.HTTPSConnection):
     response_class = _Response
 
-    def connect(self) -> None:
-        self.timeout = _time_left() or self.timeout
-        super().connect()  # the TLS handshake's reads wait at most the time left at connect
-
 
 class _HTTPHandler(urllib.request.HTTPHandler):
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        req.timeout = _time_left() or req.timeout  # connecting (a redirect's too) waits no more
         return self.do_open(_HTTPConnection, req)
 
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        req.timeout = _time_left() or req.timeout  # the TLS handshake's reads too
         return self.do_open(_HTTPSConnection, req)  # the default context, as urllib's
 
 
@@ -173,9 +155,8 @@ _OPENER = urllib.request.build_opener(_Redirects(), _HTTPHandler(), _HTTPSHandle
 def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, bool]:
     """Decompress gzip ``data`` up to ``max_bytes``; (bytes, True) when there was more.
 
-    Every member is read (RFC 1952 allows several, one after the other; zero padding after
-    the last is ignored, as gzip does). ``complete=False``: ``data`` was itself cut short,
-    so a missing end is no error.
+    Every member is read, and zero padding after the last ignored, as gzip does.
+    ``complete=False``: ``data`` was itself cut short, so a missing end is no error.
     """
     out = bytearray()
     rest = data
@@ -194,7 +175,6 @@ def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, b
 
 
 def _read(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes:
-    """Up to ``limit`` bytes of the body, in chunks, giving up at the deadline."""
     chunks: list[bytes] = []
     size = 0
     while size < limit:
@@ -215,12 +195,8 @@ def fetch(
     max_bytes: int = PROTOCOL_MAX_BYTES,
     same_origin: bool = False,
 ) -> Fetched:
-    """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``).
-
-    ``timeout`` is for the whole document: connecting, redirects, headers and body.
-    ``same_origin``: a redirect to another origin is not followed (an error naming it).
-    """
-    if urlsplit(url).scheme.lower() not in _SCHEMES:
+    """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``)."""
+    if urlsplit(url).scheme.lower() not in DEFAULT_PORTS:
         return Fetched(url, url, None, error=f"not an http(s) URL: {url!r}")
     request = urllib.request.Request(  # noqa: S310 - the scheme is checked above
         url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"}
@@ -249,9 +225,8 @@ def fetch(
     try:
         if encoding in ("gzip", "x-gzip"):
             raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
-        gzipped = raw.startswith(GZIP_MAGIC)
-        if gzipped:
+        if raw.startswith(GZIP_MAGIC):
             raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
     except zlib.error as exc:
         return Fetched(url, final_url, status, error=f"bad gzip data: {exc}")
-    return Fetched(url, final_url, status, raw, gzipped=gzipped, too_large=too_large)
+    return Fetched(url, final_url, status, raw, too_large=too_large)

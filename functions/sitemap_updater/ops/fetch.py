@@ -1,12 +1,12 @@
 """Fetch one document over HTTP(S) as a crawler would, with limits (stdlib only).
 
-* Only http and https, also after redirects: a sitemap naming ``file:///etc/passwd`` gets an
-  error, never the file. With ``same_origin``, never to another origin than the one asked.
-* One deadline per document, for connecting, redirects, headers and body together, enforced
-  on every read from the socket: a server dripping a byte a second gets "timed out".
-* At most ``max_bytes`` from the wire and after decompression: a gzip bomb stops there.
-* ``Content-Encoding: gzip`` is undone, and so is a gzipped body (by its magic bytes,
-  whatever the name says), every member of it, as ``zcat`` does (RFC 1952).
+Only http and https, also after redirects (a sitemap naming ``file:///etc/passwd`` gets an
+error, never the file); with ``same_origin``, never to another origin than the one asked.
+One deadline covers connecting, redirects, headers and body, enforced on every read from
+the socket: a server dripping a byte a second gets "timed out". At most ``max_bytes`` are
+read, and as many after decompression (a gzip bomb stops there). ``Content-Encoding: gzip``
+and a gzipped body (by its magic bytes, whatever the name) are undone, every member of it,
+as ``zcat`` does (RFC 1952).
 """
 
 from __future__ import annotations
@@ -61,7 +61,6 @@ def url_origin(url: str) -> tuple[str, str, int] | None:
 
 
 def off_origin(final_url: str) -> str:
-    """Why a document redirected to another origin was not read."""
     return f"redirected to {final_url}, on another origin; not followed"
 
 
@@ -89,11 +88,8 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def _time_left() -> float | None:
-    deadline: float | None = getattr(_current, "deadline", None)
-    if deadline is None:
-        return None
-    left = deadline - time.monotonic()
+def _time_left() -> float:
+    left: float = _current.deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError("timed out")
     return left
@@ -110,9 +106,7 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        left = _time_left()
-        if left is not None:
-            self._sock.settimeout(left)
+        self._sock.settimeout(_time_left())
         result: int | None = self._raw.readinto(buffer)
         return result
 
@@ -125,8 +119,7 @@ class _DeadlineReader(io.RawIOBase):
 class _Response(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any):
         super().__init__(sock, *args, **kwargs)
-        if getattr(_current, "deadline", None) is not None:  # nothing read yet: no buffer lost
-            self.fp = io.BufferedReader(_DeadlineReader(sock, self.fp.detach()))
+        self.fp = io.BufferedReader(_DeadlineReader(sock, self.fp.detach()))  # nothing read yet
 
 
 class _HTTPConnection(http.client.HTTPConnection):
@@ -139,13 +132,13 @@ class _HTTPSConnection(http.client.HTTPSConnection):
 
 class _HTTPHandler(urllib.request.HTTPHandler):
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        req.timeout = _time_left() or req.timeout  # connecting (a redirect's too) waits no more
+        req.timeout = _time_left()  # connecting (a redirect's too) waits no longer
         return self.do_open(_HTTPConnection, req)
 
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        req.timeout = _time_left() or req.timeout  # the TLS handshake's reads too
+        req.timeout = _time_left()  # the TLS handshake's reads too
         return self.do_open(_HTTPSConnection, req)  # the default context, as urllib's
 
 
@@ -153,10 +146,8 @@ _OPENER = urllib.request.build_opener(_Redirects(), _HTTPHandler(), _HTTPSHandle
 
 
 def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, bool]:
-    """Decompress gzip ``data`` up to ``max_bytes``; (bytes, True) when there was more.
-
-    Every member is read, and zero padding after the last ignored, as gzip does.
-    ``complete=False``: ``data`` was itself cut short, so a missing end is no error.
+    """Decompress every member of gzip ``data`` up to ``max_bytes``; (bytes, True) when there
+    was more. ``complete=False``: ``data`` was itself cut short, so a missing end is no error.
     """
     out = bytearray()
     rest = data
@@ -174,18 +165,11 @@ def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, b
             return bytes(out), not complete
 
 
-def _read(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while size < limit:
-        if time.monotonic() >= deadline:
-            raise TimeoutError("timed out")
-        chunk = response.read(min(_CHUNK, limit - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+def _read(response: http.client.HTTPResponse, limit: int) -> bytes:
+    body = bytearray()
+    while len(body) < limit and (chunk := response.read(min(_CHUNK, limit - len(body)))):
+        body += chunk
+    return bytes(body)
 
 
 def fetch(
@@ -201,14 +185,13 @@ def fetch(
     request = urllib.request.Request(  # noqa: S310 - the scheme is checked above
         url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"}
     )
-    deadline = time.monotonic() + timeout
-    _current.deadline = deadline
+    _current.deadline = time.monotonic() + timeout
     _current.origin = url_origin(url) if same_origin else None
     try:
         with _OPENER.open(request, timeout=timeout) as response:
             status, final_url = response.status, response.geturl()
             encoding = (response.headers.get("Content-Encoding") or "").lower()
-            raw = _read(response, max_bytes + 1, deadline)
+            raw = _read(response, max_bytes + 1)
     except urllib.error.HTTPError as exc:
         return Fetched(url, exc.geturl() or url, exc.code)
     except _OffOrigin as exc:

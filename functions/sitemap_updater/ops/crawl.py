@@ -12,11 +12,11 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from sitemap_updater.ops.fetch import Fetched, off_origin, url_origin
+from sitemap_updater.ops.fetch import Fetched, url_origin
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 URLSET = "urlset"
@@ -66,26 +66,8 @@ class Document:
         return f" (named at {self.referrer})" if self.referrer else ""
 
 
-def redirected_off_origin(fetched: Fetched) -> bool:
-    asked, final = url_origin(fetched.url), url_origin(fetched.final_url)
-    return asked is not None and final is not None and asked != final
-
-
 def _local(tag: Any) -> str | None:
     return tag.rpartition("}")[2] if isinstance(tag, str) else None  # not a comment or PI
-
-
-def parse_xml(body: bytes) -> tuple[Any, str | None]:
-    """(root element, None) or (None, why it is not well-formed XML)."""
-    from lxml import etree  # noqa: PLC0415 - lxml is the cli extra; the functions never parse
-
-    parser = etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-    )
-    try:
-        return etree.fromstring(body, parser), None
-    except etree.XMLSyntaxError as exc:
-        return None, f"not well-formed XML: {exc}"
 
 
 def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
@@ -129,11 +111,16 @@ def load_document(
     url: str, fetched: Fetched, referrer: str | None = None, depth: int = 0
 ) -> Document:
     """Read a fetched sitemap or index (or say why it cannot be read)."""
+    from lxml import etree  # noqa: PLC0415 - lxml is the cli extra; the functions never parse
+
     document = Document(url, referrer, fetched, depth, error=fetched.problem())
-    if document.error is None:
-        document.root, document.error = parse_xml(fetched.body)
-    if document.root is not None:
-        document.kind, document.urls, document.sitemaps = read_entries(document.root)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    try:
+        if document.error is None:
+            document.root = etree.fromstring(fetched.body, parser)
+            document.kind, document.urls, document.sitemaps = read_entries(document.root)
+    except etree.XMLSyntaxError as exc:
+        document.error = f"not well-formed XML: {exc}"
     return document
 
 
@@ -141,10 +128,8 @@ def load_document(
 class Walk:
     """A breadth-first walk. ``follow`` maps a named sitemap URL to the URL to fetch, or
     None to leave it; ``accept`` says which index entries to follow at all. ``same_origin``
-    (backfill's) keeps the walk where it was sent: an index entry on another origin than its
-    index, and a redirect to another origin, are not followed (give it a ``fetch`` with
-    ``same_origin=True`` so the redirect is not even fetched) but come out as unreadable
-    documents that say why."""
+    (backfill's) leaves an index entry on another origin than its index, reported as an
+    unreadable document; redirects are the fetch's to refuse (``fetch(same_origin=True)``)."""
 
     fetch: Callable[[str], Fetched]
     workers: int = 4
@@ -162,7 +147,7 @@ class Walk:
         if robots is None:
             yield from self.run_from([(start, None, 0)])
             return
-        fetched = self._fetch(self.follow(robots) or robots)
+        fetched = self.fetch(self.follow(robots) or robots)
         self.fetched += 1
         document = Document(robots, None, fetched, kind=ROBOTS, error=fetched.problem())
         if document.error is None:
@@ -213,11 +198,5 @@ class Walk:
                 left.append(load_document(url, elsewhere, referrer, depth))
         return left
 
-    def _fetch(self, target: str) -> Fetched:
-        fetched = self.fetch(target)
-        if self.same_origin and redirected_off_origin(fetched):
-            return replace(fetched, body=b"", too_large=False, error=off_origin(fetched.final_url))
-        return fetched
-
     def _load(self, url: str, target: str, referrer: str | None, depth: int) -> Document:
-        return load_document(url, self._fetch(target), referrer, depth)
+        return load_document(url, self.fetch(target), referrer, depth)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from xml.sax.saxutils import escape
 
 import pytest
@@ -10,7 +11,7 @@ from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.urls import Site, normalise_url
 from sitemap_updater.ops.crawl import ROBOTS, Document, load_document, sitemap_lines
 from sitemap_updater.ops.fetch import Fetched
-from sitemap_updater.ops.validate import MAX_SCHEMA_ERRORS, Checker, Mapping
+from sitemap_updater.ops.validate import MAX_SCHEMA_ERRORS, Checker, fetch_url
 from tests.httpsite import urlset
 
 SITE = Site.parse("https://www.example.com")
@@ -59,12 +60,12 @@ def test_the_site_port_and_scheme_are_part_of_the_origin() -> None:
 
 
 def test_a_served_copy_is_fetched_from_where_it_is_served() -> None:
-    mapping = Mapping(SITE, "http://127.0.0.1:8080")
-    assert mapping.fetch_url("https://www.example.com/sitemap.xml?x=1") == (
+    served = partial(fetch_url, SITE, "http://127.0.0.1:8080")
+    assert served("https://www.example.com/sitemap.xml?x=1") == (
         "http://127.0.0.1:8080/sitemap.xml?x=1"
     )
-    assert mapping.fetch_url("https://cdn.example.org/s.xml") == "https://cdn.example.org/s.xml"
-    assert mapping.fetch_url("ftp://www.example.com/s.xml") is None
+    assert served("https://cdn.example.org/s.xml") == "https://cdn.example.org/s.xml"
+    assert served("ftp://www.example.com/s.xml") is None
 
 
 def test_a_redirect_to_another_origin_is_named_with_both_urls() -> None:

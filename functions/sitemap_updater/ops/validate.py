@@ -81,13 +81,14 @@ class Checker:
 
     def check_redirect(self, document: Document) -> None:
         fetched = document.fetched
-        if not crawl.redirected_off_origin(fetched):
+        asked, final = _origin(fetched.url), _origin(fetched.final_url)
+        if asked is None or final is None or asked == final:
             return
         moved = f"redirected from {fetched.url} to {fetched.final_url}, another origin"
         if document.kind == ROBOTS:
             rules = "crawlers follow it and apply the rules found there to this host"
             self.warn(document.url, f"{moved}: {rules}")
-        elif _origin(fetched.final_url) in {self.site_origin, _origin(self.served or "")}:
+        elif final in {self.site_origin, _origin(self.served or "")}:
             self.warn(document.url, f"{moved}{document.named}; it ends on the site")
         else:
             self.fault(
@@ -233,37 +234,28 @@ def _line(finding: Finding) -> int:
     return int(line) if line.isdigit() else 0
 
 
-@dataclass
-class Mapping:
-    """Which URLs to fetch: the site's own are fetched from the served origin."""
-
-    site: Site
-    served: str  # scheme://host[:port] the site is fetched from
-
-    def fetch_url(self, url: str) -> str | None:
-        parts = urlsplit(url)
-        if parts.scheme.lower() not in DEFAULT_PORTS:
-            return None
-        if _origin(url) == _origin(self.site.origin):
-            return self.served + url[len(f"{parts.scheme}://{parts.netloc}") :]
-        return url
-
-
-def validate(
-    url: str, site: Site, *, timeout: float, workers: int, max_sitemaps: int, progress: Progress
-) -> Checker:
+def fetch_url(site: Site, served: str, url: str) -> str | None:
+    """Where to fetch ``url`` from: the site's own URLs from the origin it is served at."""
     parts = urlsplit(url)
-    mapping = Mapping(site, f"{parts.scheme}://{parts.netloc}")
-    checker = Checker(site, served=mapping.served)
+    if parts.scheme.lower() not in DEFAULT_PORTS:
+        return None
+    if _origin(url) != _origin(site.origin):
+        return url
+    return served + url[len(f"{parts.scheme}://{parts.netloc}") :]
+
+
+def validate(args: argparse.Namespace, site: Site, progress: Progress) -> Checker:
+    parts = urlsplit(args.url)
+    checker = Checker(site, served=f"{parts.scheme}://{parts.netloc}")
     walk = crawl.Walk(
-        fetch=partial(fetch, timeout=timeout),
-        workers=workers,
-        max_documents=max_sitemaps,
-        follow=mapping.fetch_url,
+        fetch=partial(fetch, timeout=args.timeout),
+        workers=args.workers,
+        max_documents=args.max_sitemaps,
+        follow=partial(fetch_url, site, checker.served),
         accept=lambda document, entry: _origin(entry.loc or "") == checker.site_origin,
     )
-    named = f"{site.origin}/robots.txt" if crawl.robots_url_for(url) is not None else url
-    for document in walk.run(named):
+    start = f"{site.origin}/robots.txt" if crawl.robots_url_for(args.url) else args.url
+    for document in walk.run(start):
         checker.check(document)
         progress.advance()
         if document.kind == ROBOTS and not any(_origin(s.url) for s in document.sitemap_lines):
@@ -273,7 +265,7 @@ def validate(
                 checker.check(found)
                 progress.advance()
     if walk.truncated:
-        checker.warn(url, f"stopped after {max_sitemaps:,} documents (--max-sitemaps)")
+        checker.warn(args.url, f"stopped after {args.max_sitemaps:,} documents (--max-sitemaps)")
     return checker
 
 
@@ -292,14 +284,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:  # pragma: no cover - the dev extra has it
         raise UserError("validate needs lxml: pip install 'sitemap-updater[cli]'") from exc
     with Progress("validate") as progress:
-        checker = validate(
-            args.url,
-            site,
-            timeout=args.timeout,
-            workers=args.workers,
-            max_sitemaps=args.max_sitemaps,
-            progress=progress,
-        )
+        checker = validate(args, site, progress)
     faults, warnings, c = checker.faults, checker.warnings, checker.counts
     lines = [f"fault {f.where}: {f.message}" for f in faults]
     lines += [f"warning {w.where}: {w.message}" for w in warnings]

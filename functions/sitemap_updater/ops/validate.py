@@ -246,12 +246,13 @@ def fetch_url(site: Site, served: str, url: str) -> str | None:
 
 def validate(args: argparse.Namespace, site: Site, progress: Progress) -> Checker:
     parts = urlsplit(args.url)
-    checker = Checker(site, served=f"{parts.scheme}://{parts.netloc}")
+    served = f"{parts.scheme}://{parts.netloc}"
+    checker = Checker(site, served)
     walk = crawl.Walk(
         fetch=partial(fetch, timeout=args.timeout),
         workers=args.workers,
         max_documents=args.max_sitemaps,
-        follow=partial(fetch_url, site, checker.served),
+        follow=partial(fetch_url, site, served),
         accept=lambda document, entry: _origin(entry.loc or "") == checker.site_origin,
     )
     start = f"{site.origin}/robots.txt" if crawl.robots_url_for(args.url) else args.url

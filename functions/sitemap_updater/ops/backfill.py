@@ -21,6 +21,7 @@ from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,21 +89,21 @@ def document_records(
 ) -> Iterator[Record]:
     """The pages of every sitemap on a walk; documents that cannot be read are faults."""
     for document in documents:
-        named = document.named
+        url, named = document.url, document.named
         if document.fetched.too_large:
-            faults.append(Problem(document.url, f"over 50 MiB uncompressed{named}; not read"))
+            faults.append(Problem(url, f"over 50 MiB uncompressed{named}; not read"))
         elif document.kind == crawl.ROBOTS:
             if document.error:
-                faults.append(Problem(document.url, document.error))
+                faults.append(Problem(url, document.error))
             elif not document.sitemap_lines:
-                faults.append(Problem(document.url, "names no sitemap (no Sitemap: line)"))
+                faults.append(Problem(url, "names no sitemap (no Sitemap: line)"))
         elif document.kind == crawl.UNREADABLE:
-            faults.append(Problem(document.url, f"{document.error}{named}"))
+            faults.append(Problem(url, f"{document.error}{named}"))
         elif document.kind == crawl.UNKNOWN:
-            faults.append(Problem(document.url, f"not a sitemap or sitemap index{named}"))
+            faults.append(Problem(url, f"not a sitemap or sitemap index{named}"))
         elif document.kind == crawl.URLSET:
             for entry in document.urls:
-                yield Record(f"{document.url}:{entry.line}", entry_record(entry))
+                yield Record(f"{url}:{entry.line}", entry_record(entry))
 
 
 def source_records(
@@ -127,13 +128,10 @@ def source_records(
         if too_large:
             raise UserError(f"{path}: over 50 MiB uncompressed")
     document = crawl.load_document(str(path), Fetched(str(path), str(path), 200, body))
-    children = [(entry.loc, f"{path}:{entry.line}", 1) for entry in document.sitemaps if entry.loc]
-    if document.kind == crawl.INDEX:
-        yield from document_records(walk.run_from(children), faults)
-    elif document.kind == crawl.URLSET:
-        yield from document_records([document], faults)
-    else:
+    if document.kind not in (crawl.INDEX, crawl.URLSET):
         raise UserError(f"{path}: {document.error or 'not a sitemap, index or page records'}")
+    children = [(entry.loc, f"{path}:{entry.line}", 1) for entry in document.sitemaps if entry.loc]
+    yield from document_records(chain([document], walk.run_from(children)), faults)
 
 
 def page_changes(
@@ -187,8 +185,7 @@ class Importer:
                 for record, change in changes:
                     window.append((record, pool.submit(self._apply, change)))
                     while len(window) >= self.workers * 4:
-                        self._collect(*window.popleft(), result)
-                        progress.advance()
+                        self._collect(*window.popleft(), result, progress)
                     if result.read % 50 == 0:
                         metrics.clear_metrics()  # never published from here
             except KeyboardInterrupt:
@@ -196,17 +193,18 @@ class Importer:
                 for _record, future in window:
                     future.cancel()
             finally:
-                while window:
-                    record, future = window.popleft()
+                for record, future in window:
                     if not future.cancelled():
-                        self._collect(record, future, result)
-                        progress.advance()
+                        self._collect(record, future, result, progress)
                 metrics.clear_metrics()
 
     @staticmethod
-    def _collect(record: Record, future: Future[IngestResult], result: BackfillResult) -> None:
+    def _collect(
+        record: Record, future: Future[IngestResult], result: BackfillResult, progress: Progress
+    ) -> None:
         from sitemap_updater.usecases.ingest import Outcome  # noqa: PLC0415
 
+        progress.advance()
         try:
             outcome = future.result()
         except InvalidEvent as rejected:  # entry_too_large

@@ -114,7 +114,9 @@ def load_document(
     from lxml import etree  # noqa: PLC0415 - lxml is the cli extra; the functions never parse
 
     document = Document(url, referrer, fetched, depth, error=fetched.problem())
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False)
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
     try:
         if document.error is None:
             document.root = etree.fromstring(fetched.body, parser)

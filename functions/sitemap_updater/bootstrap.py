@@ -11,16 +11,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from botocore.config import Config
 
 from sitemap_updater.adapters import clients
 from sitemap_updater.adapters.cdn import Cdn
 from sitemap_updater.adapters.indexnow import IndexNowClient
-from sitemap_updater.adapters.indexnow_queue import IndexNowQueue
-from sitemap_updater.adapters.queues import Queues
+from sitemap_updater.adapters.queues import IndexNowQueue, Queues
 from sitemap_updater.adapters.registry import Registry
 from sitemap_updater.adapters.store import SitemapStore
 from sitemap_updater.domain.stylesheet import (
@@ -39,7 +38,7 @@ if TYPE_CHECKING:
     import boto3
 
     from sitemap_updater.usecases.indexnow import SubmitChanges
-    from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
+    from sitemap_updater.usecases.ingest import ApplyChange, Ingest
     from sitemap_updater.usecases.publish_index import PublishIndex
     from sitemap_updater.usecases.rebuild import RebuildShard
 
@@ -81,6 +80,23 @@ def site_file_keys(settings: Settings) -> list[str]:
     return [file.key for file in site_files_for(settings)]
 
 
+class _once(Generic[_T]):  # a decorator, as cached_property is
+    """A cached property built once, whichever thread asks first: under the App's lock
+    (botocore sessions are not thread-safe, and a hook registered on a client must stay on
+    the one in use)."""
+
+    def __init__(self, build: Callable[[App], _T]):
+        self.build = build
+        self.name = build.__name__
+
+    def __get__(self, app: App, owner: object = None) -> _T:
+        with app._lock:
+            if self.name not in app.__dict__:
+                app.__dict__[self.name] = self.build(app)
+            built: _T = app.__dict__[self.name]
+            return built
+
+
 @dataclass
 class App:
     """Settings and clock, and the adapters and use cases made from them on first use: a
@@ -93,79 +109,44 @@ class App:
     clock: Callable[[], datetime] = field(default=utc_now)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
-    def _once(self, name: str, build: Callable[[], _T]) -> _T:
-        """``build()`` once, whichever thread asks first (botocore sessions are not
-        thread-safe, and a hook registered on a client must stay on the one in use)."""
-        with self._lock:
-            if name not in self.__dict__:
-                self.__dict__[name] = build()
-            built: _T = self.__dict__[name]
-            return built
-
-    @property
+    @_once
     def registry(self) -> Registry:
-        return self._once(
-            "registry",
-            lambda: Registry(
-                self.settings.table_name,
-                self.settings.limits,
-                client=self.client_for("dynamodb", CLIENT_CONFIG),
-            ),
-        )
+        settings = self.settings
+        client = self.client_for("dynamodb", CLIENT_CONFIG)
+        return Registry(settings.table_name, settings.limits, client=client)
 
-    @property
+    @_once
     def store(self) -> SitemapStore:
-        return self._once(
-            "store",
-            lambda: SitemapStore(
-                self.settings.bucket_name, client=self.client_for("s3", CLIENT_CONFIG)
-            ),
-        )
+        return SitemapStore(self.settings.bucket_name, client=self.client_for("s3", CLIENT_CONFIG))
 
-    @property
+    @_once
     def queues(self) -> Queues:
         settings = self.settings
-        return self._once(
-            "queues",
-            lambda: Queues(
-                rebuild_queue_url=settings.rebuild_queue_url,
-                index_queue_url=settings.index_queue_url,
-                dead_letter_url=settings.ingest_dlq_url,
-                client=self.client_for("sqs", CLIENT_CONFIG),
-            ),
+        return Queues(
+            rebuild_queue_url=settings.rebuild_queue_url,
+            index_queue_url=settings.index_queue_url,
+            dead_letter_url=settings.ingest_dlq_url,
+            client=self.client_for("sqs", CLIENT_CONFIG),
         )
 
-    @property
+    @_once
     def cdn(self) -> Cdn | None:
         """Only when INVALIDATE_PATHS is on."""
-        settings = self.settings
-        return self._once(
-            "cdn",
-            lambda: (
-                Cdn(settings.distribution_id, client=self.client_for("cloudfront", CLIENT_CONFIG))
-                if settings.invalidate_paths
-                else None
-            ),
-        )
+        if not self.settings.invalidate_paths:
+            return None
+        client = self.client_for("cloudfront", CLIENT_CONFIG)
+        return Cdn(self.settings.distribution_id, client=client)
 
-    @property
+    @_once
     def indexnow_queue(self) -> IndexNowQueue | None:
         """Only when INDEXNOW_KEY is set; short timeouts (NOTIFY_CONFIG)."""
         settings = self.settings
-        return self._once(
-            "indexnow_queue",
-            lambda: (
-                IndexNowQueue(
-                    settings.indexnow_queue_url,
-                    settings.indexnow_dlq_url,
-                    client=self.client_for("sqs", NOTIFY_CONFIG),
-                )
-                if settings.indexnow_key
-                else None
-            ),
-        )
+        if not settings.indexnow_key:
+            return None
+        client = self.client_for("sqs", NOTIFY_CONFIG)
+        return IndexNowQueue(settings.indexnow_queue_url, settings.indexnow_dlq_url, client=client)
 
-    @cached_property
+    @_once
     def apply_change(self) -> ApplyChange:
         from sitemap_updater.usecases.ingest import ApplyChange  # noqa: PLC0415
 
@@ -177,19 +158,20 @@ class App:
             groups=self.settings.groups,
         )
 
-    def ingest_batch(self) -> IngestBatch:
-        """A fresh batch per invocation (it collects the shards to rebuild)."""
-        from sitemap_updater.usecases.ingest import IngestBatch  # noqa: PLC0415
+    @_once
+    def ingest(self) -> Ingest:
+        from sitemap_updater.usecases.ingest import Ingest  # noqa: PLC0415
 
-        return IngestBatch(
-            site=self.settings.site,
-            max_event_bytes=self.settings.max_event_bytes,
-            apply=self.apply_change,
-            queues=self.queues,
+        settings = self.settings
+        return Ingest(
+            settings.site,
+            settings.max_event_bytes,
+            self.apply_change,
+            self.queues,
             indexnow=self.indexnow_queue,
         )
 
-    @cached_property
+    @_once
     def rebuild_shard(self) -> RebuildShard:
         from sitemap_updater.usecases.rebuild import RebuildShard  # noqa: PLC0415
 
@@ -205,7 +187,7 @@ class App:
             stylesheet=self.settings.stylesheet_href,
         )
 
-    @cached_property
+    @_once
     def publish_index(self) -> PublishIndex:
         from sitemap_updater.usecases.publish_index import PublishIndex  # noqa: PLC0415
 
@@ -222,22 +204,21 @@ class App:
             site_files=self.site_files,
         )
 
-    @cached_property
+    @_once
     def indexnow_client(self) -> IndexNowClient:
-        settings = self.settings
-        key_file = settings.indexnow_key_file
+        key_file = self.settings.indexnow_key_file
         if key_file is None:
             raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
-        site = settings.site
+        site = self.settings.site
         host = site.host if site.port is None else f"{site.host}:{site.port}"
         return IndexNowClient(
-            settings.indexnow_endpoint,
-            settings.indexnow_key,
+            self.settings.indexnow_endpoint,
+            self.settings.indexnow_key,
             host,
             key_location=site.url_for(key_file),
         )
 
-    @cached_property
+    @_once
     def submit_indexnow(self) -> SubmitChanges:
         if self.indexnow_queue is None:
             raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
@@ -245,7 +226,7 @@ class App:
 
         return SubmitChanges(self.settings.site, self.indexnow_client, self.indexnow_queue)
 
-    @cached_property
+    @_once
     def site_files(self) -> PublishSiteFiles | None:
         """The static files the index function serves (None: there are none to serve)."""
         files = site_files_for(self.settings)

@@ -9,17 +9,12 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict
 
 # The use case, imported at init with the rest, not by the first request (bootstrap.py).
 import sitemap_updater.usecases.rebuild  # noqa: F401
+from sitemap_updater.adapters.queues import requested_shard
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.observability import logger, metrics
-
-
-class RebuildRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-    shard: str
 
 
 @logger.inject_lambda_context
@@ -31,7 +26,7 @@ def handler(
     done: set[str] = set()
 
     def record_handler(record: SQSRecord) -> str:
-        shard = RebuildRequest.model_validate_json(record.body).shard
+        shard = requested_shard(record.body)
         if shard in done:
             return "coalesced"
         outcome = rebuild(shard)

@@ -1,7 +1,7 @@
 """IndexNow: submit the URLs of applied changes, in requests of at most 10,000, never in the
 way of the sitemaps.
 
-The ingest function queues the URLs of the events it applied (``IngestBatch.flush``, after
+The ingest function queues the URLs of the events it applied (``usecases/ingest.py``, after
 its rebuild requests, and never raising); the indexnow function receives up to a thousand
 of those messages at a time, de-duplicates their URLs, and submits them here. What each
 message becomes:
@@ -21,25 +21,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from sitemap_updater.domain.indexnow import MAX_URLS_PER_REQUEST, Submission, Verdict
+from sitemap_updater.domain.indexnow import MAX_URLS_PER_REQUEST, Verdict
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
-
-
-class UrlSubmitter(Protocol):
-    def submit(self, urls: Sequence[str], deadline: float | None = None) -> Submission: ...
-
-
-class DeadLetters(Protocol):
-    def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class Message:
-    message_id: str
-    body: str
+from sitemap_updater.usecases.ports import DeadLetters, Message, UrlSubmitter
 
 
 @dataclass(frozen=True)

@@ -17,15 +17,14 @@ runs outside the shard's message group, so it also reads again until nothing cha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
 
 import msgspec
 
-from sitemap_updater.domain.clusters import Cluster, alternates
+from sitemap_updater.domain.clusters import alternates
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.news import current_news
@@ -35,27 +34,18 @@ from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
     XML_CONTENT_TYPE,
-    Invalidator,
-    ObjectStore,
-    newer_output,
-    observe,
+    adopt,
+    conflicts,
+    rewrite,
     sha256,
+    take_back,
     w3c_now,
     write_object,
 )
+from sitemap_updater.usecases.ports import IndexRequests, Invalidator, ObjectStore, ShardRegistry
+from sitemap_updater.usecases.retry import retry
 
 MAX_ATTEMPTS = 3
-
-
-class ShardRegistry(Protocol):
-    def shard_output(self, shard: str) -> ShardOutput: ...
-    def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]: ...
-    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
-    def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None: ...
-
-
-class IndexRequests(Protocol):
-    def request_index(self, cause: str) -> None: ...
 
 
 class Rebuilt(StrEnum):
@@ -79,11 +69,12 @@ class RebuildShard:
         index: IndexRequests,
         clock: Callable[[], datetime],
         cdn: Invalidator | None = None,
-        stylesheet: str | None = None,
+        stylesheet: str | None = None,  # the human view's href, referenced from each shard
     ):
-        self.stylesheet = stylesheet  # the human view's href, referenced from each shard
+        self.stylesheet = stylesheet
         self.limits = limits
         self.compress = compress
+        self.content_type = GZIP_CONTENT_TYPE if compress else XML_CONTENT_TYPE
         self.cache_control = cache_control
         self.registry = registry
         self.store = store
@@ -110,29 +101,20 @@ class RebuildShard:
         # writes nothing, so the keys are invalidated here, once, however the attempts end.
         touched: list[str] = []
         try:
-            return self._attempt_until_done(shard, restore, touched)
+            outcome = retry(
+                lambda: self._rebuild(shard, restore, touched),
+                MAX_ATTEMPTS,
+                (WriteConflict, ConcurrentChange),
+                lost=conflicts("shard", shard=shard),
+            )
         finally:
             if self.cdn is not None and touched:
                 self.cdn.invalidate(list(dict.fromkeys(touched)))
-
-    def _attempt_until_done(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                outcome = self._rebuild(shard, restore, touched)
-            except (WriteConflict, ConcurrentChange) as lost:
-                metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
-                logger.warning(
-                    "shard write conflict", shard=shard, attempt=attempt, reason=str(lost)
-                )
-                if attempt == MAX_ATTEMPTS:
-                    raise
-                continue
-            metrics.add_metric(
-                name=_METRICS.get(outcome, Metric.SHARDS_UNCHANGED), unit="Count", value=1
-            )
-            logger.info("shard rebuilt", shard=shard, outcome=outcome.value)
-            return outcome
-        raise AssertionError("unreachable")  # pragma: no cover
+        metrics.add_metric(
+            name=_METRICS.get(outcome, Metric.SHARDS_UNCHANGED), unit="Count", value=1
+        )
+        logger.info("shard rebuilt", shard=shard, outcome=outcome.value)
+        return outcome
 
     def _rebuild(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
         output = self.registry.shard_output(shard)  # before the entries: see the module doc
@@ -151,47 +133,15 @@ class RebuildShard:
                 # Republished while retiring: its own rebuild, in the shard's message group,
                 # brings it back. A restore doing so could race that group's delete.
                 return Rebuilt.UNCHANGED
-            try:
-                restored = self._restore(current, document)
-            except WriteConflict:
-                touched.append(key)
-                self._adopt(output, key, current.lastmod)
-                raise
-            if restored is not None:
-                touched.append(key)
-            if not output.retiring:
-                if restored is not None:
-                    self._save_restored(
-                        output.with_object(restored, news_expiry=news_expiry), output.generation
-                    )
-                    return Rebuilt.RESTORED
-                if output.news_expiry != news_expiry:
-                    # An adopted record carries no (or an old) news expiry: without the one
-                    # these entries have, the index's sweep would never age them out.
-                    output = output.with_object(current, news_expiry=news_expiry)
-                    self.registry.save_shard_output(output, output.generation - 1)
-                # Nothing to write, but the index may never have heard of this state: the
-                # run that wrote (or adopted) it may have died before asking. Asking again
-                # is cheap, and deduplicated by the FIFO queue for five minutes.
-                self.index.request_index(f"{shard}@{output.generation}")
-                return Rebuilt.UNCHANGED
-            # Republished to exactly the bytes it had: keep the object and its lastmod.
-            revived = output.with_object(restored or current, news_expiry=news_expiry)
-            if restored is not None:
-                self._save_restored(revived, output.generation)
-            else:
-                self.registry.save_shard_output(revived, output.generation)
-            self.index.request_index(f"{shard}@{revived.generation}")
-            return Rebuilt.WRITTEN
+            return self._same_bytes(output, current, document, news_expiry, touched)
         now = w3c_now(moment)
-        body = shard_body(document, self.compress)
         state = ObjectState(key, "", digest, len(entries), len(document), now)
         try:
             written = write_object(
                 self.store,
                 state,
-                body,
-                content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
+                shard_body(document, self.compress),
+                content_type=self.content_type,
                 cache_control=self.cache_control,
                 previous=current,
             )
@@ -203,6 +153,52 @@ class RebuildShard:
         updated = output.with_object(written, news_expiry=news_expiry)
         self.registry.save_shard_output(updated, output.generation)
         self.index.request_index(f"{shard}@{updated.generation}")
+        return Rebuilt.WRITTEN
+
+    def _same_bytes(
+        self,
+        output: ShardOutput,
+        current: ObjectState,
+        document: bytes,
+        news_expiry: str | None,
+        touched: list[str],
+    ) -> Rebuilt:
+        """The record says these bytes are there. The object is checked (one HEAD), and
+        written back if it is missing or altered (see the module doc)."""
+        try:
+            restored = rewrite(
+                self.store,
+                current,
+                shard_body(document, self.compress),
+                content_type=self.content_type,
+                cache_control=self.cache_control,
+            )
+        except WriteConflict:
+            touched.append(current.key)
+            self._adopt(output, current.key, current.lastmod)
+            raise
+        if restored is None and not output.retiring:
+            if output.news_expiry != news_expiry:
+                # An adopted record carries no (or an old) news expiry: without the one
+                # these entries have, the index's sweep would never age them out.
+                output = output.with_object(current, news_expiry=news_expiry)
+                self.registry.save_shard_output(output, output.generation - 1)
+            # Nothing to write, but the index may never have heard of this state: the run
+            # that wrote (or adopted) it may have died before asking. Asking again is
+            # cheap, and deduplicated by the FIFO queue for five minutes.
+            self.index.request_index(f"{output.shard}@{output.generation}")
+            return Rebuilt.UNCHANGED
+        # Written back (same key, hash, counts and lastmod: the index need not change), or
+        # republished while retiring to exactly the bytes it had: its object and lastmod kept.
+        updated = output.with_object(restored or current, news_expiry=news_expiry)
+        if restored is None:
+            self.registry.save_shard_output(updated, output.generation)
+        else:
+            touched.append(current.key)
+            self._save_restored(updated, output.generation)
+        if not output.retiring:
+            return Rebuilt.RESTORED
+        self.index.request_index(f"{output.shard}@{updated.generation}")
         return Rebuilt.WRITTEN
 
     def _as_rendered(
@@ -220,51 +216,21 @@ class RebuildShard:
         ]
         return current_news(entries, moment)
 
-    def _adopt(self, output: ShardOutput, key: str, now: str) -> None:
-        """Record what is really stored, so the next attempt's condition can hold."""
-        found = observe(self.store, key, now)
-        try:
-            self.registry.save_shard_output(
-                output.with_object(found, retiring=output.retiring, news_expiry=output.news_expiry),
-                output.generation,
-            )
-        except ConcurrentChange:
-            # The record moved on since we read it: a newer writer recorded its own state,
-            # which the next attempt reads. Nothing of ours to adopt.
-            logger.info("shard record moved on; not adopting", shard=output.shard)
+    def _adopt(self, output: ShardOutput, key: str, lastmod: str) -> None:
+        def save(found: ObjectState | None) -> None:
+            kept = output.with_object(found, output.retiring, output.news_expiry)
+            self.registry.save_shard_output(kept, output.generation)
 
-    def _restore(self, recorded: ObjectState, document: bytes) -> ObjectState | None:
-        """Write the recorded object again if it is missing or altered (None: it is intact)."""
-        found = self.store.head(recorded.key)
-        if found is not None and found.metadata.get("sha256") == recorded.sha256:
-            return None
-        if found is not None and newer_output(found, recorded):
-            raise WriteConflict(f"{recorded.key} was rewritten since its record was read")
-        there = None if found is None else replace(recorded, etag=found.etag)
-        return write_object(
-            self.store,
-            recorded,  # same key, hash, counts and lastmod: the index need not change
-            shard_body(document, self.compress),
-            content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
-            cache_control=self.cache_control,
-            previous=there,
-        )
+        adopt(self.store, key, lastmod, save)
 
     def _save_restored(self, output: ShardOutput, previous_generation: int) -> None:
         """Record an object written back; if the record moved on meanwhile (the shard was
-        deleted, or rewritten), take back what was written, unless it was replaced since:
-        the bytes must never outlive the record that accounts for them."""
+        deleted, or rewritten), take back what was written (objects.take_back)."""
         try:
             self.registry.save_shard_output(output, previous_generation)
         except ConcurrentChange:
-            written = output.obj
-            assert written is not None  # noqa: S101 - a restored object
-            now = self.registry.shard_output(output.shard).obj
-            if now is None or now.etag != written.etag:  # not adopted by whoever moved it on
-                try:
-                    self.store.delete(written.key, expected_etag=written.etag)
-                except WriteConflict:
-                    logger.info("restored object replaced since; kept", shard=output.shard)
+            assert output.obj is not None  # noqa: S101 - a restored object
+            take_back(self.store, output.obj, self.registry.shard_output(output.shard).obj)
             raise
 
     def _retire(self, output: ShardOutput, touched: list[str]) -> Rebuilt:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sitemap_updater.observability import Metric, logger, metrics
-from sitemap_updater.usecases.objects import ObjectStore
+from sitemap_updater.usecases.ports import ObjectStore
 
 
 @dataclass(frozen=True)

@@ -44,16 +44,12 @@ if TYPE_CHECKING:
 
 # Throttling and 5xx are retried a few times by botocore, then raised so SQS retries.
 CLIENT_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 4},
-    connect_timeout=5,
-    read_timeout=20,
+    retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5, read_timeout=20
 )
 # The ingest function's IndexNow notification comes after its sitemap work and must not
 # hold the invocation up for long: few attempts, short timeouts (usecases/ingest.py).
 NOTIFY_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 2},
-    connect_timeout=1,
-    read_timeout=3,
+    retries={"mode": "standard", "max_attempts": 2}, connect_timeout=1, read_timeout=3
 )
 
 

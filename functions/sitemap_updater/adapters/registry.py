@@ -45,12 +45,7 @@ from msgspec import Struct
 from sitemap_updater.adapters import clients
 from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, Member, too_many_redirects
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
-from sitemap_updater.domain.errors import (
-    ConcurrentChange,
-    InvalidEvent,
-    RetryableError,
-    ShardFull,
-)
+from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.placement import (
     MAX_COMMITS_TOGETHER,
     ClusterWrite,

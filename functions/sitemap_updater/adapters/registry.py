@@ -30,11 +30,13 @@ cluster pointer. URLs longer than 1,000 characters are keyed by a prefix and the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import random
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import asdict
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +62,7 @@ from sitemap_updater.domain.records import (
     UrlState,
 )
 from sitemap_updater.domain.sharding import Limits, Reservation, parse_shard_id, shard_id
+from sitemap_updater.usecases.retry import retry
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -149,16 +152,13 @@ class Registry:
 
     def url_state(self, url: str) -> UrlState:
         """The URL's record and its cluster pointer (strongly consistent)."""
-        response = self.client.get_item(TableName=self.table, Key=url_key(url), ConsistentRead=True)
-        item = response.get("Item")
-        return _url_state([item] if item else [])
+        return _url_state(self._get(url_key(url)))
 
     def url_states(self, urls: Sequence[str]) -> dict[str, UrlState]:
         """Several URLs' records and pointers (BatchGetItem, strongly consistent)."""
-        found: dict[str, list[Item]] = {url_token(url): [] for url in urls}
-        for item in self._batch_get([url_key(url) for url in urls]):
-            found[item[PARTITION_KEY]["S"].removeprefix("URL#")].append(item)
-        return {url: _url_state(found[url_token(url)]) for url in urls}
+        items = self._batch_get([url_key(url) for url in urls])
+        found = {item[PARTITION_KEY]["S"].removeprefix("URL#"): item for item in items}
+        return {url: _url_state(found.get(url_token(url))) for url in urls}
 
     def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]:
         """Each cluster asked for, following redirects left by merges to the live record
@@ -195,10 +195,7 @@ class Registry:
 
     def entry(self, shard: str, url: str) -> SitemapEntry | None:
         """One stored entry (its fields as published; alternates are derived, not stored)."""
-        response = self.client.get_item(
-            TableName=self.table, Key=entry_key(shard, url), ConsistentRead=True
-        )
-        item = response.get("Item")
+        item = self._get(entry_key(shard, url))
         return _entry(item)[0] if item else None
 
     def commit(self, commit: Commit) -> None:
@@ -206,15 +203,8 @@ class Registry:
         actions = self._record_actions(commit)
         if commit.cluster is not None:
             actions.extend(self._cluster_actions(commit.cluster))
-        if commit.reservation is not None:  # last: its cancellation reason means ShardFull
-            actions.append(self._reservation_action(commit.reservation))
-        try:
-            self.client.transact_write_items(TransactItems=actions)
-        except ClientError as exc:
-            reservations = [commit.reservation] if commit.reservation else []
-            raise self._translate_cancellation(
-                exc, commit.change.url, reservations, len(actions)
-            ) from exc
+        reservations = [commit.reservation] if commit.reservation else []
+        self._transact(actions, reservations, commit.change.url)
 
     def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]:
         """``commits``, in order, cut into groups ``commit_all`` can apply in one transaction
@@ -244,8 +234,7 @@ class Registry:
     def commit_all(self, commits: Sequence[Commit]) -> None:
         """Apply several commits of distinct URLs, none with a cluster, in one transaction:
         all or nothing, with the same conditions and outcomes as ``commit`` (each shard's
-        reservations are summed into one condition). At most ``MAX_COMMITS_TOGETHER``;
-        ``transactions`` cuts a batch into groups this takes."""
+        reservations are summed into one condition). At most ``MAX_COMMITS_TOGETHER``."""
         if len(commits) > MAX_COMMITS_TOGETHER:
             raise ValueError(f"{len(commits)} commits, over {MAX_COMMITS_TOGETHER} a transaction")
         if any(commit.cluster is not None for commit in commits):
@@ -255,31 +244,29 @@ class Registry:
         for reservation in reservations:  # more than even an empty shard holds
             if min(reservation.bounds(self.limits)) < 0:
                 raise ShardFull(reservation.shard)
-        actions.extend(self._reservation_action(r) for r in reservations)
-        try:
-            self.client.transact_write_items(TransactItems=actions)
-        except ClientError as exc:
-            urls = ", ".join(commit.change.url for commit in commits)
-            raise self._translate_cancellation(exc, urls, reservations, len(actions)) from exc
+        self._transact(actions, reservations, ", ".join(c.change.url for c in commits))
 
-    def _record_actions(self, commit: Commit) -> list[Any]:
+    def _transact(
+        self, actions: list[Item], reservations: Sequence[Reservation], urls: str
+    ) -> None:
+        """Write ``actions`` and the reservations (last: their cancellation reasons mean
+        ShardFull) in one transaction."""
+        items: list[Any] = [*actions, *(self._reservation_action(r) for r in reservations)]
+        try:
+            self.client.transact_write_items(TransactItems=items)
+        except ClientError as exc:
+            raise _cancellation(exc, urls, reservations, len(items)) from exc
+
+    def _record_actions(self, commit: Commit) -> list[Item]:
         """The URL record, and its entry written, removed or moved."""
-        actions: list[Any] = [self._url_action(commit)]
+        actions = [self._url_action(commit)]
         entry = commit.change.entry
         if commit.shard is not None and entry is not None:
-            actions.append({"Put": {"TableName": self.table, "Item": _entry_item(commit, entry)}})
+            actions.append(self._put(_entry_item(commit, entry)))
         elif commit.shard is not None:
-            actions.append(
-                {
-                    "Delete": {
-                        "TableName": self.table,
-                        "Key": entry_key(commit.shard, commit.change.url),
-                    }
-                }
-            )
+            actions.append(self._delete(entry_key(commit.shard, commit.change.url)))
         if commit.previous_shard is not None:
-            key = entry_key(commit.previous_shard, commit.change.url)
-            actions.append({"Delete": {"TableName": self.table, "Key": key}})
+            actions.append(self._delete(entry_key(commit.previous_shard, commit.change.url)))
         return actions
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
@@ -296,42 +283,28 @@ class Registry:
                 f"stored, the hreflang cluster would be {size:,} bytes; a registry item holds "
                 f"{MAX_ITEM_BYTES:,}",
             )
-        put: Item = {"TableName": self.table, "Item": item}
         if write.expected is None:
-            put["ConditionExpression"] = "attribute_not_exists(pk)"
+            actions = [self._put(item, "attribute_not_exists(pk)")]
         else:
-            put["ConditionExpression"] = "version = :expected"
-            put["ExpressionAttributeValues"] = {":expected": {"N": str(write.expected)}}
-        actions: list[Item] = [{"Put": put}]
+            actions = [self._put(item, "version = :expected", _expected(write.expected))]
         for cid, version in write.absorbed:
-            actions.append(
-                {
-                    "Put": {
-                        "TableName": self.table,
-                        "Item": {
-                            **cluster_key(cid),
-                            "version": {"N": str(version + 1)},
-                            "redirect": {"S": cluster.cid},
-                        },
-                        "ConditionExpression": "version = :expected",
-                        "ExpressionAttributeValues": {":expected": {"N": str(version)}},
-                    }
-                }
-            )
+            redirect = {
+                **cluster_key(cid),
+                "version": {"N": str(version + 1)},
+                "redirect": {"S": cluster.cid},
+            }
+            actions.append(self._put(redirect, "version = :expected", _expected(version)))
         for url, record_version, pointer in write.targets:
             condition, values = _record_condition(record_version, pointer)
-            actions.append(
-                {
-                    "Update": {
-                        "TableName": self.table,
-                        "Key": url_key(url),
-                        "UpdateExpression": "SET #cluster = :cid",
-                        "ConditionExpression": condition,
-                        "ExpressionAttributeNames": {"#cluster": "cluster"},
-                        "ExpressionAttributeValues": {**values, ":cid": {"S": cluster.cid}},
-                    }
-                }
-            )
+            update = {
+                "TableName": self.table,
+                "Key": url_key(url),
+                "UpdateExpression": "SET #cluster = :cid",
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": {"#cluster": "cluster"},
+                "ExpressionAttributeValues": {**values, ":cid": {"S": cluster.cid}},
+            }
+            actions.append({"Update": update})
         return actions
 
     def _url_action(self, commit: Commit) -> Item:
@@ -351,15 +324,7 @@ class Registry:
         if commit.tombstone_expires_at is not None:
             item[TTL_ATTRIBUTE] = {"N": str(commit.tombstone_expires_at)}
         condition, values = _record_condition(commit.expected_version, commit.expected_cluster)
-        put: Item = {
-            "TableName": self.table,
-            "Item": item,
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": {"#cluster": "cluster"},
-        }
-        if values:
-            put["ExpressionAttributeValues"] = values
-        return {"Put": put}
+        return self._put(item, condition, values, names={"#cluster": "cluster"})
 
     def _reservation_action(self, reservation: Reservation) -> Item:
         group, number = parse_shard_id(reservation.shard)
@@ -383,37 +348,29 @@ class Registry:
             }
         }
 
-    def _translate_cancellation(
-        self, exc: ClientError, urls: str, reservations: Sequence[Reservation], count: int
-    ) -> Exception:
-        """``reservations``: the transaction's last actions, in order."""
-        error = exc.response.get("Error", {})
-        if error.get("Code") != "TransactionCanceledException":
-            if error.get("Code") in _THROTTLED:
-                return RetryableError(f"registry throttled: {error.get('Message')}")
-            return exc
-        reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
-        reasons += ["None"] * (count - len(reasons))
-        tail = reasons[len(reasons) - len(reservations) :] if reservations else []
-        for reservation, reason in zip(reservations, tail, strict=True):
-            if reason == "ConditionalCheckFailed":
-                return ShardFull(reservation.shard)
-        if "ConditionalCheckFailed" in reasons:  # a URL record or a cluster record moved on
-            return ConcurrentChange(f"{urls} changed since it was read")
-        if "TransactionConflict" in reasons:
-            time.sleep(random.uniform(0.01, 0.1))  # noqa: S311 - jitter, not cryptography
-            return ConcurrentChange(f"transaction conflict on {urls}")
-        if _THROTTLED.intersection(reasons):
-            return RetryableError(f"registry throttled: {reasons}")
-        return exc
+    def _put(
+        self,
+        item: Item,
+        condition: str | None = None,
+        values: Item | None = None,
+        names: dict[str, str] | None = None,
+    ) -> Item:
+        put: Item = {"TableName": self.table, "Item": item}
+        if condition:
+            put["ConditionExpression"] = condition
+        if values:
+            put["ExpressionAttributeValues"] = values
+        if names:
+            put["ExpressionAttributeNames"] = names
+        return {"Put": put}
+
+    def _delete(self, key: Item) -> Item:
+        return {"Delete": {"TableName": self.table, "Key": key}}
 
     # -- groups and shards -------------------------------------------------------------------
 
     def open_shard(self, group: str) -> str:
-        response = self.client.get_item(
-            TableName=self.table, Key=group_key(group), ConsistentRead=True
-        )
-        item = response.get("Item")
+        item = self._get(group_key(group))
         return shard_id(group, int(item["number"]["N"]) if item else 1)
 
     def close_shard(self, shard: str) -> None:
@@ -422,21 +379,9 @@ class Registry:
         condition = "#n = :current"
         if number == 1:
             condition = f"attribute_not_exists(#n) OR {condition}"
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=group_key(group),
-                UpdateExpression="SET #n = :next",
-                ConditionExpression=condition,
-                ExpressionAttributeNames={"#n": "number"},
-                ExpressionAttributeValues={
-                    ":current": {"N": str(number)},
-                    ":next": {"N": str(number + 1)},
-                },
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-                raise
+        values = {":current": {"N": str(number)}, ":next": {"N": str(number + 1)}}
+        with contextlib.suppress(ConcurrentChange):
+            self._update(group_key(group), "SET #n = :next", values, condition, {"#n": "number"})
 
     def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]:
         """The shard's live entries and their clusters, read strongly consistently, in URL
@@ -451,75 +396,38 @@ class Registry:
         entries.sort(key=lambda pair: pair[0].url)
         return entries
 
-    def capacity(self, shard: str) -> tuple[int, int]:
-        """(slots, reserved bytes) of a shard."""
-        response = self.client.get_item(
-            TableName=self.table, Key=capacity_key(shard), ConsistentRead=True
-        )
-        item = response.get("Item") or {}
-        return (
-            int(item.get("slots", {}).get("N", "0")),
-            int(item.get("reserved_bytes", {}).get("N", "0")),
-        )
-
     def capacities(self, shards: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """(slots, reserved bytes) of many shards, read 100 at a time (BatchGetItem)."""
+        """(slots, reserved bytes) of each shard (BatchGetItem)."""
         found = dict.fromkeys(shards, (0, 0))
-        ordered = list(found)
-        for start in range(0, len(ordered), 100):
-            request: Any = {
-                self.table: {
-                    "Keys": [capacity_key(shard) for shard in ordered[start : start + 100]],
-                    "ConsistentRead": True,
-                }
-            }
-            for attempt in range(8):
-                response = self.client.batch_get_item(RequestItems=request)
-                for item in response.get("Responses", {}).get(self.table, []):
-                    shard = item[PARTITION_KEY]["S"].removeprefix("SHARD#")
-                    found[shard] = (
-                        int(item.get("slots", {}).get("N", "0")),
-                        int(item.get("reserved_bytes", {}).get("N", "0")),
-                    )
-                request = response.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                time.sleep(min(1.0, 0.05 * 2**attempt))  # throttled: back off, then the rest
-            else:
-                raise RetryableError("registry kept throttling the capacity reads")
+        for item in self._batch_get([capacity_key(shard) for shard in found]):
+            found[item[PARTITION_KEY]["S"].removeprefix("SHARD#")] = (
+                int(item.get("slots", {}).get("N", "0")),
+                int(item.get("reserved_bytes", {}).get("N", "0")),
+            )
         return found
 
     # -- published outputs -------------------------------------------------------------------
 
     def shard_output(self, shard: str) -> ShardOutput:
-        response = self.client.get_item(
-            TableName=self.table, Key=shard_output_key(shard), ConsistentRead=True
-        )
-        item = response.get("Item")
+        item = self._get(shard_output_key(shard))
         return _shard_output(item) if item else ShardOutput(shard=shard)
 
     def shard_outputs(self) -> list[ShardOutput]:
-        items = self._query("pk = :pk", {":pk": {"S": "SHARDS"}})
-        return [_shard_output(item) for item in items]
+        return [_shard_output(item) for item in self._query("pk = :pk", {":pk": {"S": "SHARDS"}})]
 
     def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None:
         """Record a shard's new state if nobody changed it since ``previous_generation``.
-
-        ``listed`` is left alone: only the index writes it (see set_listed).
-        """
+        ``listed`` is left alone: only the index writes it (see set_listed)."""
         extra: Item = {"retiring": {"BOOL": output.retiring}}
-        remove = []
         if output.news_expiry is not None:
             extra["news_expiry"] = {"S": output.news_expiry}
-        else:
-            remove.append("news_expiry")
         self._save_output(
             shard_output_key(output.shard),
             output.generation,
             output.obj,
             previous_generation,
             extra=extra,
-            remove=remove,
+            remove=[] if output.news_expiry is not None else ["news_expiry"],
         )
 
     def set_listed(self, shard: str, listed: bool) -> None:
@@ -529,30 +437,24 @@ class Registry:
         retiring: a rebuild that marked it retiring decides on deleting it from ``listed``
         as read after that mark, so no index may start naming it from then on.
         """
+        key = shard_output_key(shard)
         if not listed:
-            self.client.update_item(
-                TableName=self.table,
-                Key=shard_output_key(shard),
-                UpdateExpression="SET listed = :listed",
-                ExpressionAttributeValues={":listed": {"BOOL": False}},
-            )
+            self._update(key, "SET listed = :listed", {":listed": {"BOOL": False}})
             return
-        self._conditional_update(
-            shard_output_key(shard),
+        self._update(
+            key,
             "SET listed = :listed",
-            "attribute_exists(obj) AND (attribute_not_exists(retiring) OR retiring = :no)",
             {":listed": {"BOOL": True}, ":no": {"BOOL": False}},
+            "attribute_exists(obj) AND (attribute_not_exists(retiring) OR retiring = :no)",
         )
 
     def index_outputs(self) -> dict[str, IndexOutput]:
         items = self._query("pk = :pk", {":pk": {"S": "INDEXES"}})
-        outputs = [_index_output(item) for item in items]
-        return {output.key: output for output in outputs}
+        return {output.key: output for output in map(_index_output, items)}
 
     def save_index_output(self, output: IndexOutput, previous_generation: int) -> None:
-        self._save_output(
-            index_output_key(output.key), output.generation, output.obj, previous_generation
-        )
+        key = index_output_key(output.key)
+        self._save_output(key, output.generation, output.obj, previous_generation)
 
     def delete_index_output(self, key: str) -> None:
         self.client.delete_item(TableName=self.table, Key=index_output_key(key))
@@ -580,7 +482,7 @@ class Registry:
             values[f":{name}"] = value
         if obj is not None:
             assignments.append("obj = :obj")
-            values[":obj"] = {"M": _object_item(obj)}
+            values[":obj"] = {"M": {k: _attribute(v) for k, v in asdict(obj).items()}}
         removals = [*remove, *(["obj"] if obj is None else [])]
         expression = "SET " + ", ".join(assignments)
         if removals:
@@ -588,21 +490,36 @@ class Registry:
         condition = "generation = :previous"
         if previous_generation == 0:
             condition = f"attribute_not_exists(generation) OR {condition}"
-        self._conditional_update(key, expression, condition, values)
+        self._update(key, expression, values, condition)
 
-    def _conditional_update(self, key: Item, expression: str, condition: str, values: Item) -> None:
+    def _update(
+        self,
+        key: Item,
+        expression: str,
+        values: Item,
+        condition: str | None = None,
+        names: dict[str, str] | None = None,
+    ) -> None:
+        """UpdateItem; a failed ``condition`` is a ConcurrentChange."""
+        request: Any = {"ConditionExpression": condition} if condition else {}
+        if names:
+            request["ExpressionAttributeNames"] = names
         try:
             self.client.update_item(
                 TableName=self.table,
                 Key=key,
                 UpdateExpression=expression,
-                ConditionExpression=condition,
                 ExpressionAttributeValues=values,
+                **request,
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 raise ConcurrentChange(f"{key['sk']['S']} changed since it was read") from exc
             raise
+
+    def _get(self, key: Item) -> Item | None:
+        """GetItem, strongly consistent."""
+        return self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
 
     def _batch_get(self, keys: Sequence[Item]) -> list[Item]:
         """BatchGetItem, strongly consistent, 100 keys a call, unprocessed keys retried."""
@@ -611,15 +528,21 @@ class Registry:
             request: Any = {
                 self.table: {"Keys": list(keys[start : start + 100]), "ConsistentRead": True}
             }
-            for attempt in range(8):
+
+            def attempt() -> None:
+                nonlocal request
                 response = self.client.batch_get_item(RequestItems=request)
                 items.extend(response.get("Responses", {}).get(self.table, []))
                 request = response.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                time.sleep(min(0.05 * 2**attempt, 1.0))
-            if request:
-                raise RetryableError("registry throttled: keys left unprocessed")
+                if request:
+                    raise RetryableError("registry throttled: keys left unprocessed")
+
+            retry(
+                attempt,
+                8,
+                (RetryableError,),
+                lost=lambda number, _: time.sleep(min(0.05 * 2 ** (number - 1), 1.0)),
+            )
         return items
 
     def _query(self, condition: str, values: Item) -> Iterator[Item]:
@@ -633,10 +556,43 @@ class Registry:
             yield from page.get("Items", [])
 
 
+def _cancellation(
+    exc: ClientError, urls: str, reservations: Sequence[Reservation], count: int
+) -> Exception:
+    """What a failed transaction means (``reservations``: its last actions, in order)."""
+    error = exc.response.get("Error", {})
+    if error.get("Code") != "TransactionCanceledException":
+        if error.get("Code") in _THROTTLED:
+            return RetryableError(f"registry throttled: {error.get('Message')}")
+        return exc
+    reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
+    reasons += ["None"] * (count - len(reasons))
+    tail = reasons[len(reasons) - len(reservations) :] if reservations else []
+    for reservation, reason in zip(reservations, tail, strict=True):
+        if reason == "ConditionalCheckFailed":
+            return ShardFull(reservation.shard)
+    if "ConditionalCheckFailed" in reasons:  # a URL record or a cluster record moved on
+        return ConcurrentChange(f"{urls} changed since it was read")
+    if "TransactionConflict" in reasons:
+        time.sleep(random.uniform(0.01, 0.1))  # noqa: S311 - jitter, not cryptography
+        return ConcurrentChange(f"transaction conflict on {urls}")
+    if _THROTTLED.intersection(reasons):
+        return RetryableError(f"registry throttled: {reasons}")
+    return exc
+
+
 def _action_bytes(action: Item) -> int:
     """What one action of a transaction adds to its size (a Put: its item; else its key)."""
     ((kind, request),) = action.items()
     return item_bytes(request["Item"] if kind == "Put" else request["Key"])
+
+
+def _expected(version: int) -> Item:
+    return {":expected": {"N": str(version)}}
+
+
+def _attribute(value: str | int) -> Item:
+    return {"N": str(value)} if isinstance(value, int) else {"S": value}
 
 
 def _entry_item(commit: Commit, entry: SitemapEntry) -> Item:
@@ -652,9 +608,9 @@ def _entry_item(commit: Commit, entry: SitemapEntry) -> Item:
         value = getattr(entry, name)
         if value is not None:
             item[name] = {"S": value}
-    extensions = _extensions_json(entry)
-    if extensions:
-        item["ext"] = {"S": extensions}
+    if entry.images or entry.videos or entry.news:
+        stored = _Extensions(images=entry.images, videos=entry.videos, news=entry.news)
+        item["ext"] = {"S": msgspec.json.encode(stored).decode()}
     if commit.cluster_id is not None:
         item["cluster"] = {"S": commit.cluster_id}
     size = item_bytes(item)
@@ -695,25 +651,6 @@ def _entry(item: Item) -> tuple[SitemapEntry, str | None]:
     return entry, text("cluster")
 
 
-def _extensions_json(entry: SitemapEntry) -> str:
-    if not (entry.images or entry.videos or entry.news):
-        return ""
-    stored = _Extensions(images=entry.images, videos=entry.videos, news=entry.news)
-    return msgspec.json.encode(stored).decode()
-
-
-def _url_record(item: Item) -> UrlRecord:
-    reserved = int(item["reserved"]["N"])
-    return UrlRecord(
-        url=item["url"]["S"],
-        version=Decimal(item["version"]["N"]),
-        live=item["live"]["BOOL"],
-        shard=item["shard"]["S"] if "shard" in item else None,
-        reserved=reserved,
-        base=int(item["base"]["N"]) if "base" in item else reserved,
-    )
-
-
 def _record_condition(version: Decimal | None, cluster: str | None) -> tuple[str, Item]:
     """The URL record still holds ``version`` and still points at ``cluster`` (None: none)."""
     values: Item = {}
@@ -730,15 +667,22 @@ def _record_condition(version: Decimal | None, cluster: str | None) -> tuple[str
     return " AND ".join(parts), values
 
 
-def _url_state(items: Sequence[Item]) -> UrlState:
+def _url_state(item: Item | None) -> UrlState:
     """A record item holds the URL's state and its cluster pointer; an item with only a
     pointer stands for a page that siblings declare but that was never published."""
-    for item in items:
-        if item[SORT_KEY]["S"] == "URL":
-            cluster = item["cluster"]["S"] if "cluster" in item else None
-            record = _url_record(item) if "version" in item else None
-            return UrlState(record=record, cluster=cluster)
-    return UrlState()
+    if item is None:
+        return UrlState()
+    record = None
+    if "version" in item:
+        record = UrlRecord(
+            url=item["url"]["S"],
+            version=Decimal(item["version"]["N"]),
+            live=item["live"]["BOOL"],
+            shard=item["shard"]["S"] if "shard" in item else None,
+            reserved=int(item["reserved"]["N"]),
+            base=int(item["base"]["N"]),
+        )
+    return UrlState(record, item["cluster"]["S"] if "cluster" in item else None)
 
 
 def _members_json(cluster: Cluster) -> str:
@@ -765,8 +709,7 @@ def _members_json(cluster: Cluster) -> str:
 
 
 def _cluster(cid: str, item: Item) -> Cluster:
-    """Read what _members_json wrote (a declared href as a member's position, or, as items
-    written before that encoding hold it, the URL itself)."""
+    """Read what _members_json wrote."""
     stored: dict[str, Any] = json.loads(item["members"]["S"])
     urls = list(stored)
     members = {
@@ -786,29 +729,11 @@ def _cluster(cid: str, item: Item) -> Cluster:
     return Cluster(cid=cid, version=int(item["version"]["N"]), members=members)
 
 
-def _object_item(obj: ObjectState) -> Item:
-    return {
-        "key": {"S": obj.key},
-        "etag": {"S": obj.etag},
-        "sha256": {"S": obj.sha256},
-        "entries": {"N": str(obj.entries)},
-        "bytes": {"N": str(obj.bytes)},
-        "lastmod": {"S": obj.lastmod},
-    }
-
-
 def _object_state(item: Item | None) -> ObjectState | None:
     if not item:
         return None
-    fields = item["M"]
-    return ObjectState(
-        key=fields["key"]["S"],
-        etag=fields["etag"]["S"],
-        sha256=fields["sha256"]["S"],
-        entries=int(fields["entries"]["N"]),
-        bytes=int(fields["bytes"]["N"]),
-        lastmod=fields["lastmod"]["S"],
-    )
+    fields: dict[str, Any] = {k: int(v["N"]) if "N" in v else v["S"] for k, v in item["M"].items()}
+    return ObjectState(**fields)
 
 
 def _shard_output(item: Item) -> ShardOutput:

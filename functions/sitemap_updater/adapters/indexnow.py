@@ -30,6 +30,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sitemap_updater.domain.indexnow import (
@@ -63,40 +64,26 @@ def default_opener() -> Opener:
     return opener
 
 
+@dataclass
 class IndexNowClient:
-    """Submits URLs of one host to one IndexNow endpoint."""
+    """Submits URLs of one host (``www.example.com``) to one IndexNow endpoint. ``sleep``,
+    ``clock`` and ``jitter`` (0 <= x < 1) are injectable so tests need not wait."""
 
-    def __init__(
-        self,
-        endpoint: str,
-        key: str,
-        host: str,
-        opener: Opener | None = None,
-        *,
-        key_location: str | None = None,
-        timeout_seconds: float = 10.0,
-        max_attempts: int = 4,
-        backoff_seconds: float = 1.0,
-        max_backoff_seconds: float = 8.0,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
-        jitter: Callable[[], float] = random.random,
-    ):
-        """``host`` as in the URLs (``www.example.com``); ``key_location`` defaults to
-        ``https://<host>/<key>.txt``. ``sleep``, ``clock`` and ``jitter`` (0 <= x < 1) are
-        injectable so tests need not wait."""
-        self.endpoint = endpoint
-        self.key = key
-        self.host = host
-        self.key_location = key_location or f"https://{host}/{key_file(key)}"
-        self.opener = opener or default_opener()
-        self.timeout_seconds = timeout_seconds
-        self.max_attempts = max_attempts
-        self.backoff_seconds = backoff_seconds
-        self.max_backoff_seconds = max_backoff_seconds
-        self.sleep = sleep
-        self.clock = clock
-        self.jitter = jitter
+    endpoint: str
+    key: str
+    host: str
+    opener: Opener = field(default_factory=default_opener)
+    key_location: str = ""  # https://<host>/<key>.txt when empty
+    timeout_seconds: float = 10.0
+    max_attempts: int = 4
+    backoff_seconds: float = 1.0
+    max_backoff_seconds: float = 8.0
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    jitter: Callable[[], float] = random.random
+
+    def __post_init__(self) -> None:
+        self.key_location = self.key_location or f"https://{self.host}/{key_file(self.key)}"
 
     def payload(self, urls: Sequence[str]) -> bytes:
         return json.dumps(

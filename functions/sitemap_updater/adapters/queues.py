@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -46,7 +47,7 @@ def encode(message: msgspec.Struct) -> str:
 
 
 def requested_shard(body: str) -> str:
-    """The shard a rebuild request names (msgspec.ValidationError: not a rebuild request)."""
+    """The shard a rebuild request names (msgspec.DecodeError: not a rebuild request)."""
     return msgspec.json.decode(body, type=RebuildRequest).shard
 
 
@@ -74,21 +75,15 @@ class _DeadLetters:
         )
 
 
+@dataclass
 class Queues(_DeadLetters):
     """The rebuild and index queues, and the ingest dead-letter queue. A failed send is
     raised, so the message that caused it is retried."""
 
-    def __init__(
-        self,
-        rebuild_queue_url: str,
-        index_queue_url: str,
-        dead_letter_url: str,
-        client: SQSClient | None = None,
-    ):
-        self.rebuild_queue_url = rebuild_queue_url
-        self.index_queue_url = index_queue_url
-        self.dead_letter_url = dead_letter_url
-        self.client = client or clients.client("sqs")
+    rebuild_queue_url: str
+    index_queue_url: str
+    dead_letter_url: str
+    client: SQSClient = field(default_factory=lambda: clients.client("sqs"))
 
     def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None:
         """Ask for one rebuild per shard. ``requests`` maps shard -> the ids of the changes
@@ -122,14 +117,14 @@ class Queues(_DeadLetters):
         )
 
 
+@dataclass
 class IndexNowQueue(_DeadLetters):
     """The queue of changed URLs the ingest function fills and the indexnow function
     drains, and its dead-letter queue (for what IndexNow refused)."""
 
-    def __init__(self, queue_url: str, dead_letter_url: str, client: SQSClient | None = None):
-        self.queue_url = queue_url
-        self.dead_letter_url = dead_letter_url
-        self.client = client or clients.client("sqs")
+    queue_url: str
+    dead_letter_url: str
+    client: SQSClient = field(default_factory=lambda: clients.client("sqs"))
 
     def notify(self, urls: Sequence[str]) -> None:
         """Queue ``urls`` for submission (raises if SQS refuses)."""

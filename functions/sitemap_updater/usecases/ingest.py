@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from functools import partial
@@ -73,24 +73,17 @@ class _Planned:
     placed: str | None  # the URL's shard as read: if it is full, the entry moves
 
 
+@dataclass
 class ApplyChange:
     """Apply one validated change to the registry, in order, placing new URLs and keeping
     its hreflang cluster complete (see domain.clusters)."""
 
-    def __init__(
-        self,
-        registry: UrlRegistry,
-        limits: Limits,
-        tombstone_ttl_seconds: int,
-        clock: Callable[[], datetime],
-        groups: GroupRules | None = None,
-    ):
-        self.registry = registry
-        self.limits = limits
-        self.tombstone_ttl_seconds = tombstone_ttl_seconds
-        self.clock = clock
-        self.groups = groups or GroupRules()
-        self._open: dict[str, str] = {}
+    registry: UrlRegistry
+    limits: Limits
+    tombstone_ttl_seconds: int
+    clock: Callable[[], datetime]
+    groups: GroupRules = field(default_factory=GroupRules)
+    _open: dict[str, str] = field(default_factory=dict, init=False, repr=False)  # group: shard
 
     def __call__(self, change: PageChange) -> IngestResult:
         base = checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
@@ -115,8 +108,7 @@ class ApplyChange:
                         f"{self.limits.max_entry_bytes}",
                     )
             commit = self._plan(record, change, size, base, move)
-            placed = self._placed(write, commit) if write else None
-            commit = replace(commit, cluster=placed, expected_cluster=state.cluster)
+            commit = _with_cluster(commit, write, state.cluster)
             return _Planned(commit, record.shard if record else None)
 
         done = self._until_committed(plan, f"{change.url}: gave up after")
@@ -272,15 +264,6 @@ class ApplyChange:
         absorbed = tuple((c.cid, c.version) for c in distinct if c.cid != cluster.cid)
         return ClusterWrite(cluster, expected, absorbed, tuple(target_writes))
 
-    @staticmethod
-    def _placed(write: ClusterWrite, commit: Commit) -> ClusterWrite:
-        """The cluster with this URL's member at its (new) place and reservation."""
-        url = commit.change.url
-        member = replace(
-            write.cluster.all[url], shard=commit.shard, base=commit.base, reserved=commit.reserved
-        )
-        return replace(write, cluster=with_member(write.cluster, url, member))
-
     def _settle(self, url: str) -> frozenset[str]:
         """Grow (or move) every sibling whose entry outgrew its reservation when the cluster
         changed; return the shards to rebuild: the URL's and every published sibling's."""
@@ -326,8 +309,7 @@ class ApplyChange:
                 url, record.version, entry, hreflang=member.lang, alternates=member.declares
             )
             commit = self._plan(record, same, needed, record.base, move)
-            placed = self._placed(ClusterWrite(cluster, cluster.version), commit)
-            commit = replace(commit, cluster=placed, expected_cluster=state.cluster)
+            commit = _with_cluster(commit, ClusterWrite(cluster, cluster.version), state.cluster)
             return _Planned(commit, record.shard)
 
         done = self._until_committed(plan, f"{url}: gave up resizing after")
@@ -355,25 +337,18 @@ class ApplyChange:
         self._open.pop(parse_shard_id(shard)[0], None)
 
 
+@dataclass
 class Ingest:
     """One invocation's messages: each message's outcome, keyed by its id. The plain
     changes are committed together; the rest one by one. Then one rebuild request per
     touched shard (if it cannot be sent, this raises: SQS delivers the whole batch again,
     and its committed events, duplicates now, ask again); then IndexNow, which never raises."""
 
-    def __init__(
-        self,
-        site: Site,
-        max_event_bytes: int,
-        apply: ApplyChange,
-        queues: IngestQueues,
-        indexnow: ChangeNotifier | None = None,  # only when IndexNow is on
-    ):
-        self.site = site
-        self.max_event_bytes = max_event_bytes
-        self.apply = apply
-        self.queues = queues
-        self.indexnow = indexnow
+    site: Site
+    max_event_bytes: int
+    apply: ApplyChange
+    queues: IngestQueues
+    indexnow: ChangeNotifier | None = None  # only when IndexNow is on
 
     def __call__(self, messages: Sequence[Message]) -> dict[str, IngestResult]:
         parsed: dict[str, PageChange | InvalidEvent] = {}
@@ -489,6 +464,18 @@ class Ingest:
             )
         else:
             metrics.add_metric(name=Metric.INDEXNOW_QUEUED, unit="Count", value=len(urls))
+
+
+def _with_cluster(commit: Commit, write: ClusterWrite | None, pointer: str | None) -> Commit:
+    """The commit with its cluster's write (this URL's member at its new place and
+    reservation), conditional on the cluster pointer its record was read with."""
+    if write is not None:
+        url = commit.change.url
+        member = replace(
+            write.cluster.all[url], shard=commit.shard, base=commit.base, reserved=commit.reserved
+        )
+        write = replace(write, cluster=with_member(write.cluster, url, member))
+    return replace(commit, cluster=write, expected_cluster=pointer)
 
 
 _OUTCOME_METRICS = {

@@ -85,85 +85,18 @@ class IndexResult:
     retired: list[str]
 
 
-class UpdateRobots:
-    """Keep robots.txt's own Sitemap lines right without losing a byte of the owner's."""
-
-    def __init__(self, site: Site, cache_control: str, store: ObjectStore):
-        self.site = site
-        self.cache_control = cache_control
-        self.store = store
-
-    def __call__(self, sitemap_urls: list[str]) -> RobotsOutcome:
-        contested = False
-
-        def attempt() -> RobotsOutcome:
-            current = self.store.get(ROBOTS_KEY)
-            before = current.body if current is not None else None
-            after = with_sitemaps(before, sitemap_urls, self.site)
-            if after == (before or b""):
-                # After a lost condition the bytes wanted may be our own write, landed with
-                # its answer lost: written, then (so that the CDN's copy is invalidated).
-                return RobotsOutcome.WRITTEN if contested else RobotsOutcome.UNCHANGED
-            if len(after) > MAX_ROBOTS_BYTES and len(after) > len(before or b""):
-                # Refused only when it grows: an owner's file already over the limit still
-                # loses the lines of index files that are going (then deleted).
-                metrics.add_metric(name=Metric.ROBOTS_TOO_LARGE, unit="Count", value=1)
-                logger.error(
-                    "robots.txt not updated",
-                    reason=f"it would be {len(after)} bytes, over {MAX_ROBOTS_BYTES}",
-                )
-                return RobotsOutcome.TOO_LARGE
-            self.store.put(
-                ROBOTS_KEY,
-                after,
-                content_type=TEXT_CONTENT_TYPE,
-                cache_control=self.cache_control,
-                expected_etag=current.etag if current is not None else None,
-            )
-            metrics.add_metric(name=Metric.ROBOTS_WRITTEN, unit="Count", value=1)
-            return RobotsOutcome.WRITTEN
-
-        def lost(attempt: int, _: Exception) -> None:
-            # The owner edited it meanwhile: read their edit and apply ours on top.
-            nonlocal contested
-            contested = True
-            logger.info("robots.txt changed during update", attempt=attempt)
-
-        return retry(
-            attempt,
-            MAX_ATTEMPTS,
-            (WriteConflict,),
-            lost=lost,
-            give_up=lambda: WriteConflict(f"robots.txt kept changing over {MAX_ATTEMPTS} attempts"),
-        )
-
-
+@dataclass(kw_only=True)
 class PublishIndex:
-    def __init__(
-        self,
-        *,
-        site: Site,
-        limits: Limits,
-        cache_control: str,
-        registry: IndexRegistry,
-        store: ObjectStore,
-        retire: RebuildRequests,
-        clock: Callable[[], datetime],
-        cdn: Invalidator | None = None,
-        stylesheet: str | None = None,  # the human view's href, referenced from the index
-        site_files: SiteFiles | None = None,  # published first: the index may reference them
-    ):
-        self.stylesheet = stylesheet
-        self.site_files = site_files
-        self.site = site
-        self.limits = limits
-        self.cache_control = cache_control
-        self.registry = registry
-        self.store = store
-        self.retire = retire
-        self.clock = clock
-        self.cdn = cdn
-        self.robots = UpdateRobots(site, cache_control, store)
+    site: Site
+    limits: Limits
+    cache_control: str
+    registry: IndexRegistry
+    store: ObjectStore
+    retire: RebuildRequests
+    clock: Callable[[], datetime]
+    cdn: Invalidator | None = None
+    stylesheet: str | None = None  # the human view's href, referenced from the index
+    site_files: SiteFiles | None = None  # published first: the index may reference them
 
     def __call__(self) -> IndexResult:
         # Keys written by an attempt that then lost a race are invalidated by the attempt
@@ -336,3 +269,48 @@ class PublishIndex:
         save(written)
         touched.append(key)
         return True
+
+    def robots(self, sitemap_urls: list[str]) -> RobotsOutcome:
+        """Keep robots.txt's own Sitemap lines right without losing a byte of the owner's."""
+        contested = False
+
+        def attempt() -> RobotsOutcome:
+            current = self.store.get(ROBOTS_KEY)
+            before = current.body if current is not None else None
+            after = with_sitemaps(before, sitemap_urls, self.site)
+            if after == (before or b""):
+                # After a lost condition the bytes wanted may be our own write, landed with
+                # its answer lost: written, then (so that the CDN's copy is invalidated).
+                return RobotsOutcome.WRITTEN if contested else RobotsOutcome.UNCHANGED
+            if len(after) > MAX_ROBOTS_BYTES and len(after) > len(before or b""):
+                # Refused only when it grows: an owner's file already over the limit still
+                # loses the lines of index files that are going (then deleted).
+                metrics.add_metric(name=Metric.ROBOTS_TOO_LARGE, unit="Count", value=1)
+                logger.error(
+                    "robots.txt not updated",
+                    reason=f"it would be {len(after)} bytes, over {MAX_ROBOTS_BYTES}",
+                )
+                return RobotsOutcome.TOO_LARGE
+            self.store.put(
+                ROBOTS_KEY,
+                after,
+                content_type=TEXT_CONTENT_TYPE,
+                cache_control=self.cache_control,
+                expected_etag=current.etag if current is not None else None,
+            )
+            metrics.add_metric(name=Metric.ROBOTS_WRITTEN, unit="Count", value=1)
+            return RobotsOutcome.WRITTEN
+
+        def lost(attempt: int, _: Exception) -> None:
+            # The owner edited it meanwhile: read their edit and apply ours on top.
+            nonlocal contested
+            contested = True
+            logger.info("robots.txt changed during update", attempt=attempt)
+
+        return retry(
+            attempt,
+            MAX_ATTEMPTS,
+            (WriteConflict,),
+            lost=lost,
+            give_up=lambda: WriteConflict(f"robots.txt kept changing over {MAX_ATTEMPTS} attempts"),
+        )

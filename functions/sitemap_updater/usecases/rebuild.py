@@ -18,7 +18,7 @@ runs outside the shard's message group, so it also reads again until nothing cha
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
@@ -57,30 +57,17 @@ class Rebuilt(StrEnum):
     RESTORED = "restored"  # same bytes, rewritten because the object was missing or altered
 
 
+@dataclass(kw_only=True)
 class RebuildShard:
-    def __init__(
-        self,
-        *,
-        limits: Limits,
-        compress: bool,
-        cache_control: str,
-        registry: ShardRegistry,
-        store: ObjectStore,
-        index: IndexRequests,
-        clock: Callable[[], datetime],
-        cdn: Invalidator | None = None,
-        stylesheet: str | None = None,  # the human view's href, referenced from each shard
-    ):
-        self.stylesheet = stylesheet
-        self.limits = limits
-        self.compress = compress
-        self.content_type = GZIP_CONTENT_TYPE if compress else XML_CONTENT_TYPE
-        self.cache_control = cache_control
-        self.registry = registry
-        self.store = store
-        self.index = index
-        self.clock = clock
-        self.cdn = cdn
+    limits: Limits
+    compress: bool
+    cache_control: str
+    registry: ShardRegistry
+    store: ObjectStore
+    index: IndexRequests
+    clock: Callable[[], datetime]
+    cdn: Invalidator | None = None
+    stylesheet: str | None = None  # the human view's href, referenced from each shard
 
     def __call__(self, shard: str, *, restore: bool = False) -> Rebuilt:
         outcome = last = self._attempts(shard, restore)
@@ -141,7 +128,7 @@ class RebuildShard:
                 self.store,
                 state,
                 shard_body(document, self.compress),
-                content_type=self.content_type,
+                content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
                 cache_control=self.cache_control,
                 previous=current,
             )
@@ -170,7 +157,7 @@ class RebuildShard:
                 self.store,
                 current,
                 shard_body(document, self.compress),
-                content_type=self.content_type,
+                content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
                 cache_control=self.cache_control,
             )
         except WriteConflict:

@@ -36,7 +36,7 @@ import json
 import random
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -125,25 +125,13 @@ def capacity_key(shard: str) -> Item:
     return _key(f"SHARD#{shard}", "#CAPACITY")
 
 
-def group_key(group: str) -> Item:
-    return _key(f"GROUP#{group}", "#OPEN")
-
-
-def shard_output_key(shard: str) -> Item:
-    return _key("SHARDS", shard)
-
-
-def index_output_key(key: str) -> Item:
-    return _key("INDEXES", key)
-
-
+@dataclass
 class Registry:
     """DynamoDB adapter. Conditional failures become domain outcomes; the rest is raised."""
 
-    def __init__(self, table_name: str, limits: Limits, client: DynamoDBClient | None = None):
-        self.table = table_name
-        self.limits = limits
-        self.client: DynamoDBClient = client or clients.client("dynamodb")
+    table: str
+    limits: Limits
+    client: DynamoDBClient = field(default_factory=lambda: clients.client("dynamodb"))
 
     # -- URL records -----------------------------------------------------------------------
 
@@ -370,7 +358,7 @@ class Registry:
     # -- groups and shards -------------------------------------------------------------------
 
     def open_shard(self, group: str) -> str:
-        item = self._get(group_key(group))
+        item = self._get(_key(f"GROUP#{group}", "#OPEN"))
         return shard_id(group, int(item["number"]["N"]) if item else 1)
 
     def close_shard(self, shard: str) -> None:
@@ -380,8 +368,9 @@ class Registry:
         if number == 1:
             condition = f"attribute_not_exists(#n) OR {condition}"
         values = {":current": {"N": str(number)}, ":next": {"N": str(number + 1)}}
+        key, names = _key(f"GROUP#{group}", "#OPEN"), {"#n": "number"}
         with contextlib.suppress(ConcurrentChange):
-            self._update(group_key(group), "SET #n = :next", values, condition, {"#n": "number"})
+            self._update(key, "SET #n = :next", values, condition, names)
 
     def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]:
         """The shard's live entries and their clusters, read strongly consistently, in URL
@@ -409,7 +398,7 @@ class Registry:
     # -- published outputs -------------------------------------------------------------------
 
     def shard_output(self, shard: str) -> ShardOutput:
-        item = self._get(shard_output_key(shard))
+        item = self._get(_key("SHARDS", shard))
         return _shard_output(item) if item else ShardOutput(shard=shard)
 
     def shard_outputs(self) -> list[ShardOutput]:
@@ -418,17 +407,12 @@ class Registry:
     def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None:
         """Record a shard's new state if nobody changed it since ``previous_generation``.
         ``listed`` is left alone: only the index writes it (see set_listed)."""
-        extra: Item = {"retiring": {"BOOL": output.retiring}}
-        if output.news_expiry is not None:
-            extra["news_expiry"] = {"S": output.news_expiry}
-        self._save_output(
-            shard_output_key(output.shard),
-            output.generation,
-            output.obj,
-            previous_generation,
-            extra=extra,
-            remove=[] if output.news_expiry is not None else ["news_expiry"],
-        )
+        expiry = output.news_expiry
+        fields = {
+            "retiring": {"BOOL": output.retiring},
+            "news_expiry": {"S": expiry} if expiry is not None else None,
+        }
+        self._save_output(_key("SHARDS", output.shard), output, previous_generation, fields)
 
     def set_listed(self, shard: str, listed: bool) -> None:
         """Mark a shard as (no longer) named by an index.
@@ -437,7 +421,7 @@ class Registry:
         retiring: a rebuild that marked it retiring decides on deleting it from ``listed``
         as read after that mark, so no index may start naming it from then on.
         """
-        key = shard_output_key(shard)
+        key = _key("SHARDS", shard)
         if not listed:
             self._update(key, "SET listed = :listed", {":listed": {"BOOL": False}})
             return
@@ -453,40 +437,32 @@ class Registry:
         return {output.key: output for output in map(_index_output, items)}
 
     def save_index_output(self, output: IndexOutput, previous_generation: int) -> None:
-        key = index_output_key(output.key)
-        self._save_output(key, output.generation, output.obj, previous_generation)
+        self._save_output(_key("INDEXES", output.key), output, previous_generation)
 
     def delete_index_output(self, key: str) -> None:
-        self.client.delete_item(TableName=self.table, Key=index_output_key(key))
+        self.client.delete_item(TableName=self.table, Key=_key("INDEXES", key))
 
     # -- plumbing ----------------------------------------------------------------------------
 
     def _save_output(
         self,
         key: Item,
-        generation: int,
-        obj: ObjectState | None,
+        output: ShardOutput | IndexOutput,
         previous_generation: int,
-        *,
-        extra: Item | None = None,
-        remove: Sequence[str] = (),
+        fields: dict[str, Item | None] | None = None,
     ) -> None:
-        """Compare-and-set a published-object record on its generation."""
-        values: Item = {
-            ":generation": {"N": str(generation)},
-            ":previous": {"N": str(previous_generation)},
-        }
-        assignments = ["generation = :generation"]
-        for name, value in (extra or {}).items():
-            assignments.append(f"{name} = :{name}")
-            values[f":{name}"] = value
-        if obj is not None:
-            assignments.append("obj = :obj")
-            values[":obj"] = {"M": {k: _attribute(v) for k, v in asdict(obj).items()}}
-        removals = [*remove, *(["obj"] if obj is None else [])]
-        expression = "SET " + ", ".join(assignments)
-        if removals:
-            expression += " REMOVE " + ", ".join(removals)
+        """Compare-and-set a published-object record on its generation: its generation,
+        object and ``fields`` set (removed: those that are None)."""
+        obj = (
+            {"M": {k: _attribute(v) for k, v in asdict(output.obj).items()}} if output.obj else None
+        )
+        fields = {"generation": {"N": str(output.generation)}, "obj": obj, **(fields or {})}
+        kept = {name: value for name, value in fields.items() if value is not None}
+        values = {f":{name}": value for name, value in kept.items()}
+        values[":previous"] = {"N": str(previous_generation)}
+        expression = "SET " + ", ".join(f"{name} = :{name}" for name in kept)
+        if removed := [name for name in fields if name not in kept]:
+            expression += " REMOVE " + ", ".join(removed)
         condition = "generation = :previous"
         if previous_generation == 0:
             condition = f"attribute_not_exists(generation) OR {condition}"

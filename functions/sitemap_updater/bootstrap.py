@@ -105,33 +105,30 @@ class App:
     clock: Callable[[], datetime] = field(default=utc_now)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
+    def _client(self, service: str, config: Config = CLIENT_CONFIG) -> Any:
+        return self.client_for(service, config)
+
     @_once
     def registry(self) -> Registry:
         settings = self.settings
-        client = self.client_for("dynamodb", CLIENT_CONFIG)
-        return Registry(settings.table_name, settings.limits, client=client)
+        return Registry(settings.table_name, settings.limits, self._client("dynamodb"))
 
     @_once
     def store(self) -> SitemapStore:
-        return SitemapStore(self.settings.bucket_name, client=self.client_for("s3", CLIENT_CONFIG))
+        return SitemapStore(self.settings.bucket_name, self._client("s3"))
 
     @_once
     def queues(self) -> Queues:
         settings = self.settings
-        return Queues(
-            rebuild_queue_url=settings.rebuild_queue_url,
-            index_queue_url=settings.index_queue_url,
-            dead_letter_url=settings.ingest_dlq_url,
-            client=self.client_for("sqs", CLIENT_CONFIG),
-        )
+        rebuild, index = settings.rebuild_queue_url, settings.index_queue_url
+        return Queues(rebuild, index, settings.ingest_dlq_url, self._client("sqs"))
 
     @_once
     def cdn(self) -> Cdn | None:
         """Only when INVALIDATE_PATHS is on."""
         if not self.settings.invalidate_paths:
             return None
-        client = self.client_for("cloudfront", CLIENT_CONFIG)
-        return Cdn(self.settings.distribution_id, client=client)
+        return Cdn(self.settings.distribution_id, self._client("cloudfront"))
 
     @_once
     def indexnow_queue(self) -> IndexNowQueue | None:
@@ -139,33 +136,23 @@ class App:
         settings = self.settings
         if not settings.indexnow_key:
             return None
-        client = self.client_for("sqs", NOTIFY_CONFIG)
-        return IndexNowQueue(settings.indexnow_queue_url, settings.indexnow_dlq_url, client=client)
+        client = self._client("sqs", NOTIFY_CONFIG)
+        return IndexNowQueue(settings.indexnow_queue_url, settings.indexnow_dlq_url, client)
 
     @_once
     def apply_change(self) -> ApplyChange:
         from sitemap_updater.usecases.ingest import ApplyChange  # noqa: PLC0415
 
-        return ApplyChange(
-            registry=self.registry,
-            limits=self.settings.limits,
-            tombstone_ttl_seconds=self.settings.tombstone_ttl_days * 86_400,
-            clock=self.clock,
-            groups=self.settings.groups,
-        )
+        settings = self.settings
+        ttl = settings.tombstone_ttl_days * 86_400
+        return ApplyChange(self.registry, settings.limits, ttl, self.clock, settings.groups)
 
     @_once
     def ingest(self) -> Ingest:
         from sitemap_updater.usecases.ingest import Ingest  # noqa: PLC0415
 
-        settings = self.settings
-        return Ingest(
-            settings.site,
-            settings.max_event_bytes,
-            self.apply_change,
-            self.queues,
-            indexnow=self.indexnow_queue,
-        )
+        site, max_bytes = self.settings.site, self.settings.max_event_bytes
+        return Ingest(site, max_bytes, self.apply_change, self.queues, self.indexnow_queue)
 
     @_once
     def rebuild_shard(self) -> RebuildShard:
@@ -202,17 +189,13 @@ class App:
 
     @_once
     def indexnow_client(self) -> IndexNowClient:
-        key_file = self.settings.indexnow_key_file
-        if key_file is None:
+        settings, site = self.settings, self.settings.site
+        if settings.indexnow_key_file is None:
             raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
-        site = self.settings.site
         host = site.host if site.port is None else f"{site.host}:{site.port}"
-        return IndexNowClient(
-            self.settings.indexnow_endpoint,
-            self.settings.indexnow_key,
-            host,
-            key_location=site.url_for(key_file),
-        )
+        location = site.url_for(settings.indexnow_key_file)
+        endpoint, key = settings.indexnow_endpoint, settings.indexnow_key
+        return IndexNowClient(endpoint, key, host, key_location=location)
 
     @_once
     def submit_indexnow(self) -> SubmitChanges:

@@ -339,10 +339,10 @@ class ApplyChange:
 
 @dataclass
 class Ingest:
-    """One invocation's messages: each message's outcome, keyed by its id. The plain
-    changes are committed together; the rest one by one. Then one rebuild request per
-    touched shard (if it cannot be sent, this raises: SQS delivers the whole batch again,
-    and its committed events, duplicates now, ask again); then IndexNow, which never raises."""
+    """One invocation's messages: each one's outcome, by message id. Plain changes are
+    committed together, the rest one by one; then one rebuild request per touched shard
+    (raises if it cannot be sent: SQS delivers the whole batch again, and its committed
+    events, duplicates now, ask again); then IndexNow, which never raises."""
 
     site: Site
     max_event_bytes: int
@@ -351,14 +351,7 @@ class Ingest:
     indexnow: ChangeNotifier | None = None  # only when IndexNow is on
 
     def __call__(self, messages: Sequence[Message]) -> dict[str, IngestResult]:
-        parsed: dict[str, PageChange | InvalidEvent] = {}
-        for message in messages:
-            try:
-                parsed[message.message_id] = parse_body(
-                    message.body, self.site, self.max_event_bytes
-                )
-            except InvalidEvent as rejected:
-                parsed[message.message_id] = rejected
+        parsed = {message.message_id: self._parse(message.body) for message in messages}
         together = self._apply_together(messages, parsed)
         results: dict[str, IngestResult] = {}
         touched: dict[str, list[str]] = defaultdict(list)
@@ -369,7 +362,13 @@ class Ingest:
             results[message.message_id] = result
             for shard in result.shards:
                 touched[shard].append(message.message_id)
-            if isinstance(change, PageChange) and self._to_notify(result, message):
+            # IndexNow hears of every applied change (an unpublished page too: it should be
+            # crawled to see its 404/410), and of a duplicate SQS delivered before: the
+            # delivery that applied it may have died before queueing its URL.
+            if isinstance(change, PageChange) and (
+                result.outcome is Outcome.APPLIED
+                or (result.outcome is Outcome.DUPLICATE and message.redelivered)
+            ):
                 changed.append(change.url)
         try:
             if touched:
@@ -378,20 +377,25 @@ class Ingest:
             self._notify(list(dict.fromkeys(changed)))
         return results
 
+    def _parse(self, body: str) -> PageChange | InvalidEvent:
+        try:
+            return parse_body(body, self.site, self.max_event_bytes)
+        except InvalidEvent as rejected:
+            return rejected
+
     def _apply_together(
         self, messages: Sequence[Message], parsed: dict[str, PageChange | InvalidEvent]
     ) -> dict[str, IngestResult]:
-        """The outcomes of the plain changes, applied together, by message id. A URL given
-        twice is left to be applied one by one, in order. An error here costs requests,
-        never an event: each is then applied on its own."""
+        """The outcomes of the plain changes applied together, by message id (a URL given
+        twice is applied one by one, in order). A failure here costs requests, never an
+        event: each is then applied on its own."""
         first: dict[str, tuple[str, PageChange]] = {}  # URL -> its first message
         repeated: set[str] = set()
-        for message in messages:
-            change = parsed[message.message_id]
+        for message_id, change in parsed.items():
             if isinstance(change, PageChange):
                 if change.url in first:
                     repeated.add(change.url)
-                first.setdefault(change.url, (message.message_id, change))
+                first.setdefault(change.url, (message_id, change))
         plain = [change for url, (_, change) in first.items() if url not in repeated]
         if len(plain) < 2:
             return {}
@@ -409,50 +413,33 @@ class Ingest:
     def _result(
         self, message: Message, change: PageChange | InvalidEvent, done: IngestResult | None
     ) -> IngestResult:
+        """Its outcome; FAILED, with the error, when it may pass (SQS delivers it again)."""
         try:
-            return self._outcome(message, change, done)
-        except Exception as error:  # noqa: BLE001 - this message alone fails; SQS retries it
+            try:
+                if isinstance(change, InvalidEvent):
+                    raise change
+                result = done or self.apply(change)
+                logger.debug("event ingested", url=change.url, outcome=result.outcome.value)
+            except InvalidEvent as rejected:
+                self.queues.dead_letter(
+                    message.body, rejected.code, rejected.reason, message.message_id
+                )
+                logger.warning(
+                    "event rejected",
+                    reason=rejected.reason,
+                    reason_code=rejected.code,
+                    message_id=message.message_id,
+                )
+                result = IngestResult(Outcome.REJECTED)
+        except Exception as error:  # noqa: BLE001 - this message alone fails
             return IngestResult(Outcome.FAILED, error=error)
-
-    def _outcome(
-        self, message: Message, change: PageChange | InvalidEvent, done: IngestResult | None
-    ) -> IngestResult:
-        try:
-            if isinstance(change, InvalidEvent):
-                raise change
-            result = done or self.apply(change)
-        except InvalidEvent as rejected:
-            self.queues.dead_letter(
-                message.body, rejected.code, rejected.reason, message.message_id
-            )
-            metrics.add_metric(name=Metric.EVENTS_REJECTED, unit="Count", value=1)
-            logger.warning(
-                "event rejected",
-                reason=rejected.reason,
-                reason_code=rejected.code,
-                message_id=message.message_id,
-            )
-            return IngestResult(Outcome.REJECTED)
         metrics.add_metric(name=_OUTCOME_METRICS[result.outcome], unit="Count", value=1)
-        logger.debug("event ingested", url=change.url, outcome=result.outcome.value)
         return result
 
-    def _to_notify(self, result: IngestResult, message: Message) -> bool:
-        """IndexNow hears of every applied change (publish or unpublish: a removed page
-        should be crawled to see its 404/410), not of stale or duplicate events. Except a
-        duplicate SQS has delivered before: the delivery that applied it may have died
-        before queueing the URL, and a second submission is cheaper than a lost one."""
-        if self.indexnow is None:
-            return False
-        return result.outcome is Outcome.APPLIED or (
-            result.outcome is Outcome.DUPLICATE and message.redelivered
-        )
-
     def _notify(self, urls: list[str]) -> None:
-        """Queue the changed URLs for IndexNow, after the rebuild requests, even when those
-        failed (the retry finds duplicates, which are not queued). Never raises: IndexNow
-        must never fail the sitemap work. A failure is counted (IndexNowUrlsNotQueued,
-        alarmed) and logged with the URLs."""
+        """Queue the changed URLs for IndexNow, even when the rebuild requests failed (the
+        retry finds duplicates, not queued). Never raises: IndexNow must never fail the
+        sitemap work; a failure is counted (IndexNowUrlsNotQueued, alarmed) and logged."""
         if self.indexnow is None or not urls:
             return
         try:
@@ -479,6 +466,7 @@ def _with_cluster(commit: Commit, write: ClusterWrite | None, pointer: str | Non
 
 
 _OUTCOME_METRICS = {
+    Outcome.REJECTED: Metric.EVENTS_REJECTED,
     Outcome.APPLIED: Metric.EVENTS_APPLIED,
     Outcome.DUPLICATE: Metric.EVENTS_DUPLICATE,
     Outcome.STALE: Metric.EVENTS_STALE,

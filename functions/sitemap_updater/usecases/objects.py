@@ -1,10 +1,9 @@
 """Writing a derived object: skip identical bytes, compare-and-set on the ETag, adopt the truth.
 
-Every object the updater writes carries its own description in its metadata (content hash,
-entry count, uncompressed size, lastmod). When a conditional write loses, the writer reads
-what is really there and records that (``adopt``), then tries again from a fresh read of
-the registry. Because the registry is read *after* the ETag the write is conditional on,
-an object is only ever replaced by output at least as new: an older read cannot win.
+Every object carries its own description in its metadata (hash, entry count, size,
+lastmod). When a conditional write loses, the writer records what is really there
+(``adopt``) and tries again from a fresh read of the registry. The registry is read *after*
+the ETag the write is conditional on, so an older read can never win.
 """
 
 from __future__ import annotations
@@ -26,8 +25,7 @@ TEXT_CONTENT_TYPE = "text/plain; charset=utf-8"
 
 
 class NewerOutput(WriteConflict):
-    """The object holds output written since its record was read, by a writer that has
-    not recorded it yet: the recorded (older) bytes must never be put over it."""
+    """The object holds output newer than its record: never put the recorded bytes over it."""
 
 
 def sha256(document: bytes) -> str:
@@ -47,7 +45,7 @@ def write_object(
     cache_control: str,
     previous: ObjectState | None,
 ) -> ObjectState:
-    """Write ``body`` under ``state.key`` if it still holds ``previous`` (raises WriteConflict)."""
+    """Write ``body`` under ``state.key`` if it still holds ``previous`` (or WriteConflict)."""
     expected = previous.etag if previous is not None and previous.key == state.key else None
     etag = store.put(
         state.key,
@@ -68,8 +66,7 @@ def write_object(
 def rewrite(
     store: ObjectStore, recorded: ObjectState, body: bytes, *, content_type: str, cache_control: str
 ) -> ObjectState | None:
-    """Write the recorded object again, byte for byte, if it is missing or altered (None:
-    it is intact). NewerOutput if it holds newer output (see ``newer_output``)."""
+    """Write the recorded object again if it is missing or altered (None: it is intact)."""
     found = store.head(recorded.key)
     if found is not None and found.metadata.get("sha256") == recorded.sha256:
         return None
@@ -87,9 +84,8 @@ def rewrite(
 
 
 def take_back(store: ObjectStore, written: ObjectState, recorded: ObjectState | None) -> None:
-    """An object was written back, and its record moved on meanwhile: delete it, unless the
-    record now holds it (``recorded``) or it was replaced since. Bytes must never outlive
-    the record that accounts for them."""
+    """Delete an object written back whose record moved on meanwhile, unless that record now
+    holds it (``recorded``) or it was replaced since: no bytes outlive their record."""
     if recorded is not None and recorded.etag == written.etag:
         return
     try:
@@ -101,9 +97,8 @@ def take_back(store: ObjectStore, written: ObjectState, recorded: ObjectState | 
 def adopt(
     store: ObjectStore, key: str, lastmod: str, save: Callable[[ObjectState | None], None]
 ) -> None:
-    """Record what is really stored under ``key`` (``save``), so the next attempt's condition
-    can hold. A record that moved on since it was read holds a newer writer's own state,
-    which the next attempt reads: nothing of ours to adopt."""
+    """Record (``save``) what is really under ``key``, so the next attempt's condition can
+    hold; unless the record moved on: a newer writer's state, which the next attempt reads."""
     try:
         save(observe(store, key, lastmod))
     except ConcurrentChange:
@@ -127,13 +122,9 @@ def observe(store: ObjectStore, key: str, fallback_lastmod: str) -> ObjectState 
 
 
 def newer_output(found: StoredObject, recorded: ObjectState) -> bool:
-    """Whether ``found`` is output of ours written since ``recorded`` (by a concurrent writer
-    that has not recorded it yet), rather than an altered object or an older one put back.
-
-    Our objects carry their hash and lastmod; a writer's lastmod is taken after it read the
-    record, so it is never before the recorded one (equal within a second: counted as newer,
-    the safe side).
-    """
+    """Whether ``found`` is output of ours written since ``recorded`` was (not an altered
+    object, nor an older one put back). A writer takes its lastmod after it read the record:
+    never before the recorded one (equal within a second: newer, the safe side)."""
     meta = found.metadata
     if "sha256" not in meta or meta["sha256"] == recorded.sha256:
         return False
@@ -141,7 +132,6 @@ def newer_output(found: StoredObject, recorded: ObjectState) -> bool:
 
 
 def conflicts(what: str, **context: Any) -> Callable[[int, Exception], None]:
-    """What an attempt that lost a race leaves: a count and a warning."""
 
     def lost(attempt: int, error: Exception) -> None:
         metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)

@@ -22,13 +22,10 @@ class Message:
     sent_timestamp: int | None = None  # when SQS received it, in epoch milliseconds
 
 
-class Clusters(Protocol):
-    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
-
-
-class UrlRegistry(Clusters, Protocol):
+class UrlRegistry(Protocol):
     def url_state(self, url: str) -> UrlState: ...
     def url_states(self, urls: Sequence[str]) -> dict[str, UrlState]: ...
+    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
     def entry(self, shard: str, url: str) -> SitemapEntry | None: ...
     def commit(self, commit: Commit) -> None: ...
     def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]: ...
@@ -37,9 +34,10 @@ class UrlRegistry(Clusters, Protocol):
     def close_shard(self, shard: str) -> None: ...
 
 
-class ShardRegistry(Clusters, Protocol):
+class ShardRegistry(Protocol):
     def shard_output(self, shard: str) -> ShardOutput: ...
     def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]: ...
+    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
     def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None: ...
 
 
@@ -67,9 +65,7 @@ class IngestQueues(RebuildRequests, DeadLetters, Protocol): ...
 
 
 class ChangeNotifier(Protocol):
-    """Queues the URLs of applied changes for IndexNow."""
-
-    def notify(self, urls: Sequence[str]) -> None: ...
+    def notify(self, urls: Sequence[str]) -> None: ...  # queues URLs for IndexNow
 
 
 class UrlSubmitter(Protocol):
@@ -102,12 +98,8 @@ class ObjectStore(Protocol):
 
 
 class Invalidator(Protocol):
-    """Makes the CDN forget the given keys; never raises (a failure is logged and counted)."""
-
-    def invalidate(self, keys: Sequence[str]) -> bool: ...
+    def invalidate(self, keys: Sequence[str]) -> bool: ...  # never raises: logs and counts
 
 
 class SiteFiles(Protocol):
-    """Writes the static files served next to the index; returns the keys written."""
-
-    def __call__(self, *, verify: bool = False) -> list[str]: ...
+    def __call__(self, *, verify: bool = False) -> list[str]: ...  # the keys written

@@ -25,8 +25,8 @@ def retry(
         except retried as error:
             if lost is not None:
                 lost(number, error)
-            if number == times:
-                if give_up is None:
-                    raise
+            if number == times and give_up is not None:
                 raise give_up() from error
+            if number == times:
+                raise
     raise ValueError(f"times must be at least 1, not {times}")

@@ -35,7 +35,7 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -259,11 +259,8 @@ class Registry:
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
         cluster = write.cluster
-        item: Item = {
-            **cluster_key(cluster.cid),
-            "version": {"N": str((write.expected or 0) + 1)},
-            "members": {"S": _members_json(cluster)},
-        }
+        values = {"version": (write.expected or 0) + 1, "members": _members_json(cluster)}
+        item = _attrs(values, cluster_key(cluster.cid))
         size = item_bytes(item)
         if size > MAX_ITEM_BYTES:
             raise InvalidEvent(
@@ -275,13 +272,9 @@ class Registry:
             actions = [self._put(item, "attribute_not_exists(pk)")]
         else:
             actions = [self._put(item, "version = :expected", _expected(write.expected))]
-        for cid, version in write.absorbed:
-            redirect = {
-                **cluster_key(cid),
-                "version": {"N": str(version + 1)},
-                "redirect": {"S": cluster.cid},
-            }
-            actions.append(self._put(redirect, "version = :expected", _expected(version)))
+        for cid, absorbed in write.absorbed:
+            redirect = _attrs({"version": absorbed + 1, "redirect": cluster.cid}, cluster_key(cid))
+            actions.append(self._put(redirect, "version = :expected", _expected(absorbed)))
         for url, record_version, pointer in write.targets:
             condition, values = _record_condition(record_version, pointer)
             update = {
@@ -297,22 +290,10 @@ class Registry:
 
     def _url_action(self, commit: Commit) -> Item:
         record = commit.record
-        item: Item = {
-            **url_key(record.url),
-            "url": {"S": record.url},
-            "version": {"N": str(record.version)},
-            "live": {"BOOL": record.live},
-            "reserved": {"N": str(record.reserved)},
-            "base": {"N": str(record.base)},
-        }
-        if record.shard is not None:
-            item["shard"] = {"S": record.shard}
-        if commit.cluster_id is not None:
-            item["cluster"] = {"S": commit.cluster_id}
-        if commit.tombstone_expires_at is not None:
-            item[TTL_ATTRIBUTE] = {"N": str(commit.tombstone_expires_at)}
-        condition, values = _record_condition(commit.expected_version, commit.expected_cluster)
-        return self._put(item, condition, values, names={"#cluster": "cluster"})
+        values = {**asdict(record), "cluster": commit.cluster_id}
+        item = _attrs({**values, TTL_ATTRIBUTE: commit.tombstone_expires_at}, url_key(record.url))
+        condition, expected = _record_condition(commit.expected_version, commit.expected_cluster)
+        return self._put(item, condition, expected, names={"#cluster": "cluster"})
 
     def _reservation_action(self, reservation: Reservation) -> Item:
         group, number = parse_shard_id(reservation.shard)
@@ -325,14 +306,16 @@ class Registry:
                 "SET shard_group = :group, shard_number = :number",
                 "ConditionExpression": "(attribute_not_exists(slots) OR slots <= :max_slots) AND "
                 "(attribute_not_exists(reserved_bytes) OR reserved_bytes <= :max_bytes)",
-                "ExpressionAttributeValues": {
-                    ":slots": {"N": str(reservation.slots)},
-                    ":bytes": {"N": str(reservation.bytes)},
-                    ":group": {"S": group},
-                    ":number": {"N": str(number)},
-                    ":max_slots": {"N": str(max_slots)},
-                    ":max_bytes": {"N": str(max_bytes)},
-                },
+                "ExpressionAttributeValues": _attrs(
+                    {
+                        ":slots": reservation.slots,
+                        ":bytes": reservation.bytes,
+                        ":group": group,
+                        ":number": number,
+                        ":max_slots": max_slots,
+                        ":max_bytes": max_bytes,
+                    }
+                ),
             }
         }
 
@@ -367,7 +350,7 @@ class Registry:
         condition = "#n = :current"
         if number == 1:
             condition = f"attribute_not_exists(#n) OR {condition}"
-        values = {":current": {"N": str(number)}, ":next": {"N": str(number + 1)}}
+        values = _attrs({":current": number, ":next": number + 1})
         key, names = _key(f"GROUP#{group}", "#OPEN"), {"#n": "number"}
         with contextlib.suppress(ConcurrentChange):
             self._update(key, "SET #n = :next", values, condition, names)
@@ -453,9 +436,7 @@ class Registry:
     ) -> None:
         """Compare-and-set a published-object record on its generation: its generation,
         object and ``fields`` set (removed: those that are None)."""
-        obj = (
-            {"M": {k: _attribute(v) for k, v in asdict(output.obj).items()}} if output.obj else None
-        )
+        obj = {"M": _attrs(asdict(output.obj))} if output.obj else None
         fields = {"generation": {"N": str(output.generation)}, "obj": obj, **(fields or {})}
         kept = {name: value for name, value in fields.items() if value is not None}
         values = {f":{name}": value for name, value in kept.items()}
@@ -567,28 +548,28 @@ def _expected(version: int) -> Item:
     return {":expected": {"N": str(version)}}
 
 
-def _attribute(value: str | int) -> Item:
-    return {"N": str(value)} if isinstance(value, int) else {"S": value}
+def _attrs(values: Mapping[str, object], key: Item | None = None) -> Item:
+    """The values that are not None as DynamoDB attributes (of the item at ``key``)."""
+    attributes = {name: _attribute(value) for name, value in values.items() if value is not None}
+    return {**(key or {}), **attributes}
+
+
+def _attribute(value: object) -> Item:
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    return {"N": str(value)} if isinstance(value, int | Decimal) else {"S": value}
 
 
 def _entry_item(commit: Commit, entry: SitemapEntry) -> Item:
     """The entry's item; InvalidEvent when it is too large for any item (a retry cannot
     help: 300 long image URLs of percent-encoded text fit in a message, not in an item)."""
     assert commit.shard is not None  # noqa: S101 - guarded by the caller
-    item: Item = {
-        **entry_key(commit.shard, entry.url),
-        "url": {"S": entry.url},
-        "version": {"N": str(commit.change.version)},
-    }
-    for name in ("lastmod", "changefreq", "priority"):
-        value = getattr(entry, name)
-        if value is not None:
-            item[name] = {"S": value}
+    values = {name: getattr(entry, name) for name in ("url", "lastmod", "changefreq", "priority")}
+    values.update(version=commit.change.version, cluster=commit.cluster_id)
+    item = _attrs(values, entry_key(commit.shard, entry.url))
     if entry.images or entry.videos or entry.news:
         stored = _Extensions(images=entry.images, videos=entry.videos, news=entry.news)
         item["ext"] = {"S": msgspec.json.encode(stored).decode()}
-    if commit.cluster_id is not None:
-        item["cluster"] = {"S": commit.cluster_id}
     size = item_bytes(item)
     if size > MAX_ITEM_BYTES:
         raise InvalidEvent(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -175,25 +174,18 @@ class Settings(BaseModel):
             return cls.model_validate(dict(source))
         except ValidationError as exc:
             problems = "; ".join(
-                f"{_alias(error['loc'])}: {error['msg']}" for error in exc.errors(include_url=False)
+                f"{'.'.join(map(str, error['loc'])) or 'environment'}: {error['msg']}"
+                for error in exc.errors(include_url=False)
             )
             raise SettingsError(f"invalid function environment: {problems}") from exc
 
     def to_env(self) -> dict[str, str]:
         """Every setting as the environment variables a function receives."""
         values = self.model_dump(by_alias=True)
-        return {name: _env_value(value) for name, value in values.items()}
+        return {
+            name: str(v).lower() if isinstance(v, bool) else str(v) for name, v in values.items()
+        }
 
     @classmethod
     def env_names(cls) -> set[str]:
         return {field.alias or name for name, field in cls.model_fields.items()}
-
-
-def _alias(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc) or "environment"
-
-
-def _env_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)

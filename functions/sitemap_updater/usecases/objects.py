@@ -17,7 +17,7 @@ from typing import Any
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.records import ObjectState
 from sitemap_updater.observability import Metric, logger, metrics
-from sitemap_updater.usecases.ports import ObjectStore, StoredObject
+from sitemap_updater.usecases.ports import ObjectStore
 
 XML_CONTENT_TYPE = "application/xml; charset=utf-8"
 GZIP_CONTENT_TYPE = "application/gzip"
@@ -46,19 +46,13 @@ def write_object(
     previous: ObjectState | None,
 ) -> ObjectState:
     """Write ``body`` under ``state.key`` if it still holds ``previous`` (or WriteConflict)."""
-    expected = previous.etag if previous is not None and previous.key == state.key else None
     etag = store.put(
         state.key,
         body,
         content_type=content_type,
         cache_control=cache_control,
-        expected_etag=expected,
-        metadata={
-            "sha256": state.sha256,
-            "entries": str(state.entries),
-            "bytes": str(state.bytes),
-            "lastmod": state.lastmod,
-        },
+        expected_etag=previous.etag if previous is not None and previous.key == state.key else None,
+        metadata={name: str(getattr(state, name)) for name in _DESCRIPTION},
     )
     return replace(state, etag=etag)
 
@@ -68,9 +62,13 @@ def rewrite(
 ) -> ObjectState | None:
     """Write the recorded object again if it is missing or altered (None: it is intact)."""
     found = store.head(recorded.key)
-    if found is not None and found.metadata.get("sha256") == recorded.sha256:
+    meta = found.metadata if found is not None else {}
+    if found is not None and meta.get("sha256") == recorded.sha256:
         return None
-    if found is not None and newer_output(found, recorded):
+    # Other output of ours, not an altered object nor an older one put back: a writer takes
+    # its lastmod after it read the record, so never before the recorded one (equal within a
+    # second: newer, the safe side).
+    if "sha256" in meta and meta.get("lastmod", "") >= recorded.lastmod:
         raise NewerOutput(f"{recorded.key} was rewritten since its record was read")
     there = None if found is None else replace(recorded, etag=found.etag)
     return write_object(
@@ -97,42 +95,22 @@ def take_back(store: ObjectStore, written: ObjectState, recorded: ObjectState | 
 def adopt(
     store: ObjectStore, key: str, lastmod: str, save: Callable[[ObjectState | None], None]
 ) -> None:
-    """Record (``save``) what is really under ``key``, so the next attempt's condition can
-    hold; unless the record moved on: a newer writer's state, which the next attempt reads."""
+    """Record (``save``) what is really under ``key``, described by its metadata, so the next
+    attempt's condition can hold; unless the record moved on: a newer writer's state, which
+    the next attempt reads."""
+    found, state = store.head(key), None
+    if found is not None:
+        meta = found.metadata
+        sha, lastmod = meta.get("sha256", ""), meta.get("lastmod", lastmod)
+        entries, size = _int(meta.get("entries")), _int(meta.get("bytes"))
+        state = ObjectState(key, found.etag, sha, entries, size, lastmod)
     try:
-        save(observe(store, key, lastmod))
+        save(state)
     except ConcurrentChange:
         logger.info("record moved on; not adopting", key=key)
 
 
-def observe(store: ObjectStore, key: str, fallback_lastmod: str) -> ObjectState | None:
-    """What is really stored under ``key``, described from its metadata (None: nothing)."""
-    found = store.head(key)
-    if found is None:
-        return None
-    meta = found.metadata
-    return ObjectState(
-        key=key,
-        etag=found.etag,
-        sha256=meta.get("sha256", ""),
-        entries=_int(meta.get("entries")),
-        bytes=_int(meta.get("bytes")),
-        lastmod=meta.get("lastmod", fallback_lastmod),
-    )
-
-
-def newer_output(found: StoredObject, recorded: ObjectState) -> bool:
-    """Whether ``found`` is output of ours written since ``recorded`` was (not an altered
-    object, nor an older one put back). A writer takes its lastmod after it read the record:
-    never before the recorded one (equal within a second: newer, the safe side)."""
-    meta = found.metadata
-    if "sha256" not in meta or meta["sha256"] == recorded.sha256:
-        return False
-    return meta.get("lastmod", "") >= recorded.lastmod
-
-
 def conflicts(what: str, **context: Any) -> Callable[[int, Exception], None]:
-
     def lost(attempt: int, error: Exception) -> None:
         metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
         logger.warning(f"{what} write conflict", attempt=attempt, reason=str(error), **context)
@@ -145,3 +123,6 @@ def _int(value: str | None) -> int:
         return int(value) if value is not None else 0
     except ValueError:
         return 0
+
+
+_DESCRIPTION = ("sha256", "entries", "bytes", "lastmod")  # an object's metadata

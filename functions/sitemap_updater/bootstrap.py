@@ -1,9 +1,6 @@
-"""The composition root: settings, clients, adapters and use cases, built once on first use.
-
-Nothing here runs at import time. Handlers call :func:`app` (cached for the life of the
-Lambda execution environment); tests and the local runtime call :func:`build_app` with
-their own settings and clients.
-"""
+"""The composition root: settings, clients, adapters and use cases, built once on first use,
+nothing at import time. Handlers call :func:`app`; tests and the local runtime call
+:func:`build_app` with their own settings and clients."""
 
 from __future__ import annotations
 
@@ -77,9 +74,8 @@ def site_file_keys(settings: Settings) -> list[str]:
 
 
 class _once(Generic[_T]):  # a decorator, as cached_property is
-    """A cached property built once, whichever thread asks first: under the App's lock
-    (botocore sessions are not thread-safe, and a hook registered on a client must stay on
-    the one in use)."""
+    """A cached property built under the App's lock, so once whichever thread asks first
+    (botocore sessions are not thread-safe; a hook registered on a client must stay on it)."""
 
     def __init__(self, build: Callable[[App], _T]):
         self.build = build
@@ -95,9 +91,8 @@ class _once(Generic[_T]):  # a decorator, as cached_property is
 
 @dataclass
 class App:
-    """Settings and clock, and the adapters and use cases made from them on first use: a
-    function builds only the clients its use case reaches (the IndexNow function no
-    DynamoDB or S3 client, ingest no S3 client), each one once."""
+    """Settings and clock, and what is made from them on first use: a function builds only
+    the clients its use case reaches, each once."""
 
     settings: Settings
     # (service, config) -> a botocore client: see build_app.
@@ -220,13 +215,10 @@ def build_app(
     clock: Callable[[], datetime] = utc_now,
     endpoint_url: str | None = None,
 ) -> App:
-    """Wire the adapters to real (or moto) clients: from ``session`` when given (the local
-    runtime, the operator commands, tests), otherwise from botocore's one shared session
-    (adapters/clients.py). Each client is made when an adapter first needs it.
-
-    Clients honour AWS_ENDPOINT_URL; the operator commands pass ``endpoint_url`` instead
-    (not to CloudFront, which has no local stand-in).
-    """
+    """An App whose clients come from ``session`` (the local runtime, the operator
+    commands, tests), or else from botocore's one shared session. They honour
+    AWS_ENDPOINT_URL; the operator commands give ``endpoint_url`` (never to CloudFront,
+    which has no local stand-in)."""
     make = session.client if session is not None else clients.client
 
     def client_for(service: str, config: Config) -> Any:

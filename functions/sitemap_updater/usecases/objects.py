@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -36,49 +36,40 @@ def w3c_now(clock_value: datetime) -> str:
     return clock_value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_object(
-    store: ObjectStore,
-    state: ObjectState,
-    body: bytes,
-    *,
-    content_type: str,
-    cache_control: str,
-    previous: ObjectState | None,
-) -> ObjectState:
-    """Write ``body`` under ``state.key`` if it still holds ``previous`` (or WriteConflict)."""
-    etag = store.put(
-        state.key,
-        body,
-        content_type=content_type,
-        cache_control=cache_control,
-        expected_etag=previous.etag if previous is not None and previous.key == state.key else None,
-        metadata={name: str(getattr(state, name)) for name in _DESCRIPTION},
-    )
-    return replace(state, etag=etag)
+@dataclass(frozen=True)
+class Writer:
+    """Writes objects of one Content-Type and Cache-Control, each described by its metadata."""
 
+    store: ObjectStore
+    content_type: str
+    cache_control: str
 
-def rewrite(
-    store: ObjectStore, recorded: ObjectState, body: bytes, *, content_type: str, cache_control: str
-) -> ObjectState | None:
-    """Write the recorded object again if it is missing or altered (None: it is intact)."""
-    found = store.head(recorded.key)
-    meta = found.metadata if found is not None else {}
-    if found is not None and meta.get("sha256") == recorded.sha256:
-        return None
-    # Other output of ours, not an altered object nor an older one put back: a writer takes
-    # its lastmod after it read the record, so never before the recorded one (equal within a
-    # second: newer, the safe side).
-    if "sha256" in meta and meta.get("lastmod", "") >= recorded.lastmod:
-        raise NewerOutput(f"{recorded.key} was rewritten since its record was read")
-    there = None if found is None else replace(recorded, etag=found.etag)
-    return write_object(
-        store,
-        recorded,
-        body,
-        content_type=content_type,
-        cache_control=cache_control,
-        previous=there,
-    )
+    def write(self, state: ObjectState, body: bytes, previous: ObjectState | None) -> ObjectState:
+        """Write ``body`` under ``state.key`` if it still holds ``previous`` (or WriteConflict)."""
+        etag = self.store.put(
+            state.key,
+            body,
+            content_type=self.content_type,
+            cache_control=self.cache_control,
+            expected_etag=previous.etag if previous and previous.key == state.key else None,
+            metadata={name: str(getattr(state, name)) for name in _DESCRIPTION},
+        )
+        return replace(state, etag=etag)
+
+    def rewrite(self, recorded: ObjectState, body: bytes) -> ObjectState | None:
+        """Write the recorded object again if it is missing or altered (None: it is intact)."""
+        found = self.store.head(recorded.key)
+        meta = found.metadata if found is not None else {}
+        if found is not None and meta.get("sha256") == recorded.sha256:
+            return None
+        # Other output of ours, not an altered object nor an older one put back: a writer
+        # takes its lastmod after it read the record, so never before the recorded one
+        # (equal within a second: newer, the safe side).
+        if "sha256" in meta and meta.get("lastmod", "") >= recorded.lastmod:
+            raise NewerOutput(f"{recorded.key} was rewritten since its record was read")
+        return self.write(
+            recorded, body, None if found is None else replace(recorded, etag=found.etag)
+        )
 
 
 def take_back(store: ObjectStore, written: ObjectState, recorded: ObjectState | None) -> None:

@@ -1,19 +1,14 @@
 """Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records.
 
-One run, serialised by the index queue's single FIFO message group:
+One run at a time (the index queue's single FIFO message group): mark each shard to name as
+``listed`` before naming it; write the index files whose bytes changed; make robots.txt's
+own Sitemap lines name exactly those files; delete the files no longer needed; clear
+``listed`` on retiring shards no file names, and ask their rebuild to delete them.
 
-1. mark every shard the index is about to name as ``listed`` (before naming it);
-2. render the index files (50,000 shards each) and write those whose bytes changed;
-3. make robots.txt's own Sitemap lines name exactly those index files;
-4. delete index files that are no longer needed (robots.txt no longer names them);
-5. clear ``listed`` on retiring shards the index no longer names, and ask their rebuild
-   (in the shard's own message group) to delete their objects.
-
-:meth:`PublishIndex.restore` (the operators' ``sitemap-updater rebuild``, which runs outside
-the index queue's message group) never publishes anything new: it only writes again an
-index file whose recorded bytes are still current but whose object is missing or altered,
-conditionally, with its recorded lastmod, and then robots.txt's Sitemap lines. When the
-registry has moved on, the index function has to publish: restore says so.
+:meth:`PublishIndex.restore` (``sitemap-updater rebuild``, outside that message group) never
+publishes anything new: it writes back an index file whose recorded bytes are current but
+whose object is missing or altered, then robots.txt's lines; if the registry has moved on,
+it says the index function must publish.
 """
 
 from __future__ import annotations
@@ -34,13 +29,12 @@ from sitemap_updater.usecases.objects import (
     TEXT_CONTENT_TYPE,
     XML_CONTENT_TYPE,
     NewerOutput,
+    Writer,
     adopt,
     conflicts,
-    rewrite,
     sha256,
     take_back,
     w3c_now,
-    write_object,
 )
 from sitemap_updater.usecases.ports import (
     IndexRegistry,
@@ -97,6 +91,10 @@ class PublishIndex:
     cdn: Invalidator | None = None
     stylesheet: str | None = None  # the human view's href, referenced from the index
     site_files: SiteFiles | None = None  # published first: the index may reference them
+
+    @property
+    def _writer(self) -> Writer:
+        return Writer(self.store, XML_CONTENT_TYPE, self.cache_control)
 
     def __call__(self) -> IndexResult:
         # Keys written by an attempt that then lost a race are invalidated by the attempt
@@ -193,13 +191,7 @@ class PublishIndex:
         if before is None or recorded is None or recorded.sha256 != sha256(document):
             return Restored.BEHIND
         try:
-            written = rewrite(
-                self.store,
-                recorded,
-                document,
-                content_type=XML_CONTENT_TYPE,
-                cache_control=self.cache_control,
-            )
+            written = self._writer.rewrite(recorded, document)
         except NewerOutput:
             return Restored.BEHIND  # the index function has published since: never undo it
         if written is None:
@@ -252,14 +244,7 @@ class PublishIndex:
             self.registry.save_index_output(IndexOutput(key, generation + 1, obj), generation)
 
         try:
-            written = write_object(
-                self.store,
-                state,
-                document,
-                content_type=XML_CONTENT_TYPE,
-                cache_control=self.cache_control,
-                previous=expected,
-            )
+            written = self._writer.write(state, document, expected)
         except WriteConflict:
             # Possibly our own write, landed with its answer lost (botocore sent it again,
             # and the condition failed): the next attempt finds it as wanted.

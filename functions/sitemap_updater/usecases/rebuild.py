@@ -1,18 +1,14 @@
 """Rebuild one shard from the registry: render, gzip, write only when the bytes changed.
 
-Order matters for invariant 10: the shard's output record (with the ETag the write will be
-conditional on) is read *before* the entries. A shard whose last entry is gone is not
-deleted at once: it is marked retiring, the index drops it, and only when no index can name
-it any more (``listed`` is cleared) is the object deleted, by a rebuild in the shard's own
-FIFO message group, so a concurrent republish into it is serialised with the delete.
+The shard's record (with the ETag the write is conditional on) is read *before* its
+entries, so an older read can never overwrite newer output. An emptied shard is marked
+retiring; its object is deleted only once no index names it (``listed`` cleared), by a
+rebuild in its own FIFO message group, so a concurrent republish is serialised with it.
 
-When the bytes did not change (by the record), the object is checked (one HEAD): a run
-that died between its PutObject and its record leaves newer bytes than the record says,
-and if the registry then returns to the recorded state, trusting the record would leave
-them served for good. Found newer, they are adopted and the shard is written again; found
-missing or altered, the recorded bytes are written back with their recorded lastmod, so
-the index stays as it was. ``restore=True`` (the operators' ``sitemap-updater rebuild``)
-runs outside the shard's message group, so it also reads again until nothing changes.
+When the record says the bytes are unchanged, the object is checked (one HEAD): a run that
+died between its PutObject and its record leaves bytes the record does not describe. Found
+newer, they are adopted and the shard written again; missing or altered, the recorded bytes
+are written back, with their recorded lastmod.
 """
 
 from __future__ import annotations
@@ -34,13 +30,12 @@ from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
     XML_CONTENT_TYPE,
+    Writer,
     adopt,
     conflicts,
-    rewrite,
     sha256,
     take_back,
     w3c_now,
-    write_object,
 )
 from sitemap_updater.usecases.ports import IndexRequests, Invalidator, ObjectStore, ShardRegistry
 from sitemap_updater.usecases.retry import retry
@@ -68,6 +63,11 @@ class RebuildShard:
     clock: Callable[[], datetime]
     cdn: Invalidator | None = None
     stylesheet: str | None = None  # the human view's href, referenced from each shard
+
+    @property
+    def _writer(self) -> Writer:
+        content_type = GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE
+        return Writer(self.store, content_type, self.cache_control)
 
     def __call__(self, shard: str, *, restore: bool = False) -> Rebuilt:
         outcome = last = self._attempts(shard, restore)
@@ -124,14 +124,7 @@ class RebuildShard:
         now = w3c_now(moment)
         state = ObjectState(key, "", digest, len(entries), len(document), now)
         try:
-            written = write_object(
-                self.store,
-                state,
-                shard_body(document, self.compress),
-                content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
-                cache_control=self.cache_control,
-                previous=current,
-            )
+            written = self._writer.write(state, shard_body(document, self.compress), current)
         except WriteConflict:
             touched.append(key)
             self._adopt(output, key, now)
@@ -153,13 +146,7 @@ class RebuildShard:
         """The record says these bytes are there. The object is checked (one HEAD), and
         written back if it is missing or altered (see the module doc)."""
         try:
-            restored = rewrite(
-                self.store,
-                current,
-                shard_body(document, self.compress),
-                content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
-                cache_control=self.cache_control,
-            )
+            restored = self._writer.rewrite(current, shard_body(document, self.compress))
         except WriteConflict:
             touched.append(current.key)
             self._adopt(output, current.key, current.lastmod)

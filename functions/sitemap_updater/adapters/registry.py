@@ -135,9 +135,6 @@ class Registry:
 
     # -- URL records -----------------------------------------------------------------------
 
-    def get_url(self, url: str) -> UrlRecord | None:
-        return self.url_state(url).record
-
     def url_state(self, url: str) -> UrlState:
         """The URL's record and its cluster pointer (strongly consistent)."""
         return _url_state(self._get(url_key(url)))
@@ -152,33 +149,25 @@ class Registry:
         """Each cluster asked for, following redirects left by merges to the live record
         (at most ``MAX_REDIRECTS``: beyond, RetryableError, never a cluster left out)."""
         wanted = set(cids)
-        resolved: dict[str, Cluster] = {}
-        redirects: dict[str, str] = {}
-        pending = set(wanted)
+        found: dict[str, Item] = {}
+        pending = wanted
         for _ in range(MAX_REDIRECTS + 1):  # the ids asked for, then one read per redirect
-            if not pending:
-                break
-            items = self._batch_get([cluster_key(cid) for cid in sorted(pending)])
-            pending = set()
-            for item in items:
-                cid = item[PARTITION_KEY]["S"].removeprefix("CLUSTER#")
-                if "redirect" in item:
-                    redirects[cid] = item["redirect"]["S"]
-                    if redirects[cid] not in resolved:
-                        pending.add(redirects[cid])
-                else:
-                    resolved[cid] = _cluster(cid, item)
+            items = self._batch_get([cluster_key(c) for c in sorted(pending)]) if pending else []
+            found.update(
+                (item[PARTITION_KEY]["S"].removeprefix("CLUSTER#"), item) for item in items
+            )
+            pending = {item["redirect"]["S"] for item in items if "redirect" in item} - set(found)
         result = {}
         for cid in wanted:
             final = cid
             for _ in range(MAX_REDIRECTS):
-                if final in resolved or final not in redirects:
+                if "redirect" not in found.get(final, {}):
                     break
-                final = redirects[final]
-            if final in resolved:
-                result[cid] = resolved[final]
-            elif final in redirects:
+                final = found[final]["redirect"]["S"]
+            if "redirect" in found.get(final, {}):
                 raise too_many_redirects(cid)
+            if final in found:
+                result[cid] = _cluster(final, found[final])
         return result
 
     def entry(self, shard: str, url: str) -> SitemapEntry | None:
@@ -591,21 +580,18 @@ _EXTENSIONS = msgspec.json.Decoder(_Extensions)
 
 
 def _entry(item: Item) -> tuple[SitemapEntry, str | None]:
-    def text(name: str) -> str | None:
-        value = item.get(name)
-        return value["S"] if value else None
-
-    extensions = _EXTENSIONS.decode(item["ext"]["S"]) if "ext" in item else _Extensions()
+    text = {name: value["S"] for name, value in item.items() if "S" in value}
+    extensions = _EXTENSIONS.decode(text["ext"]) if "ext" in text else _Extensions()
     entry = SitemapEntry(
-        url=item["url"]["S"],
-        lastmod=text("lastmod"),
-        changefreq=text("changefreq"),
-        priority=text("priority"),
+        url=text["url"],
+        lastmod=text.get("lastmod"),
+        changefreq=text.get("changefreq"),
+        priority=text.get("priority"),
         images=extensions.images,
         videos=extensions.videos,
         news=extensions.news,
     )
-    return entry, text("cluster")
+    return entry, text.get("cluster")
 
 
 def _record_condition(version: Decimal | None, cluster: str | None) -> tuple[str, Item]:
@@ -647,42 +633,22 @@ def _members_json(cluster: Cluster) -> str:
     a page makes it one) is written as its position in that order. A cluster of 64 pages
     each declaring all 64 then takes tens of KB, not the 400 KB of an item (and the write
     units of one) that the URLs written out 4,096 times would."""
-    urls = sorted(cluster.all)
-    position = {url: number for number, url in enumerate(urls)}
-    return json.dumps(
-        {
-            url: {
-                "lang": member.lang,
-                "declares": [[lang, position.get(href, href)] for lang, href in member.declares],
-                "live": member.live,
-                "shard": member.shard,
-                "base": member.base,
-                "reserved": member.reserved,
-            }
-            for url, member in ((url, cluster.all[url]) for url in urls)
-        },
-        separators=(",", ":"),
-    )
+    members = sorted(cluster.all.items())
+    position = {url: number for number, (url, _) in enumerate(members)}
+    stored = {
+        url: {**asdict(m), "declares": [[lang, position.get(h, h)] for lang, h in m.declares]}
+        for url, m in members
+    }
+    return json.dumps(stored, separators=(",", ":"))
 
 
 def _cluster(cid: str, item: Item) -> Cluster:
     """Read what _members_json wrote."""
     stored: dict[str, Any] = json.loads(item["members"]["S"])
-    urls = list(stored)
-    members = {
-        url: Member(
-            lang=fields["lang"],
-            declares=tuple(
-                (lang, urls[href] if type(href) is int else href)
-                for lang, href in fields["declares"]
-            ),
-            live=fields["live"],
-            shard=fields["shard"],
-            base=fields["base"],
-            reserved=fields["reserved"],
-        )
-        for url, fields in stored.items()
-    }
+    urls, members = list(stored), {}
+    for url, fields in stored.items():
+        declares = tuple((lang, urls[h] if type(h) is int else h) for lang, h in fields["declares"])
+        members[url] = Member(**{**fields, "declares": declares})
     return Cluster(cid=cid, version=int(item["version"]["N"]), members=members)
 
 

@@ -75,8 +75,8 @@ class _Planned:
 
 @dataclass
 class ApplyChange:
-    """Apply one validated change to the registry, in order, placing new URLs and keeping
-    its hreflang cluster complete (see domain.clusters)."""
+    """Apply one change to the registry if it is newer, placing a new URL and keeping its
+    hreflang cluster complete (see domain.clusters)."""
 
     registry: UrlRegistry
     limits: Limits
@@ -118,14 +118,10 @@ class ApplyChange:
         return IngestResult(Outcome.APPLIED, done.touched | settled)
 
     def apply_plain(self, changes: Sequence[PageChange]) -> dict[str, IngestResult]:
-        """Apply changes of distinct URLs that have nothing to do with any hreflang cluster,
-        together: one batched read, then one transaction per group the registry cuts them
-        into. The same decisions as one by one, at a read and a write per few dozen events.
-
-        A URL missing from the answer was not applied (it has a cluster, its entry is
-        invalid, or its transaction failed): applied on its own, it gets its own outcome,
-        error or reason. A failed transaction never undoes those committed before it.
-        """
+        """Apply changes of distinct URLs with no hreflang cluster together: one batched read,
+        then a transaction per group the registry cuts them into; the same decisions as one
+        by one. A URL missing from the answer (a cluster, an invalid entry, a failed
+        transaction) is to be applied on its own; a failed transaction undoes no other."""
         if len({change.url for change in changes}) != len(changes):
             raise ValueError("apply_plain takes each URL once")
         states = self.registry.url_states([change.url for change in changes])
@@ -164,8 +160,8 @@ class ApplyChange:
         return results
 
     def _until_committed(self, plan: Callable[[bool], _Planned | R], gave_up: str) -> Commit | R:
-        """Plan and commit until it holds: plan again after a concurrent change; close a
-        full shard, and from then on move the entry out of it if it was the URL's own."""
+        """Plan and commit until it holds: again after a concurrent change; after a full
+        shard, closed, out of it if it was the URL's own."""
         move = False
 
         def attempt() -> Commit | R:

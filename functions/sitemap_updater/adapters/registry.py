@@ -327,8 +327,6 @@ class Registry:
     def _delete(self, key: Item) -> Item:
         return {"Delete": {"TableName": self.table, "Key": key}}
 
-    # -- groups and shards -------------------------------------------------------------------
-
     def open_shard(self, group: str) -> str:
         item = self._get(_key(f"GROUP#{group}", "#OPEN"))
         return shard_id(group, int(item["number"]["N"]) if item else 1)
@@ -366,8 +364,6 @@ class Registry:
                 int(item.get("reserved_bytes", {}).get("N", "0")),
             )
         return found
-
-    # -- published outputs -------------------------------------------------------------------
 
     def shard_output(self, shard: str) -> ShardOutput:
         item = self._get(_key("SHARDS", shard))
@@ -413,8 +409,6 @@ class Registry:
 
     def delete_index_output(self, key: str) -> None:
         self.client.delete_item(TableName=self.table, Key=_key("INDEXES", key))
-
-    # -- plumbing ----------------------------------------------------------------------------
 
     def _save_output(
         self,

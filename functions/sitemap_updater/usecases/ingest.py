@@ -204,8 +204,6 @@ class ApplyChange:
             max_slots=self.groups.max_urls(group, self.limits),
         )
 
-    # -- hreflang clusters -------------------------------------------------------------------
-
     def _cluster_write(self, change: PageChange, state: UrlState) -> ClusterWrite | None:
         """The cluster this change belongs to after it, merged and with every URL it
         declares as a member (None: the page has nothing to do with any cluster)."""
@@ -233,17 +231,7 @@ class ApplyChange:
         for url in targets:
             target = target_states[url]
             if url not in cluster.all:
-                record = target.record
-                cluster = with_member(
-                    cluster,
-                    url,
-                    Member(
-                        live=bool(record and record.live),
-                        shard=record.shard if record else None,
-                        base=record.base if record else 0,
-                        reserved=record.reserved if record else 0,
-                    ),
-                )
+                cluster = with_member(cluster, url, _member(target.record))
             if target.cluster not in found:
                 # Newly linked: its record must point here, as read. A page whose pointer
                 # names one of the clusters merged here keeps it: the redirect the merge
@@ -310,8 +298,6 @@ class ApplyChange:
 
         done = self._until_committed(plan, f"{url}: gave up resizing after")
         return done.touched if isinstance(done, Commit) else done
-
-    # -- shards ------------------------------------------------------------------------------
 
     def _log_move(self, commit: Commit) -> None:
         if commit.previous_shard:
@@ -447,6 +433,13 @@ class Ingest:
             )
         else:
             metrics.add_metric(name=Metric.INDEXNOW_QUEUED, unit="Count", value=len(urls))
+
+
+def _member(record: UrlRecord | None) -> Member:
+    """A newly declared page as a member, placed as its record says (None: unpublished)."""
+    if record is None:
+        return Member()
+    return Member(live=record.live, shard=record.shard, base=record.base, reserved=record.reserved)
 
 
 def _with_cluster(commit: Commit, write: ClusterWrite | None, pointer: str | None) -> Commit:

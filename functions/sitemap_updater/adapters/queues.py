@@ -60,12 +60,9 @@ class _DeadLetters:
     dead_letter_url: str
 
     def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None:
-        """Park a message that can never succeed, with why, for a person or a redrive.
-
-        The body goes whole; the attributes that say why take what room SQS's message limit
-        leaves (a body near 1 MiB keeps its code and id, and as much of the reason as fits),
-        so a large event is parked at once rather than retried until SQS parks it unexplained.
-        """
+        """Park a message that can never succeed, whole, with why (as much of it as SQS's
+        message limit leaves room for: a large event is parked at once, never retried until
+        SQS parks it unexplained)."""
         self.client.send_message(
             QueueUrl=self.dead_letter_url,
             MessageBody=body,

@@ -185,9 +185,7 @@ class Registry:
 
     def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]:
         """``commits``, in order, cut into groups ``commit_all`` can apply in one transaction
-        each: at most ``MAX_COMMITS_TOGETHER``, and items of at most
-        ``TRANSACTION_BUDGET_BYTES`` together. A commit whose entry no item can hold is a
-        group of its own (``commit_all`` refuses it before sending anything)."""
+        each. A commit whose entry no item can hold is a group of its own (refused unsent)."""
         groups: list[list[Commit]] = []
         group: list[Commit] = []
         used = 0
@@ -383,12 +381,9 @@ class Registry:
         self._save_output(_key("SHARDS", output.shard), output, previous_generation, fields)
 
     def set_listed(self, shard: str, listed: bool) -> None:
-        """Mark a shard as (no longer) named by an index.
-
-        Listing is refused (ConcurrentChange) once the shard has no object or has begun
-        retiring: a rebuild that marked it retiring decides on deleting it from ``listed``
-        as read after that mark, so no index may start naming it from then on.
-        """
+        """Mark a shard as (no longer) named by an index. Listing is refused (ConcurrentChange)
+        once it has no object or has begun retiring: a rebuild that marked it retiring decides
+        on deleting it from ``listed`` as read after that mark."""
         key = _key("SHARDS", shard)
         if not listed:
             self._update(key, "SET listed = :listed", {":listed": {"BOOL": False}})
@@ -623,10 +618,8 @@ def _url_state(item: Item | None) -> UrlState:
 
 
 def _members_json(cluster: Cluster) -> str:
-    """The members, in URL order; a declared href that is a member (every one, as declaring
-    a page makes it one) is written as its position in that order. A cluster of 64 pages
-    each declaring all 64 then takes tens of KB, not the 400 KB of an item (and the write
-    units of one) that the URLs written out 4,096 times would."""
+    """The members, in URL order, each declared href that is a member as its position: 64
+    pages declaring all 64 take tens of KB, not the URLs written out 4,096 times."""
     members = sorted(cluster.all.items())
     position = {url: number for number, (url, _) in enumerate(members)}
     stored = {

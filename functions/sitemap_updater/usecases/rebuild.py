@@ -104,10 +104,11 @@ class RebuildShard:
         return outcome
 
     def _rebuild(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
+        read_at = w3c_now(self.clock())  # before the reads (see _delete_unrecorded)
         output = self.registry.shard_output(shard)  # before the entries: see the module doc
         stored = self.registry.shard_entries(shard)
         if not stored:
-            return self._retire(output, touched)
+            return self._retire(output, touched, read_at)
         moment = self.clock()
         entries, expiry = self._as_rendered(stored, moment)
         news_expiry = w3c_now(expiry) if expiry is not None else None
@@ -207,10 +208,10 @@ class RebuildShard:
             take_back(self.store, output.obj, self.registry.shard_output(output.shard).obj)
             raise
 
-    def _retire(self, output: ShardOutput, touched: list[str]) -> Rebuilt:
+    def _retire(self, output: ShardOutput, touched: list[str], read_at: str) -> Rebuilt:
         obj = output.obj
         if obj is None:
-            return self._delete_unrecorded(output.shard, touched)
+            return self._delete_unrecorded(output.shard, touched, read_at)
         if not output.retiring:
             retiring = replace(output, retiring=True, generation=output.generation + 1)
             self.registry.save_shard_output(retiring, output.generation)
@@ -232,9 +233,12 @@ class RebuildShard:
         self.registry.save_shard_output(output.with_object(None), output.generation)
         return Rebuilt.DELETED
 
-    def _delete_unrecorded(self, shard: str, touched: list[str]) -> Rebuilt:
+    def _delete_unrecorded(self, shard: str, touched: list[str], read_at: str) -> Rebuilt:
         """An empty shard with no object recorded may still have one: written by a run that
-        died before its first record. No index names it (none can: it was never listed)."""
+        died before its first record. No index names it (none can: it was never listed).
+        One written since this run read the registry is a concurrent rebuild's, about to be
+        recorded (its lastmod is taken after its read: equal within a second counts as
+        newer, the safe side): deleting it would leave its record naming nothing."""
         try:
             key = shard_key(shard, self.compress)
         except ValueError:  # not a shard id: it names no object
@@ -242,6 +246,8 @@ class RebuildShard:
         found = self.store.head(key)
         if found is None or "sha256" not in found.metadata:  # nothing, or not ours
             return Rebuilt.ABSENT
+        if found.metadata.get("lastmod", "") >= read_at:
+            return Rebuilt.UNCHANGED
         self.store.delete(key, expected_etag=found.etag)
         touched.append(key)
         return Rebuilt.DELETED

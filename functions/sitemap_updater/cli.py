@@ -294,6 +294,7 @@ VALIDATE = _command(
     _int("--max-sitemaps", "stop after this many sitemap files (default 100000)", 100_000),
     _json("end with the report as JSON"),
 )
+MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
 COMMANDS = (LOCAL, SCHEMA, BUILD, SEND, BACKFILL, REBUILD, REDRIVE, STATUS, VALIDATE)
 __all__ = ["UserError", "main"]
 
@@ -310,8 +311,16 @@ def _parser() -> argparse.ArgumentParser:
 
 def _run(args: argparse.Namespace) -> int:
     """The command, its module imported only when it is the one run."""
-    if args.command in ("local", "schema"):
-        return _local(args) if args.command == "local" else _schema(args)
+    timeout = getattr(args, "timeout", None)  # what argparse's types cannot say
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:  # NaN fails too
+        raise UserError(
+            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:,.0f}, "
+            f"got {timeout:g}"
+        )
+    if args.command == "local":
+        return _local(args)
+    if args.command == "schema":
+        return _schema(args)
     module = importlib.import_module(f"sitemap_updater.ops.{args.command}")
     return int(module.run(args))
 
@@ -329,7 +338,7 @@ def _schema(args: argparse.Namespace) -> int:
 
 def _local(args: argparse.Namespace) -> int:
     from sitemap_updater.domain.urls import Site  # noqa: PLC0415
-    from sitemap_updater.local.runtime import check_replaceable  # noqa: PLC0415
+    from sitemap_updater.local import runtime  # noqa: PLC0415
 
     try:
         site = Site.parse(args.site_url)
@@ -340,15 +349,11 @@ def _local(args: argparse.Namespace) -> int:
     for path in args.events:
         if not path.exists():
             raise UserError(f"no such file or directory: {path}")
-    check_replaceable(args.out, args.events)
-    overrides: dict[str, Any] = _local_settings(args.setting)
-    if args.max_urls_per_shard is not None:
-        overrides["MAX_URLS_PER_SHARD"] = args.max_urls_per_shard
+    runtime.check_replaceable(args.out, args.events)
+    overrides = _local_settings(args.setting, args.max_urls_per_shard)
     _log_to_stderr(args.log_level)
-    from sitemap_updater.local.runtime import run_local  # noqa: PLC0415
-
     try:
-        moto, pipeline, summary = run_local(
+        moto, pipeline, summary = runtime.run_local(
             args.events, site.origin, args.out, overrides, moto_port=args.moto_port
         )
     except (TimeoutError, ConnectionError) as exc:  # the run failed, not its inputs
@@ -380,8 +385,8 @@ def _log_to_stderr(level: str) -> None:
         handler.setStream(CurrentStderr())
 
 
-def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
-    """``--setting NAME=VALUE`` pairs for ``local`` (validated later by the settings model)."""
+def _local_settings(pairs: Sequence[str], max_urls_per_shard: int | None) -> dict[str, Any]:
+    """``--setting NAME=VALUE`` pairs (validated later by the settings model)."""
     from sitemap_updater.local.stack import STACK_SETTINGS  # noqa: PLC0415
     from sitemap_updater.settings import Settings  # noqa: PLC0415
 
@@ -398,6 +403,8 @@ def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
             "--setting INDEXNOW_KEY: give --setting INDEXNOW_ENDPOINT=... too (an endpoint of "
             "your own): the default one would submit the local run's URLs to real search engines"
         )
+    if max_urls_per_shard is not None:
+        settings["MAX_URLS_PER_SHARD"] = max_urls_per_shard
     return settings
 
 
@@ -413,18 +420,19 @@ def _one_line(exc: Exception) -> str:
 
 def _serve(moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None) -> None:
     """Serve the bucket, keep the pipeline running, and say how to operate it."""
-    import threading  # noqa: PLC0415
-
     from sitemap_updater.local.server import SiteServer  # noqa: PLC0415
     from sitemap_updater.local.stack import LOCAL_STACK_NAME, REGION, register_stack  # noqa: PLC0415
 
     register_stack(pipeline.stack)
-    port = port if port is not None else _default_port(site)
+    if port is None:  # the site's own port when it is this machine (its URLs resolve here)
+        here = site.host in {"127.0.0.1", "localhost"}
+        port = int(site.port or (443 if site.scheme == "https" else 80)) if here else 8080
     try:
         server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port).start()
     except (OSError, OverflowError) as exc:  # port in use, not allowed, out of range
         raise UserError(f"cannot serve on port {port}: {exc}") from exc
-    _stop_on_sigterm()
+    # SIGTERM (a service manager, `kill`, a script's `cmd &`) stops it as Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
     mapped = "" if server.url == site.origin else f" --site-url {site.origin}"
     target = f"--stack {LOCAL_STACK_NAME} --endpoint-url {moto.url} --region {REGION}"
     print(
@@ -436,29 +444,16 @@ def _serve(moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None) -
         file=sys.stderr,
         flush=True,
     )
-    stop = threading.Event()
     try:
-        pipeline.run_until(stop)
+        pipeline.run_forever()
     except KeyboardInterrupt:
-        stop.set()
+        return
     finally:
         server.stop()
 
 
-def _default_port(site: Site) -> int:
-    """The site's own port when it is this machine (so its URLs resolve here), else 8080."""
-    if site.host in {"127.0.0.1", "localhost"}:
-        return int(site.port or (443 if site.scheme == "https" else 80))
-    return 8080
-
-
-def _stop_on_sigterm() -> None:
-    """Let SIGTERM (a service manager, `kill`, a script's `cmd &`) stop --serve like Ctrl-C."""
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _print_summary(summary: Summary, as_json: bool) -> None:
@@ -484,27 +479,12 @@ def _escape_unsafe(text: str) -> str:
     """``text`` with every character that is not printable (controls a terminal acts on, line
     separators, bidirectional overrides, lone surrogates no encoding can write) escaped as JSON
     escapes it: a JSON line stays valid and decodes to the same text."""
-    if text.isprintable():
-        return text
     return "".join(char if char.isprintable() else _json_escape(char) for char in text)
 
 
 def _json_escape(char: str) -> str:
     units = char.encode("utf-16-be", "surrogatepass")
     return "".join(f"\\u{units[n]:02x}{units[n + 1]:02x}" for n in range(0, len(units), 2))
-
-
-MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
-
-
-def _check_arguments(args: argparse.Namespace) -> None:
-    """What argparse's types cannot say, checked before any command starts."""
-    timeout = getattr(args, "timeout", None)
-    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:  # NaN fails too
-        raise UserError(
-            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:,.0f}, "
-            f"got {timeout:g}"
-        )
 
 
 def _print_error(message: str) -> None:
@@ -515,7 +495,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        _check_arguments(args)
         return _run(args)
     except UserError as exc:
         _print_error(str(exc))

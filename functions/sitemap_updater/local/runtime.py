@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import json
 import shutil
-import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -167,13 +167,13 @@ class Pipeline:
         mappings = list(self.mappings.values())
         drain(self.sqs, mappings, timeout_seconds, between_rounds=release_moto_history)
 
-    def run_until(self, stop: threading.Event, idle_seconds: float = 0.2) -> None:
-        """Keep driving the handlers from their queues, as Lambda would, until ``stop``."""
-        while not stop.is_set():
+    def run_forever(self, idle_seconds: float = 0.2) -> None:
+        """Keep driving the handlers from their queues, as Lambda would (until interrupted)."""
+        while True:
             received = sum(mapping.poll_once() for mapping in self.mappings.values())
             release_moto_history()
             if not received:
-                stop.wait(idle_seconds)
+                time.sleep(idle_seconds)
 
     def dead_letters(self) -> list[dict[str, Any]]:
         """The messages in every DLQ (read, not removed): all of a standard queue's (ingest's,

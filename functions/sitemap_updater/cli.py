@@ -117,7 +117,7 @@ LOCAL = _command(
     _arg(
         "--setting",
         "any other settings variable, e.g. STYLESHEET=true, INDEXNOW_KEY=... with "
-        "INDEXNOW_ENDPOINT=... (repeatable; see the README's configuration table)",
+        "INDEXNOW_ENDPOINT=... (repeatable; see the configuration table in docs/DEPLOY.md)",
         action="append",
         default=[],
         metavar="NAME=VALUE",

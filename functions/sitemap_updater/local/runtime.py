@@ -24,14 +24,8 @@ from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
 from sitemap_updater.domain.indexnow import KEY_PATTERN
 from sitemap_updater.domain.sharding import ROBOTS_KEY, SITEMAP_FILE
 from sitemap_updater.domain.stylesheet import STYLESHEET_KEY
+from sitemap_updater.local import poller
 from sitemap_updater.local.feeder import MessageBody, read_paths
-from sitemap_updater.local.poller import (
-    EventSourceMapping,
-    drain,
-    queue_depth,
-    receive,
-    set_visibility,
-)
 from sitemap_updater.local.stack import (
     LOCAL_PREFIX,
     LocalStack,
@@ -74,12 +68,9 @@ class Summary:
 
 
 class Pipeline:
-    """The deployed resources plus the three handlers (four with IndexNow), driven from
-    their queues.
-
-    Works wherever boto3 points: moto's server (``sitemap-updater local``) or moto's
-    in-process mock (the tests).
-    """
+    """The deployed resources plus the three handlers (four with IndexNow), driven from their
+    queues, wherever boto3 points: moto's server (``sitemap-updater local``) or its in-process
+    mock (the tests)."""
 
     def __init__(self, stack: LocalStack, app: App, session: boto3.session.Session | None = None):
         self.stack = stack
@@ -93,7 +84,7 @@ class Pipeline:
         self.sqs: SQSClient = session.client("sqs")
         self.s3: S3Client = session.client("s3")
         self.mappings = {
-            name: EventSourceMapping(
+            name: poller.EventSourceMapping(
                 sqs=self.sqs,
                 queue_url=queue.url,
                 queue_arn=queue.arn,
@@ -165,7 +156,7 @@ class Pipeline:
 
     def drain(self, timeout_seconds: float = 600) -> None:
         mappings = list(self.mappings.values())
-        drain(self.sqs, mappings, timeout_seconds, between_rounds=release_moto_history)
+        poller.drain(self.sqs, mappings, timeout_seconds, between_rounds=release_moto_history)
 
     def run_forever(self, idle_seconds: float = 0.2) -> None:
         """Keep driving the handlers from their queues, as Lambda would (until interrupted)."""
@@ -181,9 +172,11 @@ class Pipeline:
         (SQS hands out no more of a group while those are held): count with queue_depth."""
         messages: list[dict[str, Any]] = []
         for queue in self.stack.queues.values():
-            held = receive(self.sqs, queue.dlq_url, VisibilityTimeout=60)
+            held = poller.receive(self.sqs, queue.dlq_url, VisibilityTimeout=60)
             handles = [message["ReceiptHandle"] for message in held]
-            set_visibility(self.sqs, queue.dlq_url, handles, 0)  # a redrive can move them at once
+            poller.set_visibility(
+                self.sqs, queue.dlq_url, handles, 0
+            )  # a redrive can move them at once
             messages.extend({"queue": queue.spec.name, **message} for message in held)
         return messages
 
@@ -218,7 +211,9 @@ class Pipeline:
             sent=sent,
             accepted=sent - len(letters),
             rejected=[*self.refused, *(_rejection(letter) for letter in letters)],
-            dead_lettered=sum(queue_depth(self.sqs, q.dlq_url) for q in self.stack.queues.values()),
+            dead_lettered=sum(
+                poller.queue_depth(self.sqs, q.dlq_url) for q in self.stack.queues.values()
+            ),
             objects_written=self.put_count,
             objects=self.export(out_dir),
             out=str(out_dir),
@@ -233,13 +228,10 @@ def _handler(path: str) -> Callable[..., Any]:
 
 
 def _rejection(letter: dict[str, Any]) -> Rejection:
-    attribute = letter.get("MessageAttributes", {}).get(REASON_ATTRIBUTE)
-    reason = (
-        attribute["StringValue"]
-        if attribute
-        else "dead_lettered: failed maxReceiveCount times (see the logs)"
-    )
-    return Rejection(reason=reason, event=_as_json(letter["Body"]))
+    """A dead letter of the ingest queue: its reason, or that SQS moved it there."""
+    reason = letter.get("MessageAttributes", {}).get(REASON_ATTRIBUTE, {}).get("StringValue")
+    fallback = "dead_lettered: failed maxReceiveCount times (see the logs)"
+    return Rejection(reason=reason or fallback, event=_as_json(letter["Body"]))
 
 
 # Far deeper than any event. The summary is written out with json, which recurses: a body

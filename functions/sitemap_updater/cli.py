@@ -338,7 +338,6 @@ def _schema(args: argparse.Namespace) -> int:
 
 def _local(args: argparse.Namespace) -> int:
     from sitemap_updater.domain.urls import Site  # noqa: PLC0415
-    from sitemap_updater.local import runtime  # noqa: PLC0415
 
     try:
         site = Site.parse(args.site_url)
@@ -349,9 +348,11 @@ def _local(args: argparse.Namespace) -> int:
     for path in args.events:
         if not path.exists():
             raise UserError(f"no such file or directory: {path}")
+    _log_to_stderr(args.log_level)  # before the runtime imports the handlers' logger
+    from sitemap_updater.local import runtime  # noqa: PLC0415
+
     runtime.check_replaceable(args.out, args.events)
     overrides = _local_settings(args.setting, args.max_urls_per_shard)
-    _log_to_stderr(args.log_level)
     try:
         moto, pipeline, summary = runtime.run_local(
             args.events, site.origin, args.out, overrides, moto_port=args.moto_port
@@ -492,8 +493,7 @@ def _print_error(message: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     try:
         return _run(args)
     except UserError as exc:

@@ -174,9 +174,8 @@ class Pipeline:
         for queue in self.stack.queues.values():
             held = poller.receive(self.sqs, queue.dlq_url, VisibilityTimeout=60)
             handles = [message["ReceiptHandle"] for message in held]
-            poller.set_visibility(
-                self.sqs, queue.dlq_url, handles, 0
-            )  # a redrive can move them at once
+            # Visible again at once, so that a redrive can move them.
+            poller.set_visibility(self.sqs, queue.dlq_url, handles, 0)
             messages.extend({"queue": queue.spec.name, **message} for message in held)
         return messages
 

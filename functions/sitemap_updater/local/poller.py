@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from sitemap_updater.local.stack import REGION
@@ -52,7 +53,6 @@ class EventSourceMapping:
     batch_size: int = 10
     invocations: int = 0
     errors: int = 0
-    _queue_visibility: int | None = None
 
     def poll_once(self) -> int:
         """One receive-invoke-delete round; returns how many messages were received."""
@@ -100,13 +100,15 @@ class EventSourceMapping:
         queue's own visibility timeout, as if they had been received with it."""
         if self.batch_size <= 10 or not messages:
             return
-        if self._queue_visibility is None:
-            attributes = self.sqs.get_queue_attributes(
-                QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"]
-            )["Attributes"]
-            self._queue_visibility = int(attributes["VisibilityTimeout"])
         handles = [message["ReceiptHandle"] for message in messages]
         set_visibility(self.sqs, self.queue_url, handles, self._queue_visibility)
+
+    @cached_property
+    def _queue_visibility(self) -> int:
+        found = self.sqs.get_queue_attributes(
+            QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"]
+        )
+        return int(found["Attributes"]["VisibilityTimeout"])
 
     def _record(self, message: MessageTypeDef) -> dict[str, Any]:
         return {

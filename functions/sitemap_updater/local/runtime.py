@@ -182,12 +182,9 @@ class Pipeline:
     def objects(self) -> dict[str, bytes]:
         """Every object in the bucket, as stored (shards still gzipped)."""
         bucket = self.app.settings.bucket_name
-        found: dict[str, bytes] = {}
-        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-            for item in page.get("Contents", []):
-                key = item["Key"]
-                found[key] = self.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
-        return found
+        pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+        keys = [item["Key"] for page in pages for item in page.get("Contents", [])]
+        return {key: self.s3.get_object(Bucket=bucket, Key=key)["Body"].read() for key in keys}
 
     def export(self, out_dir: Path) -> list[str]:
         """Copy the bucket into ``out_dir`` (keys as paths), replacing what was there (the

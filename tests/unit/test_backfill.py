@@ -6,12 +6,14 @@ import io
 from datetime import UTC, datetime
 from decimal import Decimal
 from types import SimpleNamespace
-from typing import Any
+
+from lxml import etree
 
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.backfill import BackfillResult, Importer, entry_record, page_changes
 from sitemap_updater.ops.crawl import Entry
+from sitemap_updater.ops.extensions import Extensions
 from sitemap_updater.ops.pages import Record
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.usecases.ingest import ApplyChange
@@ -71,6 +73,50 @@ def test_rejected_records_are_listed_and_never_written() -> None:
 
 def test_a_sitemap_url_element_becomes_a_page_record() -> None:
     entry = Entry(loc="https://www.example.com/a", line=3, lastmod="", priority="0.50")
-    assert entry_record(entry) == {"url": "https://www.example.com/a", "priority": Decimal("0.50")}
-    odd: dict[str, Any] = entry_record(Entry(loc=None, line=4, priority="high"))
-    assert odd == {"priority": "high"}
+    record = entry_record("t:3", entry, Extensions(SITE))
+    assert record == Record(
+        "t:3", {"url": "https://www.example.com/a", "priority": Decimal("0.50")}
+    )
+    odd = entry_record("t:4", Entry(loc=None, line=4, priority="high"), Extensions(SITE))
+    assert odd.value == {"priority": "high"}
+
+
+def test_a_url_elements_extensions_become_contract_fields_and_the_rest_is_named() -> None:
+    element = etree.fromstring(
+        b'<url xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+        b' xmlns:v="http://www.google.com/schemas/sitemap-video/1.1"'
+        b' xmlns:xhtml="http://www.w3.org/1999/xhtml" xmlns:m="urn:mobile">'
+        b"<loc>https://www.example.com/a</loc><m:mobile/>"
+        b"<v:video><v:title> T </v:title><v:title>again</v:title><v:tag>a</v:tag><v:tag>b</v:tag>"
+        b'<v:player_loc allow_embed="yes">\n https://cdn.example.net/p \n</v:player_loc>'
+        b'<v:platform relationship=" deny ">tv  mobile</v:platform><v:live>Yes</v:live>'
+        b'<v:uploader info="https://elsewhere.example/u">U</v:uploader><v:duration>long</v:duration>'
+        b"</v:video>"
+        b'<xhtml:link rel="alternate" media="only screen" href="https://m.example.com/a"/>'
+        b'<xhtml:link rel="alternate" hreflang="fr" href=" https://www.example.com/fr/a "/>'
+        b"</url>"
+    )
+    extensions = Extensions(SITE)
+    record = entry_record("t:1", Entry("https://www.example.com/a", 1, element=element), extensions)
+    assert record.value == {
+        "url": "https://www.example.com/a",
+        "videos": [
+            {
+                "title": "T",
+                "tags": ["a", "b"],
+                "player_loc": "https://cdn.example.net/p",
+                "platform": {"relationship": "deny", "platforms": ["tv", "mobile"]},
+                "live": True,
+                "uploader": {"name": "U"},
+                "duration": "long",  # the contract refuses it, with its reason
+            }
+        ],
+        "alternates": [{"hreflang": "fr", "href": "https://www.example.com/fr/a"}],
+    }
+    assert record.dropped == (
+        "m:mobile",
+        "v:title",
+        "v:player_loc @allow_embed",
+        "v:uploader info https://elsewhere.example/u (on another site)",
+        "xhtml:link https://m.example.com/a (not an hreflang alternate)",
+    )

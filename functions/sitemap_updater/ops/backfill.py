@@ -33,6 +33,7 @@ from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES, Limits, checked_
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops import crawl
 from sitemap_updater.ops.errors import UserError, aws_error_message
+from sitemap_updater.ops.extensions import Extensions
 from sitemap_updater.ops.fetch import GZIP_MAGIC, Fetched, fetch, gunzip
 from sitemap_updater.ops.pages import Record, page_change, read_records
 from sitemap_updater.ops.progress import Progress
@@ -66,14 +67,17 @@ class BackfillResult:
     valid: int = 0  # --dry-run: would be applied
     rejected: list[Problem] = field(default_factory=list)
     failed: list[Problem] = field(default_factory=list)  # retried, still failing
+    not_carried: list[Problem] = field(default_factory=list)  # per page, what was dropped
+    values_not_carried: int = 0
     source_faults: list[Problem] = field(default_factory=list)  # documents not read
     shards: set[str] = field(default_factory=set)
     rebuilds_requested: int = 0
     interrupted: bool = False
 
 
-def entry_record(entry: crawl.Entry) -> dict[str, Any]:
-    """A sitemap ``<url>`` as a page record (empty elements count as absent)."""
+def entry_record(origin: str, entry: crawl.Entry, extensions: Extensions) -> Record:
+    """A sitemap ``<url>`` as a page record, extensions included (empty elements count as
+    absent)."""
     record: dict[str, Any] = {} if entry.loc is None else {"url": entry.loc}
     for name in ("lastmod", "changefreq", "priority"):
         if getattr(entry, name):
@@ -81,13 +85,17 @@ def entry_record(entry: crawl.Entry) -> dict[str, Any]:
     with suppress(InvalidOperation):  # not a number: the contract rejects it with its reason
         if entry.priority:
             record["priority"] = Decimal(entry.priority)  # the XML's number, as JSON's would be
-    return record
+    if entry.element is not None:
+        record |= extensions.read(entry.element)
+        return Record(origin, record, dropped=tuple(extensions.dropped))
+    return Record(origin, record)
 
 
 def document_records(
-    documents: Iterable[crawl.Document], faults: list[Problem]
+    documents: Iterable[crawl.Document], site: Site, faults: list[Problem]
 ) -> Iterator[Record]:
     """The pages of every sitemap on a walk; documents that cannot be read are faults."""
+    extensions = Extensions(site)
     for document in documents:
         url, named = document.url, document.named
         if document.fetched.too_large:
@@ -103,18 +111,18 @@ def document_records(
             faults.append(Problem(url, f"not a sitemap or sitemap index{named}"))
         elif document.kind == crawl.URLSET:
             for entry in document.urls:
-                yield Record(f"{url}:{entry.line}", entry_record(entry))
+                yield entry_record(f"{url}:{entry.line}", entry, extensions)
 
 
 def source_records(
-    source: str, *, timeout: float, workers: int, faults: list[Problem]
+    source: str, site: Site, *, timeout: float, workers: int, faults: list[Problem]
 ) -> Iterator[Record]:
     """Every page record the source holds, in order. A walk stays on its origins."""
     walk = crawl.Walk(
         fetch=partial(fetch, timeout=timeout, same_origin=True), workers=workers, same_origin=True
     )
     if source.lower().startswith(("http://", "https://")):
-        yield from document_records(walk.run(source), faults)
+        yield from document_records(walk.run(source), site, faults)
         return
     path = Path(source)
     if not path.is_file():
@@ -131,7 +139,7 @@ def source_records(
     if document.kind not in (crawl.INDEX, crawl.URLSET):
         raise UserError(f"{path}: {document.error or 'not a sitemap, index or page records'}")
     children = [(entry.loc, f"{path}:{entry.line}", 1) for entry in document.sitemaps if entry.loc]
-    yield from document_records(chain([document], walk.run_from(children)), faults)
+    yield from document_records(chain([document], walk.run_from(children)), site, faults)
 
 
 def page_changes(
@@ -150,6 +158,9 @@ def page_changes(
             result.rejected.append(Problem(record.origin, rejected.reason))
             progress.advance()
             continue
+        if record.dropped:
+            result.not_carried.append(Problem(record.origin, "; ".join(record.dropped)))
+            result.values_not_carried += len(record.dropped)
         yield record, change
 
 
@@ -262,7 +273,9 @@ def run(args: argparse.Namespace) -> int:
     workers = args.workers or (1 if is_local(args.endpoint_url) else DEFAULT_WORKERS)
     result = BackfillResult()
     faults = result.source_faults
-    records = source_records(args.source, timeout=args.timeout, workers=4, faults=faults)
+    records = source_records(
+        args.source, deployment.site, timeout=args.timeout, workers=4, faults=faults
+    )
     with Progress("backfill") as progress:
         if args.dry_run:
             changes = page_changes(records, deployment.site, version, result, progress)
@@ -296,6 +309,7 @@ def _report(result: BackfillResult, args: argparse.Namespace) -> None:
     lines = [f"source fault {p.origin}: {p.reason}" for p in result.source_faults]
     lines += [f"rejected {p.origin}: {p.reason}" for p in result.rejected]
     lines += [f"failed {p.origin}: {p.reason}" for p in result.failed]
+    lines += [f"not carried {p.origin}: {p.reason}" for p in result.not_carried]
     rejected, failed = len(result.rejected), len(result.failed)
     if args.dry_run:
         lines.append(
@@ -314,6 +328,11 @@ def _report(result: BackfillResult, args: argparse.Namespace) -> None:
         )
     if result.source_faults:
         lines.append(f"{len(result.source_faults):,} source document(s) could not be read")
+    if result.not_carried:
+        lines.append(
+            f"{result.values_not_carried:,} value(s) of {len(result.not_carried):,} page(s) "
+            "not carried: the event contract has no field for them (listed above)"
+        )
     if result.interrupted or result.failed:
         lines.append("incomplete: run the same command again to resume (it is idempotent)")
     print("\n".join(lines), flush=True)

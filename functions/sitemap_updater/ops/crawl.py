@@ -28,6 +28,7 @@ MAX_DEPTH = 5  # index -> index -> ... : sitemaps.org allows none; we follow a f
 _BOM = b"\xef\xbb\xbf"
 _ELSEWHERE = "on another origin than the index naming it; not followed"
 _SITEMAP_LINE = re.compile(rb"^[ \t]*sitemap[ \t]*:[ \t]*(.*?)[ \t]*$", re.IGNORECASE)
+PAGE_FIELDS = ("loc", "lastmod", "changefreq", "priority")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,7 @@ class Entry:
     lastmod: str | None = None
     changefreq: str | None = None
     priority: str | None = None
+    element: Any = None  # the lxml element, for readers of its extensions
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,24 +68,25 @@ class Document:
         return f" (named at {self.referrer})" if self.referrer else ""
 
 
-def _local(tag: Any) -> str | None:
+def local_name(tag: Any) -> str | None:
     return tag.rpartition("}")[2] if isinstance(tag, str) else None  # not a comment or PI
 
 
 def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
     """(kind, url entries, sitemap entries) of a parsed sitemap document."""
-    kind = _local(root.tag)
+    kind = local_name(root.tag)
     if kind not in (URLSET, INDEX):
         return UNKNOWN, [], []
     child = "url" if kind == URLSET else "sitemap"
     found: list[Entry] = []
-    for element in (element for element in root if _local(element.tag) == child):
+    for element in (element for element in root if local_name(element.tag) == child):
         values: dict[str, str | None] = {}
         for part in element:
-            name = _local(part.tag)
-            if name in ("loc", "lastmod", "changefreq", "priority") and name not in values:
+            name = local_name(part.tag)
+            if name in PAGE_FIELDS and name not in values:
                 values[name] = (part.text or "").strip()
-        found.append(Entry(loc=values.pop("loc", None), line=element.sourceline, **values))
+        loc = values.pop("loc", None)
+        found.append(Entry(loc, element.sourceline, **values, element=element))
     return (kind, found, []) if kind == URLSET else (kind, [], found)
 
 

@@ -53,6 +53,7 @@ class Record:
     origin: str  # file:line or file#index, for people
     value: bytes | dict[str, Any] | None = None
     error: InvalidEvent | None = None
+    dropped: tuple[str, ...] = ()  # what its source said that the contract cannot carry
 
 
 def page_change(record: Record, site: Site, default_version: Decimal = Decimal(0)) -> PageChange:

@@ -180,6 +180,7 @@ class App:
             cdn=self.cdn,
             stylesheet=self.settings.stylesheet_href,
             site_files=self.site_files,
+            extras=self.settings.index_extras,
         )
 
     @_once

@@ -188,6 +188,14 @@ BUILD = _command(
         "the human view: write sitemap.xsl and reference it from the index and shards (as the "
         "STYLESHEET setting does)",
     ),
+    _arg(
+        "--extra-sitemap",
+        "a sitemap or feed on the site, made elsewhere, that the index lists after ours (as the "
+        "EXTRA_SITEMAPS setting does); repeat it for more, in order",
+        action="append",
+        default=[],
+        metavar="URL",
+    ),
     _flag("--strict", "exit 1 when any record was rejected"),
     _json(),
 )

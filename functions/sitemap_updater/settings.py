@@ -22,6 +22,8 @@ from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_URLS,
     GroupRules,
     Limits,
+    extra_sitemaps,
+    index_room,
 )
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF
 from sitemap_updater.domain.urls import Site
@@ -69,6 +71,11 @@ class Settings(BaseModel):
         "news",
         description="Groups whose shards follow Google News's 1,000-URL limit (comma-separated).",
     )
+    extra_sitemaps: str = Field(
+        "",
+        description="Sitemaps and feeds on the site, made elsewhere, that the index lists "
+        "after ours: absolute URLs, comma-separated, in order.",
+    )
     cache_max_age_seconds: int = Field(60, ge=0, le=86_400)
     distribution_id: str = Field(
         "",
@@ -104,6 +111,10 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
         GroupRules.parse(self.group_rules, self.news_groups)
+        try:
+            index_room(self.limits, self.index_extras)
+        except ValueError as exc:
+            raise ValueError(f"EXTRA_SITEMAPS: {exc}") from None
         if self.invalidate_paths and not self.distribution_id:
             raise ValueError("INVALIDATE_PATHS is true but DISTRIBUTION_ID is empty")
         if self.indexnow_key and not (self.indexnow_queue_url and self.indexnow_dlq_url):
@@ -111,6 +122,11 @@ class Settings(BaseModel):
                 "INDEXNOW_KEY is set but INDEXNOW_QUEUE_URL or INDEXNOW_DLQ_URL is empty"
             )
         return self
+
+    @cached_property
+    def index_extras(self) -> tuple[str, ...]:
+        """What the index lists after our shards (the one source of the extra entries)."""
+        return extra_sitemaps(self.extra_sitemaps.split(","), self.site)
 
     @cached_property
     def groups(self) -> GroupRules:

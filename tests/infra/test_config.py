@@ -62,6 +62,7 @@ def test_setting_keys_are_the_tunable_settings() -> None:
         "stylesheet",
         "indexnow_key",
         "indexnow_endpoint",
+        "extra_sitemaps",
     }
 
 

@@ -238,6 +238,10 @@ def test_build_strict_exits_1_when_a_record_was_rejected(tmp_path: Path) -> None
         (["--site-url", "https://www.example.com", "--max-urls-per-shard", "60000"], "max_urls"),
         (["--site-url", "https://www.example.com", "--lastmod", "yesterday"], "lastmod"),
         (["--site-url", "https://www.example.com", "--robots", "/nonexistent"], "cannot read"),
+        (
+            ["--site-url", "https://www.example.com", "--extra-sitemap", "https://x.example/a"],
+            "host x.example is not the site's host",
+        ),
     ],
 )
 def test_build_usage_errors_are_one_line_and_exit_2(
@@ -300,3 +304,29 @@ def test_a_sitemap_xsl_the_build_did_not_write_is_never_removed(tmp_path: Path) 
     (out / "sitemap.xsl").write_text("<xsl:stylesheet/><!-- the owner's -->")
     assert write_site(render_site(records(page("/a")), SITE, Limits()).files, out) == []
     assert (out / "sitemap.xsl").read_text() == "<xsl:stylesheet/><!-- the owner's -->"
+
+
+def test_extra_sitemaps_follow_our_shards_in_the_first_index_file_within_its_limit() -> None:
+    pages = [page(f"/{n}") for n in range(3)]
+    extras = ("https://www.example.com/shop.xml", "https://www.example.com/feed/atom")
+    limits = Limits(max_urls_per_shard=1, max_sitemaps_per_index=3)
+    built = render_site(records(*pages), SITE, limits, compress=False, extras=extras)
+    assert urls(built.files["sitemap.xml"]) == [
+        "https://www.example.com/sitemap-pages-00001.xml",
+        *extras,
+    ]
+    # Every file keeps that room: a file's shards never move when another file fills up.
+    assert built.result.index_files == ["sitemap.xml", "sitemap-index-2.xml", "sitemap-index-3.xml"]
+    assert sitemap_schema().validate(etree.fromstring(built.files["sitemap.xml"]))
+
+
+def test_build_extra_sitemap_flags_are_listed_in_order(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "pages.jsonl", [page("/a")])
+    out = tmp_path / "out"
+    extras = ["https://www.example.com/b.xml", "https://www.example.com/a.xml?x=1&y=2"]
+    flags = [flag for url in extras for flag in ("--extra-sitemap", url)]
+    argv = ["build", str(source), "--site-url", "https://www.example.com", "--out", str(out)]
+    assert main([*argv, *flags]) == 0
+    index = (out / "sitemap.xml").read_bytes()
+    assert urls(index) == ["https://www.example.com/sitemap-pages-00001.xml.gz", *extras]
+    assert b"a.xml?x=1&amp;y=2" in index

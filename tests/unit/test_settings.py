@@ -256,3 +256,41 @@ def test_invalidation_needs_a_distribution() -> None:
         {**_INVALIDATION_BASE, "INVALIDATE_PATHS": "true", "DISTRIBUTION_ID": "E2ABC"}
     )
     assert on.invalidate_paths
+
+
+def test_extra_sitemaps_are_kept_in_order_each_in_its_canonical_spelling() -> None:
+    given = " https://www.example.com/shop/sitemap.xml ,https://WWW.example.com/vidéos.xml,"
+    settings = Settings.from_env(env(EXTRA_SITEMAPS=given))
+    assert settings.index_extras == (
+        "https://www.example.com/shop/sitemap.xml",
+        "https://www.example.com/vid%C3%A9os.xml",
+    )
+    assert Settings.from_env(env()).index_extras == ()
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("https://shop.example.com/sitemap.xml", "host shop.example.com is not the site's host"),
+        ("http://www.example.com/a.xml", "scheme http is not the site's https"),
+        ("/shop/sitemap.xml", "not an absolute http(s) URL"),
+        ("https://www.example.com/a b.xml", "whitespace"),
+        ("https://www.example.com/<a>.xml", "<"),
+        (f"https://www.example.com/{'a' * 2048}.xml", "over 2048"),
+        ("https://www.example.com/sitemap.xml", "a file the updater writes itself"),
+        ("https://www.example.com/sitemap-pages-00001.xml.gz", "a file the updater writes"),
+        ("https://www.example.com/a.xml,https://www.example.com/a.xml", "given twice"),
+    ],
+)
+def test_an_extra_sitemap_the_index_cannot_list_is_refused_at_start(
+    given: str, message: str
+) -> None:
+    found = problem(env(EXTRA_SITEMAPS=given))
+    assert "EXTRA_SITEMAPS" in found
+    assert message in found
+
+
+def test_extra_sitemaps_must_leave_room_for_our_shards_in_an_index_file() -> None:
+    extras = ",".join(f"https://www.example.com/{n}.xml" for n in range(3))
+    assert "leave no room" in problem(env(EXTRA_SITEMAPS=extras, MAX_SITEMAPS_PER_INDEX="3"))
+    Settings.from_env(env(EXTRA_SITEMAPS=extras, MAX_SITEMAPS_PER_INDEX="4"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import gzip
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from sitemap_updater.domain.entries import SitemapEntry
@@ -24,7 +24,7 @@ from sitemap_updater.domain.render import (
     urlset_of,
 )
 from sitemap_updater.domain.stylesheet import with_stylesheet
-from sitemap_updater.domain.urls import normalise_path_prefix
+from sitemap_updater.domain.urls import Site, normalise_path_prefix, normalise_url
 
 PROTOCOL_MAX_URLS = 50_000
 PROTOCOL_MAX_BYTES = 52_428_800  # 50 MiB, uncompressed
@@ -92,6 +92,37 @@ def index_key(position: int) -> str:
     if isinstance(position, bool) or not isinstance(position, int) or position < 0:
         raise ValueError(f"not an index position: {position!r}")
     return INDEX_KEY if position == 0 else f"sitemap-index-{position + 1}.xml"
+
+
+def extra_sitemaps(urls: Iterable[str], site: Site) -> tuple[str, ...]:
+    """Sitemaps and feeds made elsewhere, which the index lists after our shards, in the
+    order given: each on the site (by the URL rules, which also escape it), none of the
+    files we write, each once. ValueError says which is not."""
+    found: list[str] = []
+    for written in filter(None, (url.strip() for url in urls)):
+        try:
+            url = normalise_url(written, site, "sitemap")
+        except InvalidEvent as exc:
+            raise ValueError(f"{written!r}: {exc.detail}") from None
+        path = urlsplit(url).path[1:]
+        if SITEMAP_FILE.fullmatch(path) or path == ROBOTS_KEY:
+            raise ValueError(f"{written!r} is a file the updater writes itself")
+        if url in found:
+            raise ValueError(f"{written!r} is given twice")
+        found.append(url)
+    return tuple(found)
+
+
+def index_room(limits: Limits, extras: Sequence[str]) -> Limits:
+    """The limits an index file's shards are split by when the first file also lists
+    ``extras``: every file keeps within ``max_sitemaps_per_index`` entries."""
+    room = limits.max_sitemaps_per_index - len(extras)
+    if room < 1:
+        raise ValueError(
+            f"{len(extras)} extra sitemap(s) leave no room in an index file of "
+            f"{limits.max_sitemaps_per_index} entries"
+        )
+    return replace(limits, max_sitemaps_per_index=room)
 
 
 def split_index(shards: Sequence[str], limits: Limits) -> list[tuple[str, list[str]]]:

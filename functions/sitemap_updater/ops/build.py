@@ -45,11 +45,14 @@ from sitemap_updater.domain.placement import ShardFiller
 from sitemap_updater.domain.render import IndexEntry, render_entry, render_index, rendered_size
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
+    INDEX_KEY,
     ROBOTS_KEY,
     SITEMAP_FILE,
     GroupRules,
     Limits,
     checked_rendered_size,
+    extra_sitemaps,
+    index_room,
     shard_body,
     shard_document,
     shard_key,
@@ -222,11 +225,12 @@ def render_site(
     rules: GroupRules | None = None,
     now: datetime | None = None,
     stylesheet: bool = False,
+    extras: Sequence[str] = (),
 ) -> BuiltSite:
     """Validate, place and render: every file of the site, keyed by its path.
 
     ``stylesheet``: the human view, as the STYLESHEET setting does (``/sitemap.xsl``,
-    referenced from the index and shards).
+    referenced from the index and shards). ``extras``: as EXTRA_SITEMAPS (``extra_sitemaps``).
     """
     started = time.perf_counter()
     result = BuildResult(stylesheet=stylesheet)
@@ -247,8 +251,11 @@ def render_site(
         now=now or datetime.now(UTC),
         href=href,
     )
-    for key, shards in split_index(list(index_entries), limits):
-        files[key] = render_index((index_entries[s] for s in shards), stylesheet=href)
+    for key, shards in split_index(list(index_entries), index_room(limits, extras)):
+        listed = [index_entries[s] for s in shards]
+        if key == INDEX_KEY:
+            listed += [IndexEntry(url, None) for url in extras]
+        files[key] = render_index(listed, stylesheet=href)
         result.index_files.append(key)
     robots_txt = with_sitemaps(robots, [site.url_for(key) for key in result.index_files], site)
     if len(robots_txt) > MAX_ROBOTS_BYTES:
@@ -384,6 +391,8 @@ def run(args: argparse.Namespace) -> int:
         lastmod = normalise_lastmod(args.lastmod) if args.lastmod is not None else None
         rules = GroupRules.parse(args.group_rules, args.news_groups)
         now = instant(normalise_w3c(args.now, "--now")) if args.now is not None else None
+        extras = extra_sitemaps(args.extra_sitemap, site)
+        index_room(limits, extras)
     except ValueError as exc:
         raise UserError(str(exc)) from exc
     # The owner's robots.txt: --robots, else the one already in --out (the web root's, or an
@@ -411,6 +420,7 @@ def run(args: argparse.Namespace) -> int:
         rules=rules,
         now=now,
         stylesheet=args.stylesheet,
+        extras=extras,
     )
     result = built.result
     result.stale_removed = write_site(built.files, args.out)

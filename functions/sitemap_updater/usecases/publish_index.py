@@ -22,7 +22,14 @@ from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput
 from sitemap_updater.domain.render import IndexEntry, render_index
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
-from sitemap_updater.domain.sharding import ROBOTS_KEY, Limits, split_index, write_order
+from sitemap_updater.domain.sharding import (
+    INDEX_KEY,
+    ROBOTS_KEY,
+    Limits,
+    index_room,
+    split_index,
+    write_order,
+)
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
@@ -91,6 +98,11 @@ class PublishIndex:
     cdn: Invalidator | None = None
     stylesheet: str | None = None  # the human view's href, referenced from the index
     site_files: SiteFiles | None = None  # published first: the index may reference them
+    extras: tuple[str, ...] = ()  # listed after our shards, in the first index file
+
+    @property
+    def _room(self) -> Limits:
+        return index_room(self.limits, self.extras)
 
     @property
     def _writer(self) -> Writer:
@@ -115,11 +127,11 @@ class PublishIndex:
         for output in named.values():
             if not output.listed:
                 self.registry.set_listed(output.shard, True)
-        files = split_index(list(named), self.limits)
+        files = split_index(list(named), self._room)
         previous = self.registry.index_outputs()
         written = []
         listed = [output.shard for output in outputs if output.listed]
-        for key, shards in write_order(files, listed, self.limits):
+        for key, shards in write_order(files, listed, self._room):
             if self._write_index(key, [named[s] for s in shards], previous, touched):
                 written.append(key)
         robots = self.robots([self.site.url_for(key) for key, _ in files])
@@ -167,7 +179,7 @@ class PublishIndex:
         if self.site_files is not None:
             self.site_files(verify=True)
         named = {o.shard: o for o in self.registry.shard_outputs() if o.nameable}
-        files = split_index(sorted(named), self.limits)
+        files = split_index(sorted(named), self._room)
         previous = self.registry.index_outputs()
         outcomes = {
             key: self._restore_index(key, [named[s] for s in shards], previous.get(key))
@@ -186,7 +198,7 @@ class PublishIndex:
     def _restore_index(
         self, key: str, shards: list[ShardOutput], before: IndexOutput | None
     ) -> Restored:
-        _count, document = self._render(shards)
+        _count, document = self._render(key, shards)
         recorded = before.obj if before is not None else None
         if before is None or recorded is None or recorded.sha256 != sha256(document):
             return Restored.BEHIND
@@ -207,8 +219,10 @@ class PublishIndex:
             raise
         return Restored.RESTORED
 
-    def _render(self, shards: list[ShardOutput]) -> tuple[int, bytes]:
+    def _render(self, key: str, shards: list[ShardOutput]) -> tuple[int, bytes]:
         entries = [IndexEntry(self.site.url_for(s.obj.key), s.obj.lastmod) for s in shards if s.obj]
+        if key == INDEX_KEY:
+            entries += [IndexEntry(url, None) for url in self.extras]
         return len(entries), render_index(entries, stylesheet=self.stylesheet)
 
     def _write_index(
@@ -219,7 +233,7 @@ class PublishIndex:
         touched: list[str],
     ) -> bool:
         """Write the index file if its bytes changed (True: written)."""
-        count, document = self._render(shards)
+        count, document = self._render(key, shards)
         digest = sha256(document)
         before = previous.get(key)
         if before is None:

@@ -155,7 +155,7 @@ class App:
 
         return RebuildShard(
             limits=self.settings.limits,
-            compress=self.settings.compress_shards,
+            shard_format=self.settings.shard_format,
             cache_control=self.settings.cache_control,
             registry=self.registry,
             store=self.store,

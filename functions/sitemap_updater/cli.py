@@ -164,6 +164,12 @@ BUILD = _command(
     ),
     _int("--max-sitemaps-per-index", "shards per index file (default and maximum 50000)", 50_000),
     _flag("--no-compress", "write shards as .xml, not .xml.gz"),
+    _arg(
+        "--format",
+        "xml (default) or txt: text shards of one URL per line (.txt), as SITEMAP_FORMAT does",
+        choices=["xml", "txt"],
+        default="xml",
+    ),
     _arg("--lastmod", "W3C datetime to give every shard in the index"),
     _arg(
         "--robots",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from functools import cached_property
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -22,6 +23,7 @@ from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_URLS,
     GroupRules,
     Limits,
+    ShardFormat,
     extra_sitemaps,
     index_room,
 )
@@ -63,6 +65,11 @@ class Settings(BaseModel):
         description="How long an unpublished URL is remembered; must outlive any queued event.",
     )
     compress_shards: bool = True
+    sitemap_format: Literal["xml", "txt"] = Field(
+        "xml",
+        description="Shards as XML, or as text files of one URL per line (no lastmod, no "
+        "extensions; never gzipped).",
+    )
     group_rules: str = Field(
         "",
         description="Path prefixes that give new URLs their own shards: '/news/=news,/shop/=shop'",
@@ -159,6 +166,10 @@ class Settings(BaseModel):
     @cached_property
     def site(self) -> Site:
         return Site.parse(self.site_url)
+
+    @property
+    def shard_format(self) -> ShardFormat:
+        return ShardFormat(text=self.sitemap_format == "txt", compressed=self.compress_shards)
 
     @cached_property
     def limits(self) -> Limits:

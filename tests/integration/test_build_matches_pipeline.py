@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.build import render_site
@@ -21,10 +23,11 @@ PAGES: list[dict[str, Any]] = [
 ]
 
 
+@pytest.mark.parametrize("sitemap_format", ["xml", "txt"])
 def test_build_and_the_pipeline_write_identical_shards_and_robots_txt(
-    make_pipeline: PipelineFactory,
+    make_pipeline: PipelineFactory, sitemap_format: str
 ) -> None:
-    pipeline = make_pipeline(MAX_URLS_PER_SHARD=3)
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=3, SITEMAP_FORMAT=sitemap_format)
     for page in PAGES:  # one at a time: the pipeline places them in this order too
         pipeline.send_events([publish(page["url"].removeprefix(SITE), 1, **_fields(page))])
         pipeline.drain()
@@ -34,6 +37,7 @@ def test_build_and_the_pipeline_write_identical_shards_and_robots_txt(
         [Record(str(n), page) for n, page in enumerate(PAGES)],
         Site.parse(SITE),
         Limits(max_urls_per_shard=3),
+        text=sitemap_format == "txt",
     ).files
 
     assert set(built) == set(served)

@@ -330,3 +330,20 @@ def test_build_extra_sitemap_flags_are_listed_in_order(tmp_path: Path) -> None:
     index = (out / "sitemap.xml").read_bytes()
     assert urls(index) == ["https://www.example.com/sitemap-pages-00001.xml.gz", *extras]
     assert b"a.xml?x=1&amp;y=2" in index
+
+
+def test_build_format_txt_writes_text_shards_within_the_limits(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "pages.jsonl", [page(f"/{n}") for n in range(3)])
+    out = tmp_path / "out"
+    argv = ["build", str(source), "--site-url", "https://www.example.com", "--out", str(out)]
+    assert main([*argv, "--format", "txt", "--max-urls-per-shard", "2"]) == 0
+    assert (out / "sitemap-pages-00001.txt").read_text() == (
+        "https://www.example.com/0\nhttps://www.example.com/1\n"
+    )
+    assert (out / "sitemap-pages-00002.txt").read_text() == "https://www.example.com/2\n"
+    assert urls((out / "sitemap.xml").read_bytes()) == [
+        "https://www.example.com/sitemap-pages-00001.txt",
+        "https://www.example.com/sitemap-pages-00002.txt",
+    ]
+    assert main([*argv]) == 0  # back to XML: the text shards are the build's own, removed
+    assert sorted(path.name for path in out.glob("sitemap-*")) == ["sitemap-pages-00001.xml.gz"]

@@ -1,4 +1,5 @@
-"""XML rendering of shards (``<urlset>``) and sitemap indexes (``<sitemapindex>``).
+"""Rendering of shards (``<urlset>``, or text), sitemap indexes (``<sitemapindex>``) and the
+Atom feed of recent changes.
 
 Plain string building: every value is validated before it gets here and escaped on the
 way out, one ``<url>`` per line, UTF-8, no timestamps of our own, so the same entries
@@ -178,6 +179,12 @@ def urlset_of(rendered: Iterable[str], *, stylesheet: str | None = None) -> byte
     """A complete ``<urlset>`` document from entries already rendered (``render_entry``)."""
     body = "".join(rendered)
     return with_stylesheet(f"{URLSET_OPEN}{body}{URLSET_CLOSE}".encode(), stylesheet)
+
+
+def render_text(urls: Iterable[str]) -> bytes:
+    """A text sitemap (sitemaps.org): one URL per line, UTF-8. It carries no lastmod and no
+    extension. URLs are normalised (no whitespace, no line break) and are not escaped."""
+    return "".join(f"{url}\n" for url in urls).encode()
 
 
 @dataclass(frozen=True, slots=True)

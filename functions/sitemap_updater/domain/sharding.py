@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gzip
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
@@ -20,6 +20,7 @@ from sitemap_updater.domain.errors import InvalidEvent, LimitExceeded
 from sitemap_updater.domain.render import (
     URLSET_FRAME_BYTES,
     render_entry,
+    render_text,
     rendered_size,
     urlset_of,
 )
@@ -35,7 +36,7 @@ INDEX_KEY = "sitemap.xml"
 ROBOTS_KEY = "robots.txt"
 # The names of index files and shards (use fullmatch): what a build or a local run may remove.
 SITEMAP_FILE = re.compile(
-    r"sitemap\.xml|sitemap-index-[0-9]+\.xml|sitemap-[a-z0-9-]+-[0-9]{5,}\.xml(?:\.gz)?"
+    r"sitemap\.xml|sitemap-index-[0-9]+\.xml|sitemap-[a-z0-9-]+-[0-9]{5,}\.(?:xml(?:\.gz)?|txt)"
 )
 GROUP_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?", re.ASCII)  # use fullmatch
 _SHARD_ID = re.compile(r"^([a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?)-(\d{5,})$", re.ASCII)
@@ -202,12 +203,22 @@ def shard_document(
     rendered: Sequence[str], limits: Limits, *, stylesheet: str | None = None
 ) -> bytes:
     """``render_shard`` of entries already rendered (``render_entry``), in URL order."""
-    if len(rendered) > limits.max_urls_per_shard:
-        raise LimitExceeded(f"{len(rendered)} entries, over {limits.max_urls_per_shard}")
-    document = urlset_of(rendered)
+    document = _within(limits, len(rendered), lambda: urlset_of(rendered))
+    return with_stylesheet(document, stylesheet, max_bytes=limits.max_shard_bytes)
+
+
+def text_document(urls: Sequence[str], limits: Limits) -> bytes:
+    """A text shard of these URLs (in URL order), checked against the limits."""
+    return _within(limits, len(urls), lambda: render_text(urls))
+
+
+def _within(limits: Limits, count: int, render: Callable[[], bytes]) -> bytes:
+    if count > limits.max_urls_per_shard:
+        raise LimitExceeded(f"{count} entries, over {limits.max_urls_per_shard}")
+    document = render()
     if len(document) > limits.max_shard_bytes:
         raise LimitExceeded(f"{len(document)} bytes, over {limits.max_shard_bytes}")
-    return with_stylesheet(document, stylesheet, max_bytes=limits.max_shard_bytes)
+    return document
 
 
 def shard_body(document: bytes, compressed: bool) -> bytes:
@@ -217,6 +228,36 @@ def shard_body(document: bytes, compressed: bool) -> bytes:
     the rebuild and ``sitemap-updater build`` write the same bytes for the same entries.
     """
     return gzip.compress(document, compresslevel=6, mtime=0) if compressed else document
+
+
+@dataclass(frozen=True)
+class ShardFormat:
+    """How shards are stored (SITEMAP_FORMAT, COMPRESS_SHARDS): XML, gzipped or not; or text,
+    one URL per line, never gzipped (``sitemap-pages-00001.txt``). A text shard lists each
+    page's URL alone: its lastmod and extensions stay in the registry, unrendered."""
+
+    text: bool = False
+    compressed: bool = True
+
+    @property
+    def gzipped(self) -> bool:
+        return self.compressed and not self.text
+
+    def key(self, shard: str) -> str:
+        if not self.text:
+            return shard_key(shard, self.compressed)
+        parse_shard_id(shard)
+        return f"sitemap-{shard}.txt"
+
+    def document(
+        self, entries: Sequence[SitemapEntry], limits: Limits, *, stylesheet: str | None = None
+    ) -> bytes:
+        if self.text:
+            return text_document([entry.url for entry in entries], limits)
+        return render_shard(entries, limits, stylesheet=stylesheet)
+
+    def body(self, document: bytes) -> bytes:
+        return shard_body(document, self.gzipped)
 
 
 @dataclass(frozen=True)

@@ -50,13 +50,13 @@ from sitemap_updater.domain.sharding import (
     SITEMAP_FILE,
     GroupRules,
     Limits,
+    ShardFormat,
     checked_rendered_size,
     extra_sitemaps,
     index_room,
-    shard_body,
     shard_document,
-    shard_key,
     split_index,
+    text_document,
 )
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
@@ -219,6 +219,7 @@ def render_site(
     limits: Limits,
     *,
     compress: bool = True,
+    text: bool = False,
     lastmod: str | None = None,
     robots: bytes | None = None,
     progress: Progress | None = None,
@@ -231,6 +232,7 @@ def render_site(
 
     ``stylesheet``: the human view, as the STYLESHEET setting does (``/sitemap.xsl``,
     referenced from the index and shards). ``extras``: as EXTRA_SITEMAPS (``extra_sitemaps``).
+    ``text``: text shards, as SITEMAP_FORMAT=txt.
     """
     started = time.perf_counter()
     result = BuildResult(stylesheet=stylesheet)
@@ -246,7 +248,7 @@ def render_site(
         limits,
         files,
         result,
-        compress=compress,
+        shard_format=ShardFormat(text, compress),
         lastmod=lastmod,
         now=now or datetime.now(UTC),
         href=href,
@@ -273,7 +275,7 @@ def _render_shards(
     files: dict[str, bytes],
     result: BuildResult,
     *,
-    compress: bool,
+    shard_format: ShardFormat,
     lastmod: str | None,
     now: datetime,
     href: str | None,
@@ -285,19 +287,21 @@ def _render_shards(
     with _Gzip(workers=os.cpu_count() or 1) as pool:
         for shard, entries in sorted(placed.items()):
             entries.sort(key=itemgetter(0))  # the registry's order: by URL
-            texts = _current_texts(entries, now)
-            document = shard_document(texts, limits, stylesheet=href)
-            key = shard_key(shard, compress)
-            bodies[key] = pool.submit(document, compress)
+            if shard_format.text:
+                document = text_document([url for url, _, _ in entries], limits)
+            else:
+                document = shard_document(_current_texts(entries, now), limits, stylesheet=href)
+            key = shard_format.key(shard)
+            bodies[key] = pool.submit(document, shard_format)
             newest = lastmod or max((e.lastmod for _, _, e in entries if e.lastmod), default=None)
             index_entries[shard] = IndexEntry(site.url_for(key), newest)
-            result.shards.append(ShardFile(shard, key, len(texts), len(document), newest))
+            result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
     files.update((key, body) for key, (body,) in bodies.items())
     return index_entries
 
 
 class _Gzip:
-    """``shard_body`` on other threads, at most ``workers`` at once: zlib lets go of the GIL
+    """``ShardFormat.body`` on other threads, at most ``workers`` at once: zlib lets go of the GIL
     while it compresses. (Plain threads: concurrent.futures would import logging, queue and
     more for every build.)"""
 
@@ -306,13 +310,13 @@ class _Gzip:
         self._threads: list[threading.Thread] = []
         self._failed: list[BaseException] = []
 
-    def submit(self, document: bytes, compress: bool) -> list[bytes]:
+    def submit(self, document: bytes, shard_format: ShardFormat) -> list[bytes]:
         """A list that holds the body once ``__exit__`` has returned."""
         body: list[bytes] = []
 
         def run() -> None:
             try:
-                body.append(shard_body(document, compress))
+                body.append(shard_format.body(document))
             except BaseException as exc:  # noqa: BLE001 - raised again in __exit__
                 self._failed.append(exc)
             finally:
@@ -414,6 +418,7 @@ def run(args: argparse.Namespace) -> int:
         site,
         limits,
         compress=not args.no_compress,
+        text=args.format == "txt",
         lastmod=lastmod,
         robots=robots,
         progress=Progress("reading"),

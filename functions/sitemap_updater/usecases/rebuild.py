@@ -25,10 +25,11 @@ from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.news import current_news
 from sitemap_updater.domain.records import ObjectState, ShardOutput
-from sitemap_updater.domain.sharding import Limits, render_shard, shard_body, shard_key
+from sitemap_updater.domain.sharding import Limits, ShardFormat
 from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
+    TEXT_CONTENT_TYPE,
     XML_CONTENT_TYPE,
     Writer,
     adopt,
@@ -55,7 +56,7 @@ class Rebuilt(StrEnum):
 @dataclass(kw_only=True)
 class RebuildShard:
     limits: Limits
-    compress: bool
+    shard_format: ShardFormat
     cache_control: str
     registry: ShardRegistry
     store: ObjectStore
@@ -66,7 +67,9 @@ class RebuildShard:
 
     @property
     def _writer(self) -> Writer:
-        content_type = GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE
+        shards = self.shard_format
+        content_type = TEXT_CONTENT_TYPE if shards.text else XML_CONTENT_TYPE
+        content_type = GZIP_CONTENT_TYPE if shards.gzipped else content_type
         return Writer(self.store, content_type, self.cache_control)
 
     def __call__(self, shard: str, *, restore: bool = False) -> Rebuilt:
@@ -112,9 +115,9 @@ class RebuildShard:
         moment = self.clock()
         entries, expiry = self._as_rendered(stored, moment)
         news_expiry = w3c_now(expiry) if expiry is not None else None
-        document = render_shard(entries, self.limits, stylesheet=self.stylesheet)
+        document = self.shard_format.document(entries, self.limits, stylesheet=self.stylesheet)
         digest = sha256(document)
-        key = shard_key(shard, self.compress)
+        key = self.shard_format.key(shard)
         current = output.obj
         if current is not None and current.sha256 == digest and current.key == key:
             if output.retiring and restore:
@@ -125,7 +128,7 @@ class RebuildShard:
         now = w3c_now(moment)
         state = ObjectState(key, "", digest, len(entries), len(document), now)
         try:
-            written = self._writer.write(state, shard_body(document, self.compress), current)
+            written = self._writer.write(state, self.shard_format.body(document), current)
         except WriteConflict:
             touched.append(key)
             self._adopt(output, key, now)
@@ -147,7 +150,7 @@ class RebuildShard:
         """The record says these bytes are there. The object is checked (one HEAD), and
         written back if it is missing or altered (see the module doc)."""
         try:
-            restored = self._writer.rewrite(current, shard_body(document, self.compress))
+            restored = self._writer.rewrite(current, self.shard_format.body(document))
         except WriteConflict:
             touched.append(current.key)
             self._adopt(output, current.key, current.lastmod)
@@ -240,7 +243,7 @@ class RebuildShard:
         recorded (its lastmod is taken after its read: equal within a second counts as
         newer, the safe side): deleting it would leave its record naming nothing."""
         try:
-            key = shard_key(shard, self.compress)
+            key = self.shard_format.key(shard)
         except ValueError:  # not a shard id: it names no object
             return Rebuilt.ABSENT
         found = self.store.head(key)

@@ -68,11 +68,3 @@ def test_switching_formats_is_a_deploy_and_rebuild_all(
     assert main(["rebuild", "--all", "--stack", "xml-again"]) == 0
     xml_again.drain()
     assert site_entries(xml_again.objects())[f"{SITE}/a"]["lastmod"] == "2026-11-01"
-
-
-def test_a_format_that_is_neither_xml_nor_txt_is_refused_at_start() -> None:
-    with pytest.raises(ValueError, match="sitemap_format|SITEMAP_FORMAT"):
-        Settings.model_validate(
-            {"SITE_URL": SITE, "TABLE_NAME": "tab", "BUCKET_NAME": "bkt", "SITEMAP_FORMAT": "csv"}
-            | dict.fromkeys(("REBUILD_QUEUE_URL", "INDEX_QUEUE_URL", "INGEST_DLQ_URL"), "q")
-        )

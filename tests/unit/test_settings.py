@@ -294,3 +294,11 @@ def test_extra_sitemaps_must_leave_room_for_our_shards_in_an_index_file() -> Non
     extras = ",".join(f"https://www.example.com/{n}.xml" for n in range(3))
     assert "leave no room" in problem(env(EXTRA_SITEMAPS=extras, MAX_SITEMAPS_PER_INDEX="3"))
     Settings.from_env(env(EXTRA_SITEMAPS=extras, MAX_SITEMAPS_PER_INDEX="4"))
+
+
+def test_the_sitemap_format_is_xml_or_txt() -> None:
+    assert Settings.from_env(env()).shard_format.text is False
+    assert Settings.from_env(env(SITEMAP_FORMAT="txt")).shard_format.key("pages-00001") == (
+        "sitemap-pages-00001.txt"
+    )
+    assert "SITEMAP_FORMAT" in problem(env(SITEMAP_FORMAT="csv"))

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from botocore.config import Config
@@ -19,6 +19,7 @@ from sitemap_updater.adapters.indexnow import IndexNowClient
 from sitemap_updater.adapters.queues import IndexNowQueue, Queues
 from sitemap_updater.adapters.registry import Registry
 from sitemap_updater.adapters.store import SitemapStore
+from sitemap_updater.domain.feed import FEED_KEY
 from sitemap_updater.domain.stylesheet import (
     STYLESHEET_CONTENT_TYPE,
     STYLESHEET_KEY,
@@ -70,7 +71,8 @@ def site_files_for(settings: Settings) -> list[SiteFile]:
 
 def site_file_keys(settings: Settings) -> list[str]:
     """The keys of those files (the stack grants and routes exactly these)."""
-    return [file.key for file in site_files_for(settings)]
+    feed = [FEED_KEY] if settings.feed_entries else []
+    return [file.key for file in site_files_for(settings)] + feed
 
 
 class _once(Generic[_T]):  # a decorator, as cached_property is
@@ -146,8 +148,13 @@ class App:
     def ingest(self) -> Ingest:
         from sitemap_updater.usecases.ingest import Ingest  # noqa: PLC0415
 
-        site, max_bytes = self.settings.site, self.settings.max_event_bytes
-        return Ingest(site, max_bytes, self.apply_change, self.queues, self.indexnow_queue)
+        settings, feed = self.settings, None
+        if settings.feed_entries:
+            from sitemap_updater.usecases.feed import UpdateFeed  # noqa: PLC0415
+
+            feed = UpdateFeed(self.registry, self.queues, settings.feed_entries)
+        site, max_bytes = settings.site, settings.max_event_bytes
+        return Ingest(site, max_bytes, self.apply_change, self.queues, self.indexnow_queue, feed)
 
     @_once
     def rebuild_shard(self) -> RebuildShard:
@@ -203,11 +210,15 @@ class App:
 
     @_once
     def site_files(self) -> PublishSiteFiles | None:
-        """The static files the index function serves (None: there are none to serve)."""
-        files = site_files_for(self.settings)
-        if not files:
+        """The files the index function serves (None: there are none to serve)."""
+        files, feed = site_files_for(self.settings), None
+        if self.settings.feed_entries:
+            from sitemap_updater.usecases.feed import feed_file  # noqa: PLC0415
+
+            feed = partial(feed_file, self.registry, self.settings.site)
+        if not files and feed is None:
             return None
-        return PublishSiteFiles(files, self.store, self.settings.cache_control)
+        return PublishSiteFiles(files, self.store, self.settings.cache_control, feed)
 
 
 def build_app(

@@ -202,6 +202,15 @@ BUILD = _command(
         default=[],
         metavar="URL",
     ),
+    _arg(
+        "--feed-entries",
+        "write feed.atom, an Atom feed of the N pages with the newest lastmod, listed in the "
+        "index (as the FEED_ENTRIES setting does; at most 100)",
+        type=int,
+        choices=range(101),
+        default=0,
+        metavar="N",
+    ),
     _flag("--strict", "exit 1 when any record was rejected"),
     _json(),
 )

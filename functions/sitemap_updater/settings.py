@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from sitemap_updater.domain.feed import MAX_FEED_ENTRIES
 from sitemap_updater.domain.indexnow import KEY_PATTERN, key_file
 from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_BYTES,
@@ -24,7 +25,7 @@ from sitemap_updater.domain.sharding import (
     GroupRules,
     Limits,
     ShardFormat,
-    extra_sitemaps,
+    index_extras,
     index_room,
 )
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF
@@ -83,6 +84,12 @@ class Settings(BaseModel):
         description="Sitemaps and feeds on the site, made elsewhere, that the index lists "
         "after ours: absolute URLs, comma-separated, in order.",
     )
+    feed_entries: int = Field(
+        0,
+        ge=0,
+        le=MAX_FEED_ENTRIES,
+        description="Entries of the Atom feed of recent changes at /feed.atom (0: no feed).",
+    )
     cache_max_age_seconds: int = Field(60, ge=0, le=86_400)
     distribution_id: str = Field(
         "",
@@ -132,8 +139,9 @@ class Settings(BaseModel):
 
     @cached_property
     def index_extras(self) -> tuple[str, ...]:
-        """What the index lists after our shards (the one source of the extra entries)."""
-        return extra_sitemaps(self.extra_sitemaps.split(","), self.site)
+        """What the index lists after our shards (the one source of the extra entries):
+        EXTRA_SITEMAPS, then the feed when it is on."""
+        return index_extras(self.extra_sitemaps.split(","), self.site, bool(self.feed_entries))
 
     @cached_property
     def groups(self) -> GroupRules:

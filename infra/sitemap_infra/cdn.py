@@ -24,8 +24,14 @@ from sitemap_infra.nag import acknowledge
 
 # CloudFront path patterns match the whole path, ``*`` any run of characters: these are the
 # robots.txt, the first index file, further index files (sitemap-index-<n>.xml) and shards
-# (sitemap-<group>-<NNNNN>.xml or .xml.gz), and nothing else of the site's (not /sitemap/).
-PATH_PATTERNS = ("/robots.txt", "/sitemap.xml", "/sitemap-*.xml", "/sitemap-*.xml.gz")
+# (sitemap-<group>-<NNNNN>.xml, .xml.gz or .txt), and nothing else of the site's (not /sitemap/).
+PATH_PATTERNS = (
+    "/robots.txt",
+    "/sitemap.xml",
+    "/sitemap-*.xml",
+    "/sitemap-*.xml.gz",
+    "/sitemap-*.txt",
+)
 MAX_TTL_SECONDS = 300
 HSTS_MAX_AGE = Duration.days(730)
 # cdk-nag findings a distribution of our own accepts, with why.

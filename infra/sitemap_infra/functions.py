@@ -90,17 +90,19 @@ class Functions(Construct):
         queues: Queues,
         distribution_arn: str | None,
         site_file_keys: Sequence[str] = (),
+        feed: bool = False,
         service: str,
     ) -> None:
         """``distribution_arn``: grant CreateInvalidation on it (only when invalidation is on).
-        ``site_file_keys``: the static files the index function serves (the human view's
-        stylesheet, the IndexNow key file), each written by exact key. ``service``: see
-        ``updater.deployment_service``."""
+        ``site_file_keys``: the files the index function serves (the human view's
+        stylesheet, the IndexNow key file, the feed), each written by exact key. ``feed``:
+        the feed of recent changes is on. ``service``: see ``updater.deployment_service``."""
         super().__init__(scope, construct_id)
         self.storage = storage
         self.queues = queues
         self.distribution_arn = distribution_arn
         self.site_file_keys = tuple(site_file_keys)
+        self.feed = feed
         env = {**environment, **powertools_environment(service)}
         # One function per queue: the three, and IndexNow's when its queue exists.
         specs = [pair.spec for pair in queues.pairs.values()]
@@ -120,6 +122,8 @@ class Functions(Construct):
             grants.append((OBJECT_ACTIONS, self._objects(WRITTEN_KEYS[name])))
             grants.append((["s3:ListBucket"], [self.storage.bucket.bucket_arn]))
         grants += [(["sqs:SendMessage"], arns) for arns in self._sends_to(name)]
+        if self.feed and name == INDEX.name:  # the feed's one item, read to publish it
+            grants.append((["dynamodb:GetItem"], [self.storage.table.table_arn]))
         if self.site_file_keys and name == INDEX.name:
             # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
             grants.append((["s3:GetObject", "s3:PutObject"], self._objects(self.site_file_keys)))
@@ -140,6 +144,8 @@ class Functions(Construct):
             REBUILD.name: [(queues[INDEX.name].queue.queue_arn,)],
             INDEX.name: [(queues[REBUILD.name].queue.queue_arn,)],
         }
+        if self.feed:  # a changed feed asks the index function to publish it
+            sends[INGEST.name].append((queues[INDEX.name].queue.queue_arn,))
         if INDEXNOW.name in queues.pairs:
             indexnow = queues[INDEXNOW.name]
             sends[INGEST.name].append((indexnow.queue.queue_arn,))

@@ -87,6 +87,7 @@ class SitemapUpdater(Construct):
             queues=self.queues,
             distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
             site_file_keys=site_files,
+            feed=bool(tuned.feed_entries),
             service=self.service,
         )
         self.news_sweep = self._news_sweep()

@@ -64,6 +64,7 @@ def test_setting_keys_are_the_tunable_settings() -> None:
         "indexnow_endpoint",
         "extra_sitemaps",
         "sitemap_format",
+        "feed_entries",
     }
 
 

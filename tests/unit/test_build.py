@@ -18,6 +18,7 @@ from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.build import render_site, write_site
 from sitemap_updater.ops.pages import Record
 from sitemap_updater.schemas import sitemap_schema
+from tests.atom import read_atom
 
 SITE = Site.parse("https://www.example.com")
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -347,3 +348,24 @@ def test_build_format_txt_writes_text_shards_within_the_limits(tmp_path: Path) -
     ]
     assert main([*argv]) == 0  # back to XML: the text shards are the build's own, removed
     assert sorted(path.name for path in out.glob("sitemap-*")) == ["sitemap-pages-00001.xml.gz"]
+
+
+def test_build_feed_entries_writes_the_feed_of_the_newest_pages_and_lists_it(
+    tmp_path: Path,
+) -> None:
+    pages = [
+        page("/old", lastmod="2026-01-01", title="Old"),
+        page("/new", lastmod="2026-11-20T10:00:00+01:00", title="New & shiny"),
+        page("/undated"),  # no time of change: a snapshot cannot place it
+        page("/mid", lastmod="2026-06-01"),
+    ]
+    source = write_jsonl(tmp_path / "pages.jsonl", pages)
+    out = tmp_path / "out"
+    argv = ["build", str(source), "--site-url", "https://www.example.com", "--out", str(out)]
+    assert main([*argv, "--feed-entries", "2"]) == 0
+    feed = read_atom((out / "feed.atom").read_bytes())
+    assert [(e.link, e.title, e.updated) for e in feed.entries] == [
+        ("https://www.example.com/new", "New & shiny", "2026-11-20T09:00:00Z"),
+        ("https://www.example.com/mid", "https://www.example.com/mid", "2026-06-01T00:00:00Z"),
+    ]
+    assert urls((out / "sitemap.xml").read_bytes())[-1] == "https://www.example.com/feed.atom"

@@ -305,7 +305,9 @@ REJECTIONS = [
     event_case("changefreq-empty", publish(changefreq=""), "invalid_changefreq"),
     event_case("changefreq-number", publish(changefreq=7), "invalid_changefreq"),
     # unknown fields
-    event_case("extra-field", publish(title="Launch"), "unknown_field"),
+    event_case("extra-field", publish(headline="Launch"), "unknown_field"),
+    event_case("title-not-text", publish(title=7), "invalid_title"),
+    event_case("title-too-long", publish(title="t" * 257), "invalid_title"),
     event_case("field-wrong-case", publish(Priority=0.5), "unknown_field"),
     event_case("unpublish-lastmod", unpublish(lastmod="2026-11-20"), "unknown_field"),
     event_case("unpublish-priority", unpublish(priority=0.5), "unknown_field"),
@@ -321,7 +323,7 @@ def test_parse_body_rejects_with_a_specific_code(text: str, code: str) -> None:
 
 def test_each_rejection_says_what_was_wrong() -> None:
     assert "version" in rejection(body(publish(version="7"))).detail
-    assert "title" in rejection(body(publish(title="x"))).detail
+    assert "headline" in rejection(body(publish(headline="x"))).detail
     assert "url" in rejection(body({"type": "publish", "version": 1})).detail
     assert "type" in rejection(body({"url": P, "version": 1})).detail
 
@@ -611,7 +613,7 @@ def test_event_json_schema_describes_publish() -> None:
     properties = branch["properties"]
     assert set(properties) == {
         *("type", "url", "version", "lastmod", "changefreq", "priority"),
-        *("images", "videos", "news", "hreflang", "alternates", "sitemap"),
+        *("images", "videos", "news", "hreflang", "alternates", "sitemap", "title"),
     }
     assert properties["url"]["type"] == "string"
     assert properties["url"]["maxLength"] == 2048

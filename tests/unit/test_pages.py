@@ -117,7 +117,7 @@ def test_a_csv_row_with_the_wrong_number_of_cells_is_rejected_alone(tmp_path: Pa
 @pytest.mark.parametrize(
     ("header", "message"),
     [
-        ("url,title\n", r"unknown column\(s\) 'title'"),
+        ("url,headline\n", r"unknown column\(s\) 'headline'"),
         ("lastmod\n", "no 'url' column"),
         ("url,URL\n", "repeats a column"),
     ],
@@ -240,7 +240,7 @@ def test_a_record_may_carry_its_own_type_and_version() -> None:
     [
         ({"url": "https://other.example.com/a"}, "url_foreign_host"),
         ({"url": "https://www.example.com/a", "lastmod": "2026-13-01"}, "invalid_lastmod"),
-        ({"url": "https://www.example.com/a", "title": "x"}, "unknown_field"),
+        ({"url": "https://www.example.com/a", "headline": "x"}, "unknown_field"),
         ({"lastmod": "2026-11-20"}, "missing_field"),
         ({"url": "https://www.example.com/" + "a" * 2048}, "url_too_long"),
         (["https://www.example.com/a"], "not_an_object"),

@@ -16,6 +16,7 @@ pk                         sk                  item
                                                cluster it was merged into
 ``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput)
 ``INDEXES``                ``<key>``           a published index file (IndexOutput)
+``FEED``                   ``FEED``            the feed of recent changes (Feed), as JSON
 =========================  ==================  ===============================================
 
 A shard's entries share one partition, so a rebuild reads them with a strongly consistent
@@ -48,6 +49,7 @@ from sitemap_updater.adapters import clients
 from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, Member, too_many_redirects
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
+from sitemap_updater.domain.feed import Feed
 from sitemap_updater.domain.placement import (
     MAX_COMMITS_TOGETHER,
     ClusterWrite,
@@ -107,6 +109,10 @@ def url_token(url: str) -> str:
 
 def _key(pk: str, sk: str) -> Item:
     return {PARTITION_KEY: {"S": pk}, SORT_KEY: {"S": sk}}
+
+
+_FEED = _key("FEED", "FEED")
+_FEED_JSON = msgspec.json.Decoder(Feed)
 
 
 def url_key(url: str) -> Item:
@@ -404,6 +410,21 @@ class Registry:
 
     def delete_index_output(self, key: str) -> None:
         self.client.delete_item(TableName=self.table, Key=_key("INDEXES", key))
+
+    def feed(self) -> Feed:
+        item = self._get(_FEED)
+        return _FEED_JSON.decode(item["feed"]["S"]) if item else Feed()
+
+    def save_feed(self, feed: Feed, previous_generation: int) -> None:
+        """Store the feed if nobody changed it since ``previous_generation``."""
+        condition = "generation = :previous"
+        if previous_generation == 0:
+            condition = f"attribute_not_exists(generation) OR {condition}"
+        values = _attrs(
+            {":feed": msgspec.json.encode(feed).decode(), ":generation": feed.generation}
+        )
+        values[":previous"] = {"N": str(previous_generation)}
+        self._update(_FEED, "SET feed = :feed, generation = :generation", values, condition)
 
     def _save_output(
         self,

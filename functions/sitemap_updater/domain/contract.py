@@ -43,6 +43,7 @@ class PageChange(Struct, frozen=True, gc=False):
     hreflang: str | None = None  # this page's own language, if the event says
     alternates: tuple[tuple[str, str], ...] = ()  # declared (hreflang, href), sorted
     group: str | None = None  # an explicit sitemap group
+    title: str | None = None  # the page's title, for the feed of recent changes
 
     @property
     def live(self) -> bool:

@@ -3,7 +3,7 @@
 Two event types, one per page::
 
     {"type": "publish", "url": ..., "version": 7, "lastmod"?, "changefreq"?, "priority"?,
-     "images"?, "videos"?, "news"?, "hreflang"?, "alternates"?, "sitemap"?}
+     "images"?, "videos"?, "news"?, "hreflang"?, "alternates"?, "sitemap"?, "title"?}
     {"type": "unpublish", "url": ..., "version": 8}
 
 An event body may also be wrapped in an EventBridge event (``detail``) or an SNS
@@ -33,6 +33,7 @@ from sitemap_updater.domain.contract import CHANGEFREQS, JsonNumber, PageChange,
 from sitemap_updater.domain.dates import W3C_DATETIME, normalise_w3c
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.feed import MAX_TITLE
 from sitemap_updater.domain.sharding import GROUP_NAME
 from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
 
@@ -182,6 +183,16 @@ class Publish(
                 description="The group whose shards hold this page when it is first placed "
                 "(otherwise the configured path rules decide).",
                 extra_json_schema={"pattern": f"^{GROUP_NAME.pattern}$"},
+            ),
+        ]
+        | None
+    ) = None
+    title: (
+        Annotated[
+            Text,
+            Meta(
+                description=f"The page's title in the feed of recent changes (at most "
+                f"{MAX_TITLE} characters; otherwise its URL)."
             ),
         ]
         | None
@@ -393,6 +404,7 @@ _FIELD_CODES = {
     "hreflang": "invalid_hreflang",
     "alternates": "invalid_alternate",
     "sitemap": "invalid_sitemap",
+    "title": "invalid_title",
 }
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 _NAMED = re.compile(r"`([^`]*)`")
@@ -459,9 +471,10 @@ def to_change(
         return PageChange(normalise_url(event.url, site), version, None)
     lastmod, priority = _dates_and_numbers(event)
     url = normalise_url(event.url, site)
+    title = None if event.title is None else _text(event.title, "title", MAX_TITLE, "invalid_title")
     if not (event.images or event.videos or event.news or event.hreflang or event.alternates):
         entry = SitemapEntry(url, lastmod, event.changefreq, priority)
-        return PageChange(url, version, entry, group=_group(event.sitemap))
+        return PageChange(url, version, entry, group=_group(event.sitemap), title=title)
     entry = SitemapEntry(
         url,
         lastmod,
@@ -475,7 +488,7 @@ def to_change(
     if hreflang is not None:
         hreflang = _rule("invalid_hreflang", "hreflang", contract.normalise_hreflang, hreflang)
     alternates = _alternates(event.alternates, site) if event.alternates else ()
-    return PageChange(url, version, entry, hreflang, alternates, _group(event.sitemap))
+    return PageChange(url, version, entry, hreflang, alternates, _group(event.sitemap), title)
 
 
 def _dates_and_numbers(event: Publish) -> tuple[str | None, str | None]:

@@ -12,7 +12,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
+from sitemap_updater.domain.feed import FEED_KEY, Feed
 from sitemap_updater.domain.stylesheet import with_stylesheet
+from sitemap_updater.domain.urls import Site
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
@@ -29,6 +31,7 @@ URLSET_OPEN = (
 URLSET_CLOSE = "</urlset>\n"
 INDEX_OPEN = f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}">\n'
 INDEX_CLOSE = "</sitemapindex>\n"
+ATOM_NS = "http://www.w3.org/2005/Atom"
 URLSET_FRAME_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
 
 # A raw carriage return would reach a parser as a line feed (XML end-of-line handling), so it
@@ -202,3 +205,21 @@ def render_index(entries: Iterable[IndexEntry], *, stylesheet: str | None = None
         lastmod = f"<lastmod>{escape(entry.lastmod)}</lastmod>" if entry.lastmod else ""
         lines.append(f"<sitemap><loc>{escape(entry.loc)}</loc>{lastmod}</sitemap>\n")
     return with_stylesheet(f"{INDEX_OPEN}{''.join(lines)}{INDEX_CLOSE}".encode(), stylesheet)
+
+
+def render_feed(feed: Feed, site: Site) -> bytes:
+    """The Atom 1.0 feed (RFC 4287) of recent changes: its own URL as its id, the site as its
+    author; each entry's id and link its page's URL, its title the page's (or the URL)."""
+    url, home, host = site.url_for(FEED_KEY), site.url_for(""), site.origin.partition("://")[2]
+    entries = "".join(
+        f"<entry><id>{escape(e.url)}</id><title>{escape(e.title or e.url)}</title>"
+        f'<link href="{escape(e.url)}"/><updated>{e.updated}</updated></entry>\n'
+        for e in feed.entries
+    )
+    return (
+        f'{XML_DECLARATION}<feed xmlns="{ATOM_NS}">\n<id>{escape(url)}</id>'
+        f"<title>Recent changes on {escape(host)}</title><updated>{feed.changed}</updated>"
+        f"<author><name>{escape(host)}</name><uri>{escape(home)}</uri></author>"
+        f'<link rel="self" href="{escape(url)}"/><link href="{escape(home)}"/>\n'
+        f"{entries}</feed>\n"
+    ).encode()

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent, LimitExceeded
+from sitemap_updater.domain.feed import FEED_KEY
 from sitemap_updater.domain.render import (
     URLSET_FRAME_BYTES,
     render_entry,
@@ -112,6 +113,11 @@ def extra_sitemaps(urls: Iterable[str], site: Site) -> tuple[str, ...]:
             raise ValueError(f"{written!r} is given twice")
         found.append(url)
     return tuple(found)
+
+
+def index_extras(extras: Iterable[str], site: Site, feed: bool) -> tuple[str, ...]:
+    """What the index lists after our shards: ``extras`` (EXTRA_SITEMAPS), then the feed."""
+    return extra_sitemaps([*extras, *([site.url_for(FEED_KEY)] if feed else [])], site)
 
 
 def index_room(limits: Limits, extras: Sequence[str]) -> Limits:

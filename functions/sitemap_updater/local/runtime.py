@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
+from sitemap_updater.domain.feed import FEED_KEY
 from sitemap_updater.domain.indexnow import KEY_PATTERN
 from sitemap_updater.domain.sharding import ROBOTS_KEY, SITEMAP_FILE
 from sitemap_updater.domain.stylesheet import STYLESHEET_KEY
@@ -282,8 +283,8 @@ def run_local(
 def check_replaceable(out: Path, events: Sequence[Path]) -> None:
     """A run replaces ``out`` whole: it may be absent, or a folder of only what a run writes
     (the files the bucket holds at its top: index files, shards, robots.txt, sitemap.xsl, an
-    IndexNow key file), and never holds the events or the current folder. So a web root or a
-    home folder given by mistake is refused, not emptied."""
+    IndexNow key file, the feed), and never holds the events or the current folder. So a web
+    root or a home folder given by mistake is refused, not emptied."""
     target = out.resolve()
     for kept in (Path.cwd(), *events):
         if target == kept.resolve() or target in kept.resolve().parents:
@@ -303,6 +304,6 @@ def _written(path: Path) -> bool:
     """Whether a local run may have written ``path``."""
     return path.is_file() and bool(
         SITEMAP_FILE.fullmatch(path.name)
-        or path.name in (ROBOTS_KEY, STYLESHEET_KEY)
+        or path.name in (ROBOTS_KEY, STYLESHEET_KEY, FEED_KEY)
         or (path.suffix == ".txt" and KEY_PATTERN.fullmatch(path.stem))
     )

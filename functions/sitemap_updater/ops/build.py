@@ -40,9 +40,16 @@ from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_records
+from sitemap_updater.domain.feed import FEED_KEY, Feed, feed_entry, merged
 from sitemap_updater.domain.news import current_news
 from sitemap_updater.domain.placement import ShardFiller
-from sitemap_updater.domain.render import IndexEntry, render_entry, render_index, rendered_size
+from sitemap_updater.domain.render import (
+    IndexEntry,
+    render_entry,
+    render_feed,
+    render_index,
+    rendered_size,
+)
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
     INDEX_KEY,
@@ -52,7 +59,7 @@ from sitemap_updater.domain.sharding import (
     Limits,
     ShardFormat,
     checked_rendered_size,
-    extra_sitemaps,
+    index_extras,
     index_room,
     shard_document,
     split_index,
@@ -96,6 +103,7 @@ class BuildResult:
     stale_removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     stylesheet: bool = False
+    feed: bool = False
 
 
 @dataclass
@@ -227,12 +235,14 @@ def render_site(
     now: datetime | None = None,
     stylesheet: bool = False,
     extras: Sequence[str] = (),
+    feed_entries: int = 0,
 ) -> BuiltSite:
     """Validate, place and render: every file of the site, keyed by its path.
 
     ``stylesheet``: the human view, as the STYLESHEET setting does (``/sitemap.xsl``,
     referenced from the index and shards). ``extras``: as EXTRA_SITEMAPS (``extra_sitemaps``).
-    ``text``: text shards, as SITEMAP_FORMAT=txt.
+    ``text``: text shards, as SITEMAP_FORMAT=txt. ``feed_entries``: ``/feed.atom``, as
+    FEED_ENTRIES (the index lists it when ``extras`` name it: ``index_extras``).
     """
     started = time.perf_counter()
     result = BuildResult(stylesheet=stylesheet)
@@ -253,6 +263,9 @@ def render_site(
         now=now or datetime.now(UTC),
         href=href,
     )
+    if feed_entries:
+        files[FEED_KEY] = render_feed(snapshot_feed(pages, feed_entries), site)
+        result.feed = True
     for key, shards in split_index(list(index_entries), index_room(limits, extras)):
         listed = [index_entries[s] for s in shards]
         if key == INDEX_KEY:
@@ -266,6 +279,18 @@ def render_site(
         files[ROBOTS_KEY] = robots_txt
     result.seconds = time.perf_counter() - started
     return BuiltSite(files, result)
+
+
+def snapshot_feed(pages: dict[str, Checked], size: int) -> Feed:
+    """The feed a snapshot can give: its newest pages by lastmod (a page without one has no
+    time of change to list it by)."""
+    listed = {
+        url: feed_entry(checked.change, datetime.min)
+        for url, checked in pages.items()
+        if checked.change and checked.change.entry and checked.change.entry.lastmod
+    }
+    entries = merged((), listed, size)
+    return Feed(entries, entries[0].updated) if entries else Feed()
 
 
 def _render_shards(
@@ -395,7 +420,7 @@ def run(args: argparse.Namespace) -> int:
         lastmod = normalise_lastmod(args.lastmod) if args.lastmod is not None else None
         rules = GroupRules.parse(args.group_rules, args.news_groups)
         now = instant(normalise_w3c(args.now, "--now")) if args.now is not None else None
-        extras = extra_sitemaps(args.extra_sitemap, site)
+        extras = index_extras(args.extra_sitemap, site, bool(args.feed_entries))
         index_room(limits, extras)
     except ValueError as exc:
         raise UserError(str(exc)) from exc
@@ -426,6 +451,7 @@ def run(args: argparse.Namespace) -> int:
         now=now,
         stylesheet=args.stylesheet,
         extras=extras,
+        feed_entries=args.feed_entries,
     )
     result = built.result
     result.stale_removed = write_site(built.files, args.out)
@@ -446,6 +472,8 @@ def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
     lines.append(f"  {out_dir}/{ROBOTS_KEY}")
     if result.stylesheet:
         lines.append(f"  {out_dir}/{STYLESHEET_KEY}")
+    if result.feed:
+        lines.append(f"  {out_dir}/{FEED_KEY}")
     lines.extend(f"  {out_dir}/{key}" for key in result.index_files)
     shown = result.shards if len(result.shards) <= _SHOW_SHARDS else result.shards[:_SHOW_SHARDS]
     lines.extend(

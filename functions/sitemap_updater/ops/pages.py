@@ -8,8 +8,8 @@ file name; the text is UTF-8 (a byte order mark at the start is skipped), and a 
 is not (one bad byte) is refused alone:
 
 * ``*.csv``: a header row names the columns (``url`` required; ``type``, ``version``,
-  ``lastmod``, ``changefreq``, ``priority`` optional; any case). An empty cell is an absent
-  field; ``version`` and ``priority`` cells that are numbers are numbers.
+  ``lastmod``, ``changefreq``, ``priority``, ``title`` optional; any case). An empty cell is
+  an absent field; ``version`` and ``priority`` cells that are numbers are numbers.
 * ``*.jsonl`` / ``*.ndjson``: one JSON object per line (blank lines skipped).
 * anything else (``*.json``): one JSON document, an array of records or one record; a file
   that is not one JSON document but has several lines is read as JSON Lines.
@@ -35,7 +35,7 @@ from sitemap_updater.domain.events import parse_record
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
 
-FIELDS = ("type", "url", "version", "lastmod", "changefreq", "priority")
+FIELDS = ("type", "url", "version", "lastmod", "changefreq", "priority", "title")
 _LINE_SUFFIXES = {".jsonl", ".ndjson"}
 _BOM = b"\xef\xbb\xbf"
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)

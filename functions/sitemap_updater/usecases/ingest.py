@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from functools import partial
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from sitemap_updater.domain.clusters import (
     MAX_CLUSTER_MEMBERS,
@@ -35,6 +35,7 @@ from sitemap_updater.domain.clusters import (
 from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.events import parse_body
+from sitemap_updater.domain.feed import feed_entry
 from sitemap_updater.domain.placement import ClusterWrite, Commit, plan_commit
 from sitemap_updater.domain.records import UrlRecord, UrlState
 from sitemap_updater.domain.sharding import GroupRules, Limits, checked_entry_size, parse_shard_id
@@ -42,6 +43,9 @@ from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.ports import ChangeNotifier, IngestQueues, Message, UrlRegistry
 from sitemap_updater.usecases.retry import retry
+
+if TYPE_CHECKING:
+    from sitemap_updater.usecases.feed import UpdateFeed
 
 MAX_ATTEMPTS = 8
 R = TypeVar("R")
@@ -322,22 +326,24 @@ class ApplyChange:
 @dataclass
 class Ingest:
     """One invocation's messages: each one's outcome, by message id. Plain changes are
-    committed together, the rest one by one; then one rebuild request per touched shard
-    (raises if it cannot be sent: SQS delivers the whole batch again, and its committed
-    events, duplicates now, ask again); then IndexNow, which never raises."""
+    committed together, the rest one by one; then one rebuild request per touched shard and
+    the feed's update (each raises if it cannot be done: SQS delivers the whole batch again,
+    and its committed events, duplicates now, ask again); then IndexNow, which never raises."""
 
     site: Site
     max_event_bytes: int
     apply: ApplyChange
     queues: IngestQueues
     indexnow: ChangeNotifier | None = None  # only when IndexNow is on
+    feed: UpdateFeed | None = None  # only when the feed of recent changes is on
 
     def __call__(self, messages: Sequence[Message]) -> dict[str, IngestResult]:
         parsed = {message.message_id: self._parse(message.body) for message in messages}
         together = self._apply_together(messages, parsed)
         results: dict[str, IngestResult] = {}
         touched: dict[str, list[str]] = defaultdict(list)
-        changed: list[str] = []  # for IndexNow, in order
+        changed: dict[str, PageChange] = {}  # for IndexNow and the feed, in order
+        applied = self.apply.clock()
         for message in messages:
             change = parsed[message.message_id]
             result = self._result(message, change, together.pop(message.message_id, None))
@@ -351,12 +357,14 @@ class Ingest:
                 result.outcome is Outcome.APPLIED
                 or (result.outcome is Outcome.DUPLICATE and message.redelivered)
             ):
-                changed.append(change.url)
+                changed[change.url] = change
         try:
             if touched:
                 self.queues.request_rebuilds(touched)
+            if self.feed is not None and changed:
+                self.feed({url: feed_entry(c, applied) for url, c in changed.items()}, applied)
         finally:
-            self._notify(list(dict.fromkeys(changed)))
+            self._notify(list(changed))
         return results
 
     def _parse(self, body: str) -> PageChange | InvalidEvent:

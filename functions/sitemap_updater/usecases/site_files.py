@@ -1,15 +1,16 @@
-"""Static files served next to the sitemaps: the human view's stylesheet (``/sitemap.xsl``)
-and the IndexNow key file (``/<key>.txt``), from the settings and the package.
+"""Files served next to the sitemaps: the human view's stylesheet (``/sitemap.xsl``) and the
+IndexNow key file (``/<key>.txt``), from the settings and the package, and the feed of recent
+changes (``/feed.atom``), rendered for each run.
 
-The index function publishes them before the index that references the stylesheet. A file
-is written (conditionally, as every write) only when its object's ``sha256`` metadata
-differs from its body and Content-Type: one HEAD per file per execution environment.
+The index function publishes them before the index that references them. A file is written
+(conditionally, as every write) only when its object's ``sha256`` metadata differs from its
+body and Content-Type: one HEAD per version of a file per execution environment.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from sitemap_updater.observability import Metric, logger, metrics
@@ -32,13 +33,14 @@ class PublishSiteFiles:
     files: Sequence[SiteFile]
     store: ObjectStore
     cache_control: str
-    _current: set[str] = field(default_factory=set, init=False)  # keys checked or written
+    feed: Callable[[], SiteFile] | None = None  # rendered for each run
+    _current: set[str] = field(default_factory=set, init=False)  # digests checked or written
 
     def __call__(self, *, verify: bool = False) -> list[str]:
         """The keys written. ``verify`` checks every file again (the operators' restore)."""
         written = []
-        for file in self.files:
-            if file.key in self._current and not verify:
+        for file in [*self.files, *([self.feed()] if self.feed is not None else [])]:
+            if file.digest in self._current and not verify:
                 continue
             found = self.store.head(file.key)
             if found is None or found.metadata.get("sha256") != file.digest:
@@ -51,7 +53,7 @@ class PublishSiteFiles:
                     metadata={"sha256": file.digest},
                 )
                 written.append(file.key)
-            self._current.add(file.key)
+            self._current.add(file.digest)
         if written:
             metrics.add_metric(name=Metric.SITE_FILES_WRITTEN, unit="Count", value=len(written))
             logger.info("site files written", keys=written)

@@ -1,0 +1,55 @@
+"""The feed of recent changes (FEED_ENTRIES): the ingest function merges each batch's applied
+changes into the feed's one registry item (one read, one compare-and-set write) and asks the
+index function, which publishes ``/feed.atom`` from that item before the index names it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from sitemap_updater.domain.errors import ConcurrentChange
+from sitemap_updater.domain.feed import FEED_KEY, Feed, FeedEntry, merged, rfc3339
+from sitemap_updater.domain.render import render_feed
+from sitemap_updater.domain.urls import Site
+from sitemap_updater.usecases.ports import IndexRequests
+from sitemap_updater.usecases.retry import retry
+from sitemap_updater.usecases.site_files import SiteFile
+
+ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
+MAX_ATTEMPTS = 8  # the ingest function's few concurrent batches may each want the item
+
+
+class FeedRegistry(Protocol):
+    def feed(self) -> Feed: ...
+    def save_feed(self, feed: Feed, previous_generation: int) -> None: ...
+
+
+@dataclass
+class UpdateFeed:
+    registry: FeedRegistry
+    index: IndexRequests
+    size: int
+
+    def __call__(self, changes: Mapping[str, FeedEntry | None], applied: datetime) -> None:
+        """Merge ``changes`` (URL -> its entry, None: unpublished); raises if it cannot, so
+        SQS delivers the batch again (its events, duplicates then, are merged again)."""
+
+        def attempt() -> int | None:
+            feed = self.registry.feed()
+            entries = merged(feed.entries, changes, self.size)
+            if entries == feed.entries:
+                return None
+            generation = feed.generation + 1
+            self.registry.save_feed(Feed(entries, rfc3339(applied), generation), feed.generation)
+            return generation
+
+        generation = retry(attempt, MAX_ATTEMPTS, (ConcurrentChange,))
+        if generation is not None:
+            self.index.request_index(f"feed@{generation}")
+
+
+def feed_file(registry: FeedRegistry, site: Site) -> SiteFile:
+    """``/feed.atom`` as the registry's feed item says now."""
+    return SiteFile(FEED_KEY, render_feed(registry.feed(), site), ATOM_CONTENT_TYPE)

@@ -1,0 +1,66 @@
+"""FEED_ENTRIES on the local runtime: ``/feed.atom`` lists the most recently published or
+updated pages, changes with each applied change at the cost of one small read, leaves out
+unpublished pages, and is listed in the index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sitemap_updater.domain.feed import FEED_KEY
+from tests.atom import read_atom
+from tests.conftest import SITE, FakeClock
+from tests.integration.conftest import Recorder, index_locs, publish, unpublish
+
+
+def test_the_feed_lists_the_newest_changes_and_the_index_names_it(
+    make_pipeline: Any, clock: FakeClock
+) -> None:
+    pipeline = make_pipeline(FEED_ENTRIES=2)
+    recorder = Recorder(pipeline)
+    pipeline.send_events([publish("/a", 1, lastmod="2026-11-01", title="A & B")])
+    pipeline.drain()
+    clock.advance(60)
+    pipeline.send_events([publish("/b", 1), publish("/c", 1, lastmod="2026-11-02T08:00:00+01:00")])
+    pipeline.drain()
+    objects = pipeline.objects()
+    assert index_locs(objects["sitemap.xml"]) == [
+        f"{SITE}/sitemap-pages-00001.xml.gz",
+        f"{SITE}/{FEED_KEY}",
+    ]
+    feed = read_atom(objects[FEED_KEY])
+    # /b has no lastmod: the time its change was applied; /a is the oldest, and left out.
+    assert [(e.link, e.updated) for e in feed.entries] == [
+        (f"{SITE}/b", "2026-11-21T12:01:00Z"),
+        (f"{SITE}/c", "2026-11-02T07:00:00Z"),
+    ]
+    assert feed.feed.updated == "2026-11-21T12:01:00Z"
+
+    recorder.reset()
+    clock.advance(60)
+    pipeline.send_events([unpublish("/b", 2), publish("/a", 2, lastmod="2026-11-21", title="A")])
+    pipeline.drain()
+    feed = read_atom(pipeline.objects()[FEED_KEY])
+    assert [(e.link, e.title) for e in feed.entries] == [
+        (f"{SITE}/a", "A"),
+        (f"{SITE}/c", f"{SITE}/c"),
+    ]
+    # The feed costs one item read by the ingest and one by the index function: no scan.
+    feed_reads = [
+        params
+        for name, params in recorder.calls
+        if name == "GetItem" and params["Key"]["pk"]["S"] == "FEED"
+    ]
+    assert len(feed_reads) == 2
+    assert recorder.count("Scan") == 0
+    assert recorder.violations == []
+
+
+def test_a_duplicate_changes_nothing_in_the_feed(make_pipeline: Any, clock: FakeClock) -> None:
+    pipeline = make_pipeline(FEED_ENTRIES=5)
+    pipeline.send_events([publish("/a", 1)])
+    pipeline.drain()
+    before = pipeline.objects()[FEED_KEY]
+    clock.advance(3600)
+    pipeline.send_events([publish("/a", 1)])  # the same version: a duplicate
+    pipeline.drain()
+    assert pipeline.objects()[FEED_KEY] == before

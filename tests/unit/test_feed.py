@@ -1,0 +1,64 @@
+"""The feed of recent changes: which pages it lists, in which order, and its Atom."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sitemap_updater.domain.contract import PageChange
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.feed import Feed, FeedEntry, feed_entry, merged
+from sitemap_updater.domain.render import render_feed
+from sitemap_updater.domain.urls import Site
+from tests.atom import read_atom
+
+SITE = "https://www.example.com"
+APPLIED = datetime(2026, 11, 21, 12, 0, 5, tzinfo=UTC)
+
+
+def entry(path: str, updated: str, title: str | None = None) -> FeedEntry:
+    return FeedEntry(f"{SITE}{path}", updated, title)
+
+
+def test_an_entry_is_updated_at_its_lastmod_or_else_when_its_change_was_applied() -> None:
+    url = f"{SITE}/a"
+    dated = PageChange(url, 1, SitemapEntry(url, lastmod="2026-11-20"), title="A")
+    timed = PageChange(url, 1, SitemapEntry(url, lastmod="2026-11-20T09:30:00Z"))
+    assert feed_entry(dated, APPLIED) == FeedEntry(url, "2026-11-20T00:00:00Z", "A")
+    assert feed_entry(timed, APPLIED) == FeedEntry(url, "2026-11-20T09:30:00Z")
+    assert feed_entry(PageChange(url, 1, SitemapEntry(url)), APPLIED) == FeedEntry(
+        url, "2026-11-21T12:00:05Z"
+    )
+    assert feed_entry(PageChange(url, 2, None), APPLIED) is None  # unpublished: it leaves
+
+
+def test_the_feed_keeps_the_newest_pages_each_once_and_unpublished_pages_leave() -> None:
+    feed = (entry("/c", "2026-11-03T00:00:00Z"), entry("/b", "2026-11-02T00:00:00Z"))
+    changes = {
+        f"{SITE}/a": entry("/a", "2026-11-04T00:00:00Z"),
+        f"{SITE}/b": entry("/b", "2026-11-05T00:00:00Z", "B"),  # updated again: moves up
+        f"{SITE}/old": entry("/old", "2020-01-01T00:00:00Z"),  # older than all: not kept
+        f"{SITE}/c": None,
+    }
+    assert merged(feed, changes, 3) == (
+        entry("/b", "2026-11-05T00:00:00Z", "B"),
+        entry("/a", "2026-11-04T00:00:00Z"),
+        entry("/old", "2020-01-01T00:00:00Z"),
+    )
+    assert merged(feed, changes, 2)[-1] == entry("/a", "2026-11-04T00:00:00Z")
+
+
+def test_the_feed_is_atom_that_a_feed_reader_reads_back() -> None:
+    entries = (
+        entry("/b?x=1&y=2", "2026-11-05T10:00:00Z", "Fish & <chips>"),
+        entry("/caf%C3%A9", "2026-11-04T00:00:00Z"),
+    )
+    body = render_feed(Feed(entries, "2026-11-05T10:00:01Z"), Site.parse(SITE))
+    parsed = read_atom(body)
+    assert parsed.feed.id == f"{SITE}/feed.atom"
+    assert parsed.feed.updated == "2026-11-05T10:00:01Z"
+    assert [(e.link, e.title, e.updated) for e in parsed.entries] == [
+        (f"{SITE}/b?x=1&y=2", "Fish & <chips>", "2026-11-05T10:00:00Z"),
+        (f"{SITE}/caf%C3%A9", f"{SITE}/caf%C3%A9", "2026-11-04T00:00:00Z"),  # no title: the URL
+    ]
+    empty = render_feed(Feed(), Site.parse(SITE))
+    assert read_atom(empty).entries == []

@@ -49,6 +49,7 @@ REASON_CODES = frozenset(
         "invalid_hreflang",
         "invalid_alternate",
         "invalid_sitemap",
+        "invalid_title",
         "cluster_too_large",
         "image_not_http",
         "image_forbidden_character",

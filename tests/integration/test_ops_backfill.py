@@ -354,3 +354,21 @@ def test_a_refused_rebuild_request_names_ten_shards_and_counts_the_rest() -> Non
     assert "pages-00011" not in failure.reason
     assert "and 2 more" in failure.reason
     assert "SQS throttled the request" in failure.reason
+
+
+def test_text_sitemaps_and_feeds_are_sources_too(
+    deployed: Pipeline, http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    http_site.put("/robots.txt", "Sitemap: /pages.txt\nSitemap: /feed.atom\n")
+    http_site.put("/pages.txt", f"{SITE}/a\n{SITE}/b\n")
+    http_site.put(
+        "/feed.atom",
+        f'<feed xmlns="http://www.w3.org/2005/Atom"><entry><link href="{SITE}/c"/>'
+        "<updated>2026-11-21T12:00:00Z</updated></entry></feed>",
+    )
+    status, _out, summary = run(capsys, http_site.url("/robots.txt"))
+    assert (status, summary["applied"]) == (0, 3)
+    deployed.drain()
+    entries = site_entries(deployed.objects())
+    assert set(entries) == {f"{SITE}/a", f"{SITE}/b", f"{SITE}/c"}
+    assert entries[f"{SITE}/c"]["lastmod"] == "2026-11-21T12:00:00Z"

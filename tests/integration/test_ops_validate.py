@@ -347,3 +347,62 @@ def test_urls_are_judged_by_the_functions_rules(
         (f"{o}/sitemap.xml:4", f"<loc> has a #fragment; list the page itself: '{o}/a#top'")
     ]
     assert report["counts"]["urls"] == 3
+
+
+def test_text_sitemaps_and_feeds_an_index_names_are_checked_by_the_same_rules(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    http_site.put("/robots.txt", f"Sitemap: {o}/index.xml\nSitemap: {o}/news.rss\n")
+    http_site.put(
+        "/index.xml",
+        sitemapindex(*(f"<loc>{o}/{name}</loc>" for name in ("a.txt", "feed.atom", "many.txt"))),
+    )
+    http_site.put("/a.txt", f"\ufeff{o}/x\r\n\n{o}/a b\nhttps://elsewhere.example.org/y\n{o}/x\n")
+    http_site.put(
+        "/feed.atom",
+        f'<feed xmlns="http://www.w3.org/2005/Atom"><id>{o}/feed.atom</id><title>t</title>'
+        f"<updated>2026-11-21T12:00:00Z</updated><entry><id>1</id><title>x</title>"
+        f'<link rel="edit" href="{o}/edit/1"/><link href="{o}/x"/>'
+        f"<updated>2026-11-21T12:00:00Z</updated></entry><entry><id>2</id><title>z</title>"
+        f'<link href="https://elsewhere.example.org/z"/><updated>yesterday</updated></entry>'
+        "</feed>",
+    )
+    http_site.put(
+        "/news.rss",
+        f'<rss version="2.0"><channel><title>n</title><item><link> {o}/n </link></item>'
+        "</channel></rss>",
+    )
+    http_site.put("/many.txt", "".join(f"{o}/{n}\n" for n in range(50_001)))
+    status, report = validate(capsys, o)
+    assert status == 1
+    faults = messages(report)
+    assert (f"{o}/a.txt:5", f"duplicate URL {o}/x (first listed at {o}/a.txt:1)") in faults
+    assert any(w == f"{o}/a.txt:3" and "whitespace" in m for w, m in faults)
+    assert any(
+        w == f"{o}/a.txt:4" or "elsewhere.example.org/y is not on the site" in m for w, m in faults
+    )
+    assert (f"{o}/many.txt", "50,001 URL lines; at most 50,000 are allowed") in faults
+    feed = [(w, m) for w, m in faults if w.startswith(f"{o}/feed.atom")]
+    assert [w for w, _ in feed] == [f"{o}/feed.atom:1", f"{o}/feed.atom:1"]
+    assert "elsewhere.example.org/z is not on the site" in feed[0][1] + feed[1][1]
+    assert "<lastmod> 'yesterday'" in feed[0][1] + feed[1][1]
+    assert not any(w.startswith(f"{o}/news.rss") for w, _ in faults)
+    assert report["counts"]["sitemaps"] == 4
+
+
+def test_what_the_pipeline_serves_as_text_with_a_feed_is_clean(
+    make_pipeline: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipeline = make_pipeline(SITEMAP_FORMAT="txt", FEED_ENTRIES=3)
+    pipeline.send_events([publish(f"/p{n}", 1, lastmod="2026-11-20") for n in range(5)])
+    pipeline.drain()
+    server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name).start()
+    try:
+        status, report = validate(
+            capsys, f"{server.url}/robots.txt", "--site-url", "https://www.example.com"
+        )
+    finally:
+        server.stop()
+    assert (status, report["faults"], report["warnings"]) == (0, [], [])
+    assert report["counts"] == {"robots": 1, "indexes": 1, "sitemaps": 2, "urls": 5}

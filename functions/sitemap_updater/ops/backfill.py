@@ -47,6 +47,7 @@ RETRIES = 5
 DEFAULT_WORKERS = 4
 _RECORD_SUFFIXES = {".csv", ".jsonl", ".ndjson", ".json"}
 _SHARDS_NAMED = 10  # in the failure's one line (the JSON report lists every shard)
+_PAGES = (crawl.URLSET, crawl.TEXT, crawl.FEED)  # documents that list pages
 Changes = Iterator[tuple[Record, PageChange]]
 
 
@@ -109,7 +110,7 @@ def document_records(
             faults.append(Problem(url, f"{document.error}{named}"))
         elif document.kind == crawl.UNKNOWN:
             faults.append(Problem(url, f"not a sitemap or sitemap index{named}"))
-        elif document.kind == crawl.URLSET:
+        elif document.kind in _PAGES:
             for entry in document.urls:
                 yield entry_record(f"{url}:{entry.line}", entry, extensions)
 
@@ -136,7 +137,7 @@ def source_records(
         if too_large:
             raise UserError(f"{path}: over 50 MiB uncompressed")
     document = crawl.load_document(str(path), Fetched(str(path), str(path), 200, body))
-    if document.kind not in (crawl.INDEX, crawl.URLSET):
+    if document.kind not in (crawl.INDEX, *_PAGES):
         raise UserError(f"{path}: {document.error or 'not a sitemap, index or page records'}")
     children = [(entry.loc, f"{path}:{entry.line}", 1) for entry in document.sitemaps if entry.loc]
     yield from document_records(chain([document], walk.run_from(children)), site, faults)

@@ -22,8 +22,10 @@ SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 URLSET = "urlset"
 INDEX = "sitemapindex"
 ROBOTS = "robots"
+TEXT = "text"  # a text sitemap: one URL per line
+FEED = "feed"  # an Atom or RSS 2.0 feed, which sitemaps.org accepts as a sitemap
 UNREADABLE = "unreadable"  # not fetched, or not XML
-UNKNOWN = "unknown"  # XML, but neither a urlset nor a sitemap index
+UNKNOWN = "unknown"  # XML, but neither a urlset, a sitemap index nor a feed
 MAX_DEPTH = 5  # index -> index -> ... : sitemaps.org allows none; we follow a few
 _BOM = b"\xef\xbb\xbf"
 _ELSEWHERE = "on another origin than the index naming it; not followed"
@@ -72,11 +74,49 @@ def local_name(tag: Any) -> str | None:
     return tag.rpartition("}")[2] if isinstance(tag, str) else None  # not a comment or PI
 
 
+def _children(element: Any, name: str) -> list[Any]:
+    return [child for child in element if local_name(child.tag) == name]
+
+
+def _first_text(element: Any, name: str) -> str | None:
+    found = next(iter(_children(element, name)), None)
+    return None if found is None else (found.text or "").strip()
+
+
+def feed_entries(root: Any) -> list[Entry] | None:
+    """The pages an Atom feed's entries (their alternate link, their ``updated``) or an RSS
+    2.0 feed's items (their ``link``) name; None when ``root`` is no feed."""
+    kind = local_name(root.tag)
+    if kind == "feed":
+        return [_atom_entry(entry) for entry in _children(root, "entry")]
+    if kind == "rss":
+        items = [
+            item for channel in _children(root, "channel") for item in _children(channel, "item")
+        ]
+        return [Entry(_first_text(item, "link"), item.sourceline) for item in items]
+    return None
+
+
+def _atom_entry(entry: Any) -> Entry:
+    links = _children(entry, "link")
+    href = next(
+        (link.get("href") for link in links if link.get("rel", "alternate") == "alternate"), None
+    )
+    return Entry(href.strip() if href else None, entry.sourceline, _first_text(entry, "updated"))
+
+
+def text_entries(body: bytes) -> list[Entry]:
+    """The URLs of a text sitemap, one per line (UnicodeDecodeError: not UTF-8)."""
+    lines = body.removeprefix(_BOM).decode("utf-8").split("\n")
+    return [Entry(line.strip(), number) for number, line in enumerate(lines, 1) if line.strip()]
+
+
 def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
     """(kind, url entries, sitemap entries) of a parsed sitemap document."""
     kind = local_name(root.tag)
     if kind not in (URLSET, INDEX):
-        return UNKNOWN, [], []
+        feed = feed_entries(root)
+        return (UNKNOWN, [], []) if feed is None else (FEED, feed, [])
     child = "url" if kind == URLSET else "sitemap"
     found: list[Entry] = []
     for element in (element for element in root if local_name(element.tag) == child):
@@ -121,11 +161,15 @@ def load_document(
         resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
     )
     try:
-        if document.error is None:
+        if document.error is None and fetched.body.removeprefix(_BOM).lstrip()[:1] not in b"<":
+            document.kind, document.urls = TEXT, text_entries(fetched.body)
+        elif document.error is None:
             document.root = etree.fromstring(fetched.body, parser)
             document.kind, document.urls, document.sitemaps = read_entries(document.root)
     except etree.XMLSyntaxError as exc:
         document.error = f"not well-formed XML: {exc}"
+    except UnicodeDecodeError as exc:
+        document.kind, document.error = UNREADABLE, f"a text sitemap that is not UTF-8: {exc}"
     return document
 
 

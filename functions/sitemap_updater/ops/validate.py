@@ -23,7 +23,7 @@ from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES
 from sitemap_updater.domain.urls import DEFAULT_PORTS, MAX_URL_LENGTH, Site, normalise_url
 from sitemap_updater.ops import crawl
-from sitemap_updater.ops.crawl import INDEX, ROBOTS, SITEMAP_NS, URLSET, Document
+from sitemap_updater.ops.crawl import FEED, INDEX, ROBOTS, SITEMAP_NS, TEXT, URLSET, Document
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.fetch import fetch
 from sitemap_updater.ops.fetch import url_origin as _origin
@@ -31,6 +31,7 @@ from sitemap_updater.ops.progress import Progress
 
 MAX_SCHEMA_ERRORS = 20  # per document; the rest are counted
 _NOT_HTTP = ("_not_absolute", "_not_http")
+_ENTRIES = {URLSET: "<url> entries", TEXT: "URL lines", FEED: "feed entries"}
 
 
 @dataclass(frozen=True)
@@ -149,29 +150,38 @@ class Checker:
             self.fault(where, f"{dead}{document.error}{named}")
             return
         if kind == crawl.UNKNOWN:
-            tags = "<urlset> or <sitemapindex>"
+            tags = "<urlset>, <sitemapindex>, an Atom <feed> or an RSS 2.0 <rss>"
             self.fault(where, f"not a sitemap: the root element is <{root.tag}>, not {tags}")
             return
         self.counts["indexes" if kind == INDEX else "sitemaps"] += 1
         if kind == INDEX and document.depth > 0:
             nesting = "sitemaps.org does not allow nesting and Google does not follow it"
             self.warn(where, f"an index listed by another index{named}: {nesting}")
+        if root is not None:  # XML (a text sitemap that is not UTF-8 is not read)
+            self.check_xml(document)
+        entries, tag, limit = (
+            (document.sitemaps, "<sitemap> entries", sharding.PROTOCOL_MAX_INDEX_ENTRIES)
+            if kind == INDEX
+            else (document.urls, _ENTRIES[kind], sharding.PROTOCOL_MAX_URLS)
+        )
+        if len(entries) > limit:
+            self.fault(where, f"{len(entries):,} {tag}; at most {limit:,} are allowed")
+        for entry in entries:
+            self.check_entry(document, entry)
+
+    def check_xml(self, document: Document) -> None:
+        """UTF-8, and a sitemap's or an index's namespace and schema (a feed's URLs are
+        checked as a sitemap's)."""
+        where, root = document.url, document.root
         encoding = root.getroottree().docinfo.encoding or "UTF-8"
         if encoding.upper().replace("_", "-") not in ("UTF-8", "UTF8"):
             self.fault(where, f"encoded as {encoding}; sitemaps must be UTF-8")
+        if document.kind == FEED:
+            return
         if not str(root.tag).startswith(f"{{{SITEMAP_NS}}}"):
             self.fault(where, f"<{root.tag}> is not in the sitemaps.org namespace {SITEMAP_NS}")
         else:
             self.check_schema(document)
-        entries, tag, limit = (
-            (document.urls, "<url>", sharding.PROTOCOL_MAX_URLS)
-            if kind == URLSET
-            else (document.sitemaps, "<sitemap>", sharding.PROTOCOL_MAX_INDEX_ENTRIES)
-        )
-        if len(entries) > limit:
-            self.fault(where, f"{len(entries):,} {tag} entries; at most {limit:,} are allowed")
-        for entry in entries:
-            self.check_entry(document, entry)
 
     def check_schema(self, document: Document) -> None:
         if self._schema is None:
@@ -192,17 +202,20 @@ class Checker:
         if not loc:
             self.fault(at, "<loc> is missing or empty")
             return
-        key = f"{document.kind} {self.check_loc(at, loc)}"
+        kind = URLSET if document.kind == TEXT else document.kind  # both list the site's pages
+        key = f"{kind} {self.check_loc(at, loc)}"
         if entry.lastmod:
             try:
                 normalise_lastmod(entry.lastmod)
             except ValueError as exc:
                 self.fault(at, f"<lastmod> {entry.lastmod!r}: {exc}")
-        if document.kind == URLSET:
+        if kind == URLSET:
             self.counts["urls"] += 1
         digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         first = self._seen.setdefault(digest, at)
-        if first != at and document.kind == INDEX:
+        if first != at and kind == FEED:
+            self.warn(at, f"feed entry {loc[:120]} names a page again (first at {first})")
+        elif first != at and kind == INDEX:
             self.warn(at, f"sitemap {loc[:120]} is listed again (first at {first})")
         elif first != at:
             self.fault(at, f"duplicate URL {loc[:120]} (first listed at {first})")

@@ -80,6 +80,9 @@ def configured() -> Synthesized:
         certificate_arn=CERTIFICATE_ARN,
         alarm_topic_arn=TOPIC_ARN,
         stack_name="Sitemaps-Prod",
+        feed_entries="20",
+        sitemap_format="txt",
+        extra_sitemaps=f"{SITE}/shop/sitemap.xml",
     )
 
 

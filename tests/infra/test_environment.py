@@ -49,6 +49,9 @@ def test_literal_values_are_the_validated_context(configured: Synthesized) -> No
             "compress_shards": "false",
             "cache_max_age_seconds": "120",
             "invalidate_paths": "true",
+            "feed_entries": "20",
+            "sitemap_format": "txt",
+            "extra_sitemaps": f"{SITE}/shop/sitemap.xml",
         }
     ).to_env()
     assert literal == {k: v for k, v in expected.items() if k not in RESOURCE_ENV}

@@ -92,6 +92,12 @@ def expected(synth: Synthesized, name: str, invalidation: bool) -> set[tuple[str
     }[name]  # fmt: skip
     if invalidation and name in ("rebuild", "index"):
         own |= each({"cloudfront:CreateInvalidation"}, distribution)
+    if updater.functions.feed and name == "ingest":  # asks the index to publish the feed
+        own |= each({"sqs:SendMessage"}, queue["index"])
+    if updater.functions.feed and name == "index":  # reads the feed's item, writes feed.atom
+        own |= each({"dynamodb:GetItem"}, table) | each(
+            objects - {"s3:DeleteObject"}, f"{bucket}/feed.atom"
+        )
     return common | own
 
 

@@ -7,23 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from sitemap_updater.domain.errors import ConcurrentChange
 from sitemap_updater.domain.feed import FEED_KEY, Feed, FeedEntry, merged, rfc3339
 from sitemap_updater.domain.render import render_feed
 from sitemap_updater.domain.urls import Site
-from sitemap_updater.usecases.ports import IndexRequests
+from sitemap_updater.usecases.ports import FeedRegistry, IndexRequests
 from sitemap_updater.usecases.retry import retry
 from sitemap_updater.usecases.site_files import SiteFile
 
 ATOM_CONTENT_TYPE = "application/atom+xml; charset=utf-8"
 MAX_ATTEMPTS = 8  # the ingest function's few concurrent batches may each want the item
-
-
-class FeedRegistry(Protocol):
-    def feed(self) -> Feed: ...
-    def save_feed(self, feed: Feed, previous_generation: int) -> None: ...
 
 
 @dataclass

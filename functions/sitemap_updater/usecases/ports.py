@@ -9,6 +9,7 @@ from typing import Protocol
 
 from sitemap_updater.domain.clusters import Cluster
 from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.feed import Feed
 from sitemap_updater.domain.indexnow import Submission
 from sitemap_updater.domain.placement import Commit
 from sitemap_updater.domain.records import IndexOutput, ShardOutput, UrlState
@@ -47,6 +48,11 @@ class IndexRegistry(Protocol):
     def index_outputs(self) -> dict[str, IndexOutput]: ...
     def save_index_output(self, output: IndexOutput, previous_generation: int) -> None: ...
     def delete_index_output(self, key: str) -> None: ...
+
+
+class FeedRegistry(Protocol):
+    def feed(self) -> Feed: ...
+    def save_feed(self, feed: Feed, previous_generation: int) -> None: ...
 
 
 class RebuildRequests(Protocol):

@@ -10,6 +10,8 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitemap_updater import connectors
 from sitemap_updater.connectors import Connector, ContentType, Mapped, Refusal, Request, common
@@ -535,3 +537,107 @@ def test_an_unpublish_wins_over_a_publish_of_the_same_instant() -> None:
     assert deleted == published  # both carry updated_at 12:00:00 and both unpublish
     assert common.version(1774267200000, True) > common.version(1774267200000, False)
     assert common.version(1774267200001, False) > common.version(1774267200000, True)
+
+
+def test_a_broken_pretty_printed_body_is_one_refusal_not_one_per_line() -> None:
+    request = sample("native", "publish")
+    broken = b'{\n  "type": "publish",\n  "url": "https://www.example.com/a",\n}\n'
+
+    result = mapping_of("native", Request(request.method, request.path, {}, broken, NOW))
+
+    assert [r.code for r in result.refusals] == [common.MALFORMED_JSON]
+    assert result.refusals[0].reason.startswith("the body is not JSON")
+
+
+def test_a_locale_the_site_does_not_serve_is_ignored_not_refused() -> None:
+    only_de = ContentType(
+        url_template="https://www.example.com/{locale}/{slug}", locales=(("de", "de"),)
+    )
+    strapi = Connector(name="s", cms="strapi", content_types={"article": only_de})
+    by_language = ContentType(
+        url_template="https://www.example.com/{locale}/{slug}",
+        locale_field="language",
+        locales=(("de", "de"),),
+    )
+    sanity = Connector(name="y", cms="sanity", content_types={"post": by_language})
+
+    assert connectors.map_request(strapi, sample("strapi", "v5-entry-unpublish")).ignored == (
+        "locale 'en' is not one the site serves"
+    )
+    assert connectors.map_request(sanity, sample("sanity", "update")).ignored == (
+        "language 'en' is not one the site serves"
+    )
+    assert brief_of(strapi, sample("strapi", "v5-entry-publish-de")) == [
+        ("publish", "https://www.example.com/de/fruehlingskarte", f"{STRAPI_ID}:de")
+    ]
+
+
+def brief_of(connector: Connector, request: Request) -> list[tuple[str, str | None, str | None]]:
+    return [
+        (e["type"], e.get("url"), e.get("id"))
+        for e in connectors.map_request(connector, request).events
+    ]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=6)
+    ),
+    max_leaves=30,
+)
+# Shapes each CMS sends, with any value where a value goes.
+SHAPES = {
+    "ghost": lambda v: {"event": "post.published", "post": {"current": v, "previous": v}},
+    "wp-webhooks": lambda v: {"post": v, "post_permalink": v, "post_id": v},
+    "strapi": lambda v: {"event": "entry.publish", "model": "article", "createdAt": v, "entry": v},
+    "contentful": lambda v: {"sys": v, "fields": v},
+    "sanity": lambda v: {
+        "_id": v,
+        "_type": "post",
+        "operation": "create",
+        "slug": v,
+        "language": v,
+    },
+    "native": lambda v: v,
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(folder=st.sampled_from(sorted(SHAPES)), value=JSON)
+def test_any_json_in_a_cms_s_shape_maps_or_is_refused_never_raised(folder: str, value: Any) -> None:
+    request = next(sample(f, n) for f, n in http_samples() if f == folder)
+    body = json.dumps(SHAPES[folder](value)).encode()
+
+    result = connectors.map_request(
+        CONNECTORS[folder], Request(request.method, request.path, request.headers, body, NOW)
+    )
+
+    if folder != "native":  # native events go on as sent: the ingest judges them
+        assert all(e["type"] in {"publish", "unpublish"} for e in result.events)
+    assert all(r.code in REFUSALS for r in result.refusals)
+
+
+@settings(max_examples=100, deadline=None)
+@given(value=JSON)
+def test_any_eventbridge_event_maps_or_is_refused_never_raised(value: Any) -> None:
+    event = event_sample("products-update")
+    for broken in (
+        value,
+        {**event, "detail": value},
+        {**event, "detail": {**event["detail"], "payload": value}},
+    ):
+        if isinstance(broken, dict):
+            assert isinstance(
+                connectors.verify_event(CONNECTORS["shopify"], broken), connectors.Verdict
+            )
+            assert isinstance(connectors.map_event(CONNECTORS["shopify"], broken), Mapped)
+
+
+REFUSALS = {
+    common.MALFORMED_JSON,
+    common.UNMAPPABLE_PAYLOAD,
+    common.MISSING_SLUG,
+    common.MISSING_VERSION,
+    "not_an_object",
+}

@@ -72,10 +72,11 @@ def _documents(body: bytes) -> list[Any]:
     try:
         document = loads(body)
     except ValueError as whole:
-        lines = body.splitlines()
-        if len(lines) < 2:  # one line, not JSON: say why
-            return [Refusal(MALFORMED_JSON, f"the body is not JSON: {whole}")]
-        return [_line(line, number) for number, line in enumerate(lines, 1) if line.strip()]
+        lines = [(number, line) for number, line in enumerate(body.splitlines(), 1) if line.strip()]
+        items = [_line(line, number) for number, line in lines]
+        if len(items) < 2 or not any(isinstance(item, dict) for item in items):
+            return [Refusal(MALFORMED_JSON, f"the body is not JSON: {whole}")]  # not JSON Lines
+        return items
     return list(document) if isinstance(document, list) else [document]
 
 

@@ -91,6 +91,9 @@ def map_request(request: Request, connector: Connector) -> Mapped:
     kind = connector.content_types.get(doc_type) if isinstance(doc_type, str) else None
     if kind is None and not (operation == "delete" and doc_type is None):
         return ignored(f"document type {doc_type!r} is not a page of this connector")
+    language = text(lookup(document, kind.locale_field)) if kind is not None else None
+    if kind is not None and kind.localised and language and kind.url_locale(language) is None:
+        return ignored(f"language {language!r} is not one the site serves")
     return mapped([_event(document, cms_id, operation == "delete", kind, request)])
 
 
@@ -109,7 +112,7 @@ def _event(
     if gone:
         return unpublish(change, cms_id, url)
     if kind is None or url is None:
-        return Refusal(MISSING_SLUG, f"{cms_id}: no slug, or a language the site does not serve")
+        return Refusal(MISSING_SLUG, f"{cms_id}: no slug, or no language for {{locale}}")
     lastmod = w3c(updated) if updated is not None else None
     return publish(url, change, cms_id, lastmod, text(lookup(document, kind.title_field)))
 

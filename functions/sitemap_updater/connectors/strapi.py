@@ -75,6 +75,9 @@ def map_request(request: Request, connector: Connector) -> Mapped:
     kind = next((connector.content_types[n] for n in names if n in connector.content_types), None)
     if kind is None:
         return ignored(f"content type {document.get('model')!r} is not a page of this connector")
+    locale = text(lookup(entry, kind.locale_field))
+    if kind.localised and locale is not None and kind.url_locale(locale) is None:
+        return ignored(f"locale {locale!r} is not one the site serves")
     if event in GONE:
         return mapped([_event(document, entry, kind, gone=True)])
     if "publishedAt" in entry and entry["publishedAt"] is None:
@@ -91,7 +94,7 @@ def _event(
     locale = text(lookup(entry, kind.locale_field)) if kind.localised else None
     url_locale = kind.url_locale(locale) if locale else None
     if kind.localised and url_locale is None:
-        return Refusal(UNMAPPABLE_PAYLOAD, f"entry {cms_id}: locale {locale!r} is not served")
+        return Refusal(UNMAPPABLE_PAYLOAD, f"entry {cms_id}: no {kind.locale_field} for {{locale}}")
     # The event's own time: a delete carries the entry as it was, with its last updatedAt.
     when = moment(document.get("createdAt")) or moment(entry.get("updatedAt"))
     if when is None:

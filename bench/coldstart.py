@@ -123,7 +123,7 @@ built = app()
 print((time.perf_counter() - started) * 1e6)
 """
 _REACH = {
-    "ingest": "built.ingest_batch()",
+    "ingest": "built.ingest",
     "rebuild": "built.rebuild_shard",
     "index": "built.publish_index",
     "indexnow": "built.submit_indexnow",

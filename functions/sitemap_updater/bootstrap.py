@@ -1,9 +1,6 @@
-"""The composition root: settings, clients, adapters and use cases, built once on first use.
-
-Nothing here runs at import time. Handlers call :func:`app` (cached for the life of the
-Lambda execution environment); tests and the local runtime call :func:`build_app` with
-their own settings and clients.
-"""
+"""The composition root: settings, clients, adapters and use cases, built once on first use,
+nothing at import time. Handlers call :func:`app`; tests and the local runtime call
+:func:`build_app` with their own settings and clients."""
 
 from __future__ import annotations
 
@@ -11,16 +8,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from functools import cache, cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from botocore.config import Config
 
 from sitemap_updater.adapters import clients
 from sitemap_updater.adapters.cdn import Cdn
 from sitemap_updater.adapters.indexnow import IndexNowClient
-from sitemap_updater.adapters.indexnow_queue import IndexNowQueue
-from sitemap_updater.adapters.queues import Queues
+from sitemap_updater.adapters.queues import IndexNowQueue, Queues
 from sitemap_updater.adapters.registry import Registry
 from sitemap_updater.adapters.store import SitemapStore
 from sitemap_updater.domain.stylesheet import (
@@ -39,22 +35,18 @@ if TYPE_CHECKING:
     import boto3
 
     from sitemap_updater.usecases.indexnow import SubmitChanges
-    from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
+    from sitemap_updater.usecases.ingest import ApplyChange, Ingest
     from sitemap_updater.usecases.publish_index import PublishIndex
     from sitemap_updater.usecases.rebuild import RebuildShard
 
 # Throttling and 5xx are retried a few times by botocore, then raised so SQS retries.
 CLIENT_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 4},
-    connect_timeout=5,
-    read_timeout=20,
+    retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5, read_timeout=20
 )
 # The ingest function's IndexNow notification comes after its sitemap work and must not
 # hold the invocation up for long: few attempts, short timeouts (usecases/ingest.py).
 NOTIFY_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 2},
-    connect_timeout=1,
-    read_timeout=3,
+    retries={"mode": "standard", "max_attempts": 2}, connect_timeout=1, read_timeout=3
 )
 
 
@@ -81,11 +73,26 @@ def site_file_keys(settings: Settings) -> list[str]:
     return [file.key for file in site_files_for(settings)]
 
 
+class _once(Generic[_T]):  # a decorator, as cached_property is
+    """A cached property built under the App's lock, so once whichever thread asks first
+    (botocore sessions are not thread-safe; a hook registered on a client must stay on it)."""
+
+    def __init__(self, build: Callable[[App], _T]):
+        self.build = build
+        self.name = build.__name__
+
+    def __get__(self, app: App, owner: object = None) -> _T:
+        with app._lock:
+            if self.name not in app.__dict__:
+                app.__dict__[self.name] = self.build(app)
+            built: _T = app.__dict__[self.name]
+            return built
+
+
 @dataclass
 class App:
-    """Settings and clock, and the adapters and use cases made from them on first use: a
-    function builds only the clients its use case reaches (the IndexNow function no
-    DynamoDB or S3 client, ingest no S3 client), each one once."""
+    """Settings and clock, and what is made from them on first use: a function builds only
+    the clients its use case reaches, each once."""
 
     settings: Settings
     # (service, config) -> a botocore client: see build_app.
@@ -93,103 +100,56 @@ class App:
     clock: Callable[[], datetime] = field(default=utc_now)
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
-    def _once(self, name: str, build: Callable[[], _T]) -> _T:
-        """``build()`` once, whichever thread asks first (botocore sessions are not
-        thread-safe, and a hook registered on a client must stay on the one in use)."""
-        with self._lock:
-            if name not in self.__dict__:
-                self.__dict__[name] = build()
-            built: _T = self.__dict__[name]
-            return built
+    def _client(self, service: str, config: Config = CLIENT_CONFIG) -> Any:
+        return self.client_for(service, config)
 
-    @property
+    @_once
     def registry(self) -> Registry:
-        return self._once(
-            "registry",
-            lambda: Registry(
-                self.settings.table_name,
-                self.settings.limits,
-                client=self.client_for("dynamodb", CLIENT_CONFIG),
-            ),
-        )
+        settings = self.settings
+        return Registry(settings.table_name, settings.limits, self._client("dynamodb"))
 
-    @property
+    @_once
     def store(self) -> SitemapStore:
-        return self._once(
-            "store",
-            lambda: SitemapStore(
-                self.settings.bucket_name, client=self.client_for("s3", CLIENT_CONFIG)
-            ),
-        )
+        return SitemapStore(self.settings.bucket_name, self._client("s3"))
 
-    @property
+    @_once
     def queues(self) -> Queues:
         settings = self.settings
-        return self._once(
-            "queues",
-            lambda: Queues(
-                rebuild_queue_url=settings.rebuild_queue_url,
-                index_queue_url=settings.index_queue_url,
-                dead_letter_url=settings.ingest_dlq_url,
-                client=self.client_for("sqs", CLIENT_CONFIG),
-            ),
-        )
+        rebuild, index = settings.rebuild_queue_url, settings.index_queue_url
+        return Queues(rebuild, index, settings.ingest_dlq_url, self._client("sqs"))
 
-    @property
+    @_once
     def cdn(self) -> Cdn | None:
         """Only when INVALIDATE_PATHS is on."""
-        settings = self.settings
-        return self._once(
-            "cdn",
-            lambda: (
-                Cdn(settings.distribution_id, client=self.client_for("cloudfront", CLIENT_CONFIG))
-                if settings.invalidate_paths
-                else None
-            ),
-        )
+        if not self.settings.invalidate_paths:
+            return None
+        return Cdn(self.settings.distribution_id, self._client("cloudfront"))
 
-    @property
+    @_once
     def indexnow_queue(self) -> IndexNowQueue | None:
         """Only when INDEXNOW_KEY is set; short timeouts (NOTIFY_CONFIG)."""
         settings = self.settings
-        return self._once(
-            "indexnow_queue",
-            lambda: (
-                IndexNowQueue(
-                    settings.indexnow_queue_url,
-                    settings.indexnow_dlq_url,
-                    client=self.client_for("sqs", NOTIFY_CONFIG),
-                )
-                if settings.indexnow_key
-                else None
-            ),
-        )
+        if not settings.indexnow_key:
+            return None
+        client = self._client("sqs", NOTIFY_CONFIG)
+        return IndexNowQueue(settings.indexnow_queue_url, settings.indexnow_dlq_url, client)
 
-    @cached_property
+    @_once
     def apply_change(self) -> ApplyChange:
         from sitemap_updater.usecases.ingest import ApplyChange  # noqa: PLC0415
 
-        return ApplyChange(
-            registry=self.registry,
-            limits=self.settings.limits,
-            tombstone_ttl_seconds=self.settings.tombstone_ttl_days * 86_400,
-            clock=self.clock,
-            groups=self.settings.groups,
-        )
+        settings = self.settings
+        ttl = settings.tombstone_ttl_days * 86_400
+        return ApplyChange(self.registry, settings.limits, ttl, self.clock, settings.groups)
 
-    def ingest_batch(self) -> IngestBatch:
-        """A fresh batch per invocation (it collects the shards to rebuild)."""
-        from sitemap_updater.usecases.ingest import IngestBatch  # noqa: PLC0415
+    @_once
+    def ingest(self) -> Ingest:
+        from sitemap_updater.usecases.ingest import Ingest  # noqa: PLC0415
 
-        return IngestBatch(
-            site=self.settings.site,
-            max_event_bytes=self.settings.max_event_bytes,
-            apply=self.apply_change,
-            queues=self.queues,
-            indexnow=self.indexnow_queue,
-        )
+        site, max_bytes = self.settings.site, self.settings.max_event_bytes
+        return Ingest(site, max_bytes, self.apply_change, self.queues, self.indexnow_queue)
 
-    @cached_property
+    @_once
     def rebuild_shard(self) -> RebuildShard:
         from sitemap_updater.usecases.rebuild import RebuildShard  # noqa: PLC0415
 
@@ -205,7 +165,7 @@ class App:
             stylesheet=self.settings.stylesheet_href,
         )
 
-    @cached_property
+    @_once
     def publish_index(self) -> PublishIndex:
         from sitemap_updater.usecases.publish_index import PublishIndex  # noqa: PLC0415
 
@@ -222,22 +182,17 @@ class App:
             site_files=self.site_files,
         )
 
-    @cached_property
+    @_once
     def indexnow_client(self) -> IndexNowClient:
-        settings = self.settings
-        key_file = settings.indexnow_key_file
-        if key_file is None:
+        settings, site = self.settings, self.settings.site
+        if settings.indexnow_key_file is None:
             raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
-        site = settings.site
         host = site.host if site.port is None else f"{site.host}:{site.port}"
-        return IndexNowClient(
-            settings.indexnow_endpoint,
-            settings.indexnow_key,
-            host,
-            key_location=site.url_for(key_file),
-        )
+        location = site.url_for(settings.indexnow_key_file)
+        endpoint, key = settings.indexnow_endpoint, settings.indexnow_key
+        return IndexNowClient(endpoint, key, host, key_location=location)
 
-    @cached_property
+    @_once
     def submit_indexnow(self) -> SubmitChanges:
         if self.indexnow_queue is None:
             raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
@@ -245,7 +200,7 @@ class App:
 
         return SubmitChanges(self.settings.site, self.indexnow_client, self.indexnow_queue)
 
-    @cached_property
+    @_once
     def site_files(self) -> PublishSiteFiles | None:
         """The static files the index function serves (None: there are none to serve)."""
         files = site_files_for(self.settings)
@@ -260,13 +215,10 @@ def build_app(
     clock: Callable[[], datetime] = utc_now,
     endpoint_url: str | None = None,
 ) -> App:
-    """Wire the adapters to real (or moto) clients: from ``session`` when given (the local
-    runtime, the operator commands, tests), otherwise from botocore's one shared session
-    (adapters/clients.py). Each client is made when an adapter first needs it.
-
-    Clients honour AWS_ENDPOINT_URL; the operator commands pass ``endpoint_url`` instead
-    (not to CloudFront, which has no local stand-in).
-    """
+    """An App whose clients come from ``session`` (the local runtime, the operator
+    commands, tests), or else from botocore's one shared session. They honour
+    AWS_ENDPOINT_URL; the operator commands give ``endpoint_url`` (never to CloudFront,
+    which has no local stand-in)."""
     make = session.client if session is not None else clients.client
 
     def client_for(service: str, config: Config) -> Any:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import importlib
 import json
 import os
 import signal
@@ -16,394 +17,312 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sitemap_updater.ops.errors import CurrentStderr, UserError, aws_error_message
+from sitemap_updater.ops.flags import add_deployment_arguments
 
 if TYPE_CHECKING:
     from sitemap_updater.domain.urls import Site
-    from sitemap_updater.local.runtime import LocalRuntime, Summary
+    from sitemap_updater.local.runtime import Pipeline, Summary
+    from sitemap_updater.local.stack import MotoServer
 
     Commands: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
-EXAMPLES = {
-    "local": "example: sitemap-updater local events/ "
-    "--site-url https://www.example.com --out site/",
-    "schema": "example: sitemap-updater schema --out events/schema.json",
-    "build": "example: sitemap-updater build pages.jsonl --site-url https://www.example.com "
-    "--out site/",
-    "send": "example: sitemap-updater send events/ --stack sitemap-updater-prod",
-    "backfill": "example: sitemap-updater backfill https://www.example.com/robots.txt "
-    "--stack sitemap-updater-prod",
-    "rebuild": "example: sitemap-updater rebuild --all --stack sitemap-updater-prod",
-    "redrive": "example: sitemap-updater redrive --dry-run --stack sitemap-updater-prod",
-    "status": "example: sitemap-updater status --stack sitemap-updater-prod",
-    "validate": "example: sitemap-updater validate https://www.example.com/",
-}
+Argument: TypeAlias = tuple[str, dict[str, Any]]
+AddCommand: TypeAlias = Callable[["Commands"], None]
 
+
+def _arg(name: str, help_text: str, **options: Any) -> Argument:
+    return name, {**options, "help": help_text}
+
+
+def _flag(name: str, help_text: str) -> Argument:
+    return _arg(name, help_text, action="store_true")
+
+
+def _int(name: str, help_text: str, default: int | None = None) -> Argument:
+    return _arg(name, help_text, type=int, default=default)
+
+
+def _json(help_text: str = "end with the summary as JSON") -> Argument:
+    return _flag("--json", help_text)
+
+
+def _events(nargs: str, help_text: str) -> Argument:
+    return _arg("events", help_text, nargs=nargs, type=Path, metavar="EVENTS")
+
+
+TIMEOUT = _arg(
+    "--timeout",
+    "seconds allowed per document, redirects included (default 30)",
+    type=float,
+    default=30.0,
+)
+
+
+def _command(
+    name: str,
+    help_text: str,
+    example: str,
+    description: str | None,
+    *arguments: Argument,
+    aws: bool = False,
+    one_of: Sequence[Argument] = (),
+) -> AddCommand:
+    """A subcommand: ``aws`` ones take the deployment flags (--stack, ...) first; exactly one
+    of ``one_of`` is required."""
+
+    def add(commands: Commands) -> None:
+        parser = commands.add_parser(
+            name,
+            help=help_text,
+            description=description,
+            epilog=f"example: sitemap-updater {example}",
+        )
+        if aws:
+            add_deployment_arguments(parser)
+        group = parser.add_mutually_exclusive_group(required=True) if one_of else parser
+        for flag, options in one_of:
+            group.add_argument(flag, **options)
+        for flag, options in arguments:
+            parser.add_argument(flag, **options)
+
+    return add
+
+
+LOCAL = _command(
+    "local",
+    "run the whole pipeline on this machine (moto) over event files",
+    "local events/ --site-url https://www.example.com --out site/",
+    "Start an embedded moto stack, feed the events into the ingest queue, drive the ingest, "
+    "rebuild and index handlers until the queues are drained, then copy the bucket into --out and "
+    "print a summary. Exits 0 when the pipeline ran, even if events were rejected.",
+    _events(
+        "*",
+        "files (one event, a JSON array, JSON Lines, an SQS batch) or folders; none with --serve "
+        "starts an empty site",
+    ),
+    _arg("--site-url", "the site's origin, e.g. https://www.example.com", required=True),
+    _arg(
+        "--out", "folder to copy the bucket into (default: site)", type=Path, default=Path("site")
+    ),
+    _json("end with the summary as one JSON line"),
+    _flag("--serve", "keep running and serve the site over HTTP as CloudFront would"),
+    _int("--port", "port for --serve (default: the --site-url port if it is local, else 8080)"),
+    _int(
+        "--moto-port",
+        "fixed port for the moto server, so the operator commands can reach it with "
+        "--endpoint-url (default: a free port, printed with --serve)",
+        0,
+    ),
+    _int("--max-urls-per-shard", "shard size (default 10000, at most 50000)"),
+    _arg(
+        "--setting",
+        "any other settings variable, e.g. STYLESHEET=true, INDEXNOW_KEY=... with "
+        "INDEXNOW_ENDPOINT=... (repeatable; see the configuration table in docs/DEPLOY.md)",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+    ),
+    _arg(
+        "--log-level",
+        "handler log level on stderr (default ERROR; INFO shows every step)",
+        default="ERROR",
+        type=str.upper,
+        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
+    ),
+)
+SCHEMA = _command(
+    "schema",
+    "print or write the JSON Schema of the event contract",
+    "schema --out events/schema.json",
+    None,
+    _arg("--out", "write to this file instead of stdout", type=Path),
+)
+BUILD = _command(
+    "build",
+    "turn page records into a complete site offline (shards, index, robots.txt)",
+    "build pages.jsonl --site-url https://www.example.com --out site/",
+    "Validate each page record as its publish event, place the pages into shards, render and gzip "
+    "them, write the index and robots.txt into --out: the same code and limits as the functions, "
+    "so the files are what the pipeline would serve. The same input gives byte-identical files. A "
+    "URL given twice: the greater version wins, else the later record. A shard's lastmod in the "
+    "index is its newest entry's lastmod (or --lastmod). Exits 0 even if records were rejected (1 "
+    "with --strict).",
+    _arg(
+        "pages",
+        "page records: JSON Lines (.jsonl), a JSON array (.json) or CSV with a header",
+        nargs="+",
+        type=Path,
+        metavar="PAGES",
+    ),
+    _arg("--site-url", "the site's origin", required=True),
+    _arg("--out", "folder to write the site into", type=Path, required=True),
+    _int("--max-urls-per-shard", "default 10000, at most 50000", 10_000),
+    _int(
+        "--max-shard-bytes",
+        "uncompressed bytes per shard (default and maximum 52428800)",
+        52_428_800,
+    ),
+    _int("--max-sitemaps-per-index", "shards per index file (default and maximum 50000)", 50_000),
+    _flag("--no-compress", "write shards as .xml, not .xml.gz"),
+    _arg("--lastmod", "W3C datetime to give every shard in the index"),
+    _arg(
+        "--robots",
+        "the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set (default: the "
+        "robots.txt already in --out, if any)",
+        type=Path,
+    ),
+    _arg(
+        "--group-rules",
+        "path prefixes that give pages their own shards, as the GROUP_RULES setting: "
+        "'/news/=news,/shop/=shop' (a record's 'sitemap' field overrides)",
+        default="",
+    ),
+    _arg("--news-groups", "groups held to Google News's 1,000-URL limit", default="news"),
+    _arg(
+        "--now",
+        "the moment news ages against (W3C datetime; default: the time of the build). Only pages "
+        "with news depend on it; give it for byte-identical rebuilds of such sites",
+    ),
+    _flag(
+        "--stylesheet",
+        "the human view: write sitemap.xsl and reference it from the index and shards (as the "
+        "STYLESHEET setting does)",
+    ),
+    _flag("--strict", "exit 1 when any record was rejected"),
+    _json(),
+)
+SEND = _command(
+    "send",
+    "put events from files on the ingest queue",
+    "send events/ --stack sitemap-updater-prod",
+    "Read events as `local` does (one event, a JSON array, JSON Lines sent line by line as "
+    "written, an SQS batch, or folders) and send them to the ingest queue ten (and at most 256 "
+    "KiB) at a time. Every entry not sent (over SQS's 1 MiB message limit, or refused by SQS) is "
+    "listed with its file and line; exits 1 if any was.",
+    _events("+", "files or folders"),
+    _json(),
+    aws=True,
+)
+BACKFILL = _command(
+    "backfill",
+    "import an existing site into the registry (live sitemaps, CSV, JSON Lines)",
+    "backfill https://www.example.com/robots.txt --stack sitemap-updater-prod",
+    "Read pages from a live sitemap tree (a robots.txt, index or sitemap URL; indexes followed, "
+    ".gz read), a sitemap file, CSV or JSON Lines, and apply each to the registry exactly as a "
+    "publish event (same validation and limits), then request one rebuild per touched shard. "
+    "Records without a version get --version (default 0), which any CMS event beats; re-running "
+    "is harmless (equal versions are duplicates), so an interrupted backfill is resumed by "
+    "running it again.",
+    _arg("source", "URL (robots.txt, sitemap index, sitemap) or file", metavar="SOURCE"),
+    _arg(
+        "--version",
+        "version for records without one (default 0: any CMS version wins)",
+        default="0",
+    ),
+    _int(
+        "--workers",
+        "registry writers in parallel (default 4; 1 on a local endpoint: moto's DynamoDB is not "
+        "thread-safe)",
+    ),
+    _flag("--dry-run", "read and validate only; write nothing"),
+    TIMEOUT,
+    _json(),
+    aws=True,
+)
+REBUILD = _command(
+    "rebuild",
+    "re-render shards and the index from the registry; restore lost objects",
+    "rebuild --all --stack sitemap-updater-prod",
+    "Render shards from the registry. A shard whose bytes changed is written with a new lastmod "
+    "(and the index function is asked to refresh); one whose bytes did not change is checked in "
+    "the bucket and, if its object is missing or altered, restored byte for byte with its "
+    "recorded lastmod. Then the index files and robots.txt are checked and restored the same way. "
+    "Unchanged objects that are present are never rewritten.",
+    _json(),
+    aws=True,
+    one_of=(
+        _flag("--all", "every shard the registry knows"),
+        _arg("--shard", "one shard (repeatable)", action="append", metavar="ID"),
+    ),
+)
+REDRIVE = _command(
+    "redrive",
+    "move dead-letter messages back to their source queues",
+    "redrive --dry-run --stack sitemap-updater-prod",
+    "After a fix, move the messages of the dead-letter queues back to the queues they came from "
+    "(receive, send, delete; FIFO messages keep their group). Moves at most the messages there "
+    "when it starts, so messages that fail again are not looped. Exits 1 if a message was not "
+    "sent (it is visible again at once) or not deleted.",
+    _arg(
+        "--queue",
+        "only this function's dead-letter queue (repeatable; default all the deployment has)",
+        action="append",
+        choices=["ingest", "rebuild", "index", "indexnow"],
+    ),
+    _flag("--dry-run", "count only; move nothing"),
+    _int("--max-messages", "move at most this many per queue"),
+    _json(),
+    aws=True,
+)
+STATUS = _command(
+    "status",
+    "shard fill levels, queue depths and ages, dead letters, the index's lastmod",
+    "status --stack sitemap-updater-prod",
+    "Show each shard's entries and bytes against the limits, each queue's depth and the age of "
+    "its oldest message (CloudWatch's ApproximateAgeOfOldestMessage), the dead-letter counts, and "
+    "the newest index lastmod. Exits 1 when a dead-letter queue holds messages.",
+    _json("print the status as JSON only"),
+    aws=True,
+)
+VALIDATE = _command(
+    "validate",
+    "walk a live site as a crawler would and report every sitemap fault",
+    "validate https://www.example.com/",
+    "From robots.txt (or a sitemap or index URL), follow every Sitemap line, index and sitemap "
+    "(.gz too) and report each fault with its location: schema validity (the official XSDs), the "
+    "50,000-entry and 50 MiB limits, loc length, absolute same-site URLs, W3C datetimes, dead "
+    "links, duplicate URLs. Exits 1 on any fault, 0 when clean, 2 on a usage error. Works on any "
+    "site.",
+    _arg("url", "site root, robots.txt, sitemap index or sitemap URL", metavar="URL"),
+    _arg(
+        "--site-url",
+        "the origin the sitemaps should name, when it is served from URL's origin (e.g. a staging "
+        "or local copy): its URLs are fetched from URL's origin",
+    ),
+    TIMEOUT,
+    _int("--workers", "sitemaps fetched in parallel (default 4)", 4),
+    _int("--max-sitemaps", "stop after this many sitemap files (default 100000)", 100_000),
+    _json("end with the report as JSON"),
+)
+MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
+COMMANDS = (LOCAL, SCHEMA, BUILD, SEND, BACKFILL, REBUILD, REDRIVE, STATUS, VALIDATE)
 __all__ = ["UserError", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="sitemap-updater",
-        description="Event-driven XML sitemaps for large sites on AWS.",
+        prog="sitemap-updater", description="Event-driven XML sitemaps for large sites on AWS."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (
-        _add_local,
-        _add_schema,
-        _add_build,
-        _add_send,
-        _add_backfill,
-        _add_rebuild,
-        _add_redrive,
-        _add_status,
-        _add_validate,
-    ):
+    for add in COMMANDS:
         add(commands)
     return parser
 
 
-Run = Callable[[argparse.Namespace], int]
-
-
-def _add_command(
-    commands: Commands, name: str, run: Run, help_text: str, description: str | None = None
-) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = commands.add_parser(
-        name, help=help_text, description=description, epilog=EXAMPLES[name]
-    )
-    parser.set_defaults(run=run)
-    return parser
-
-
-def _add_aws_command(
-    commands: Commands, name: str, help_text: str, description: str
-) -> argparse.ArgumentParser:
-    from sitemap_updater.ops.flags import add_deployment_arguments  # noqa: PLC0415
-
-    parser = _add_command(commands, name, _command(name), help_text, description)
-    add_deployment_arguments(parser)
-    return parser
-
-
-def _command(name: str) -> Run:
-    """Run ``sitemap_updater.ops.<name>.run(args)``, imported only when it is the command."""
-
-    def run(args: argparse.Namespace) -> int:
-        import importlib  # noqa: PLC0415
-
-        module = importlib.import_module(f"sitemap_updater.ops.{name}")
-        return int(module.run(args))
-
-    return run
-
-
-def _json_argument(
-    parser: argparse.ArgumentParser, help_text: str = "end with the summary as JSON"
-) -> None:
-    parser.add_argument("--json", action="store_true", help=help_text)
-
-
-def _timeout_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        help="seconds allowed per document, redirects included (default 30)",
-    )
-
-
-def _add_local(commands: Commands) -> None:
-    local = _add_command(
-        commands,
-        "local",
-        _local,
-        "run the whole pipeline on this machine (moto) over event files",
-        "Start an embedded moto stack, feed the events into the ingest queue, drive the "
-        "ingest, rebuild and index handlers until the queues are drained, then copy the "
-        "bucket into --out and print a summary. Exits 0 when the pipeline ran, even if "
-        "events were rejected.",
-    )
-    local.add_argument(
-        "events",
-        nargs="*",
-        type=Path,
-        metavar="EVENTS",
-        help="files (one event, a JSON array, JSON Lines, an SQS batch) or folders; "
-        "none with --serve starts an empty site",
-    )
-    local.add_argument(
-        "--site-url", required=True, help="the site's origin, e.g. https://www.example.com"
-    )
-    local.add_argument(
-        "--out",
-        type=Path,
-        default=Path("site"),
-        help="folder to copy the bucket into (default: site)",
-    )
-    _json_argument(local, "end with the summary as one JSON line")
-    _serve_arguments(local)
-    _local_setting_arguments(local)
-
-
-def _serve_arguments(local: argparse.ArgumentParser) -> None:
-    local.add_argument(
-        "--serve",
-        action="store_true",
-        help="keep running and serve the site over HTTP as CloudFront would",
-    )
-    local.add_argument(
-        "--port",
-        type=int,
-        help="port for --serve (default: the --site-url port if it is local, else 8080)",
-    )
-    local.add_argument(
-        "--moto-port",
-        type=int,
-        default=0,
-        help="fixed port for the moto server, so the operator commands can reach it with "
-        "--endpoint-url (default: a free port, printed with --serve)",
-    )
-
-
-def _local_setting_arguments(local: argparse.ArgumentParser) -> None:
-    local.add_argument(
-        "--max-urls-per-shard",
-        type=int,
-        help="shard size (default 10000, at most 50000)",
-    )
-    local.add_argument(
-        "--setting",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="any other settings variable, e.g. STYLESHEET=true, INDEXNOW_KEY=... with "
-        "INDEXNOW_ENDPOINT=... (repeatable; see the README's configuration table)",
-    )
-    local.add_argument(
-        "--log-level",
-        default="ERROR",
-        type=str.upper,
-        choices=["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"],
-        help="handler log level on stderr (default ERROR; INFO shows every step)",
-    )
-
-
-def _add_schema(commands: Commands) -> None:
-    schema = _add_command(
-        commands, "schema", _schema, "print or write the JSON Schema of the event contract"
-    )
-    schema.add_argument("--out", type=Path, help="write to this file instead of stdout")
-
-
-def _add_build(commands: Commands) -> None:
-    build = _add_command(
-        commands,
-        "build",
-        _command("build"),
-        "turn page records into a complete site offline (shards, index, robots.txt)",
-        "Validate each page record as its publish event, place the pages into shards, "
-        "render and gzip them, write the index and robots.txt into --out: the same code and "
-        "limits as the functions, so the files are what the pipeline would serve. The same "
-        "input gives byte-identical files. A URL given twice: the greater version wins, else "
-        "the later record. A shard's lastmod in the index is its newest entry's lastmod (or "
-        "--lastmod). Exits 0 even if records were rejected (1 with --strict).",
-    )
-    build.add_argument(
-        "pages",
-        nargs="+",
-        type=Path,
-        metavar="PAGES",
-        help="page records: JSON Lines (.jsonl), a JSON array (.json) or CSV with a header",
-    )
-    build.add_argument("--site-url", required=True, help="the site's origin")
-    build.add_argument("--out", type=Path, required=True, help="folder to write the site into")
-    _limit_arguments(build)
-    _build_rendering_arguments(build)
-    build.add_argument("--strict", action="store_true", help="exit 1 when any record was rejected")
-    _json_argument(build)
-
-
-def _limit_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-urls-per-shard", type=int, default=10_000, help="default 10000, at most 50000"
-    )
-    parser.add_argument(
-        "--max-shard-bytes",
-        type=int,
-        default=52_428_800,
-        help="uncompressed bytes per shard (default and maximum 52428800)",
-    )
-    parser.add_argument(
-        "--max-sitemaps-per-index",
-        type=int,
-        default=50_000,
-        help="shards per index file (default and maximum 50000)",
-    )
-
-
-def _build_rendering_arguments(build: argparse.ArgumentParser) -> None:
-    build.add_argument(
-        "--no-compress", action="store_true", help="write shards as .xml, not .xml.gz"
-    )
-    build.add_argument("--lastmod", help="W3C datetime to give every shard in the index")
-    build.add_argument(
-        "--robots",
-        type=Path,
-        help="the owner's robots.txt: kept byte for byte, with our Sitemap line(s) set "
-        "(default: the robots.txt already in --out, if any)",
-    )
-    build.add_argument(
-        "--group-rules",
-        default="",
-        help="path prefixes that give pages their own shards, as the GROUP_RULES setting: "
-        "'/news/=news,/shop/=shop' (a record's 'sitemap' field overrides)",
-    )
-    build.add_argument(
-        "--news-groups", default="news", help="groups held to Google News's 1,000-URL limit"
-    )
-    build.add_argument(
-        "--now",
-        help="the moment news ages against (W3C datetime; default: the time of the build). "
-        "Only pages with news depend on it; give it for byte-identical rebuilds of such sites",
-    )
-    build.add_argument(
-        "--stylesheet",
-        action="store_true",
-        help="the human view: write sitemap.xsl and reference it from the index and shards "
-        "(as the STYLESHEET setting does)",
-    )
-
-
-def _add_send(commands: Commands) -> None:
-    send = _add_aws_command(
-        commands,
-        "send",
-        "put events from files on the ingest queue",
-        "Read events as `local` does (one event, a JSON array, JSON Lines sent line by line "
-        "as written, an SQS batch, or folders) and send them to the ingest queue ten (and "
-        "at most 256 KiB) at a time. Every entry not sent (over SQS's 1 MiB message limit, "
-        "or refused by SQS) is listed with its file and line; exits 1 if any was.",
-    )
-    send.add_argument("events", nargs="+", type=Path, metavar="EVENTS", help="files or folders")
-    _json_argument(send)
-
-
-def _add_backfill(commands: Commands) -> None:
-    backfill = _add_aws_command(
-        commands,
-        "backfill",
-        "import an existing site into the registry (live sitemaps, CSV, JSON Lines)",
-        "Read pages from a live sitemap tree (a robots.txt, index or sitemap URL; indexes "
-        "followed, .gz read), a sitemap file, CSV or JSON Lines, and apply each to the "
-        "registry exactly as a publish event (same validation and limits), then request one "
-        "rebuild per touched shard. Records without a version get --version (default 0), "
-        "which any CMS event beats; re-running is harmless (equal versions are duplicates), "
-        "so an interrupted backfill is resumed by running it again.",
-    )
-    backfill.add_argument(
-        "source", metavar="SOURCE", help="URL (robots.txt, sitemap index, sitemap) or file"
-    )
-    backfill.add_argument(
-        "--version",
-        default="0",
-        help="version for records without one (default 0: any CMS version wins)",
-    )
-    backfill.add_argument(
-        "--workers",
-        type=int,
-        help="registry writers in parallel (default 4; 1 on a local endpoint: moto's "
-        "DynamoDB is not thread-safe)",
-    )
-    backfill.add_argument(
-        "--dry-run", action="store_true", help="read and validate only; write nothing"
-    )
-    _timeout_argument(backfill)
-    _json_argument(backfill)
-
-
-def _add_rebuild(commands: Commands) -> None:
-    rebuild = _add_aws_command(
-        commands,
-        "rebuild",
-        "re-render shards and the index from the registry; restore lost objects",
-        "Render shards from the registry. A shard whose bytes changed is written with a new "
-        "lastmod (and the index function is asked to refresh); one whose bytes did not "
-        "change is checked in the bucket and, if its object is missing or altered, "
-        "restored byte for byte with its recorded lastmod. Then the index files and "
-        "robots.txt are checked and restored the same way. Unchanged objects that are "
-        "present are never rewritten.",
-    )
-    which = rebuild.add_mutually_exclusive_group(required=True)
-    which.add_argument("--all", action="store_true", help="every shard the registry knows")
-    which.add_argument("--shard", action="append", metavar="ID", help="one shard (repeatable)")
-    _json_argument(rebuild)
-
-
-def _add_redrive(commands: Commands) -> None:
-    redrive = _add_aws_command(
-        commands,
-        "redrive",
-        "move dead-letter messages back to their source queues",
-        "After a fix, move the messages of the dead-letter queues back to the queues they "
-        "came from (receive, send, delete; FIFO messages keep their group). Moves at most "
-        "the messages there when it starts, so messages that fail again are not looped. "
-        "Exits 1 if a message was not sent (it is visible again at once) or not deleted.",
-    )
-    redrive.add_argument(
-        "--queue",
-        action="append",
-        choices=["ingest", "rebuild", "index", "indexnow"],
-        help="only this function's dead-letter queue (repeatable; default all the deployment has)",
-    )
-    redrive.add_argument("--dry-run", action="store_true", help="count only; move nothing")
-    redrive.add_argument("--max-messages", type=int, help="move at most this many per queue")
-    _json_argument(redrive)
-
-
-def _add_status(commands: Commands) -> None:
-    status = _add_aws_command(
-        commands,
-        "status",
-        "shard fill levels, queue depths and ages, dead letters, the index's lastmod",
-        "Show each shard's entries and bytes against the limits, each queue's depth and the "
-        "age of its oldest message (CloudWatch's ApproximateAgeOfOldestMessage), the "
-        "dead-letter counts, and the newest index lastmod. Exits 1 when a dead-letter "
-        "queue holds messages.",
-    )
-    _json_argument(status, "print the status as JSON only")
-
-
-def _add_validate(commands: Commands) -> None:
-    validate = _add_command(
-        commands,
-        "validate",
-        _command("validate"),
-        "walk a live site as a crawler would and report every sitemap fault",
-        "From robots.txt (or a sitemap or index URL), follow every Sitemap line, index and "
-        "sitemap (.gz too) and report each fault with its location: schema validity (the "
-        "official XSDs), the 50,000-entry and 50 MiB limits, loc length, absolute same-site "
-        "URLs, W3C datetimes, dead links, duplicate URLs. Exits 1 on any fault, 0 when "
-        "clean, 2 on a usage error. Works on any site.",
-    )
-    validate.add_argument(
-        "url", metavar="URL", help="site root, robots.txt, sitemap index or sitemap URL"
-    )
-    validate.add_argument(
-        "--site-url",
-        help="the origin the sitemaps should name, when it is served from URL's origin "
-        "(e.g. a staging or local copy): its URLs are fetched from URL's origin",
-    )
-    _timeout_argument(validate)
-    validate.add_argument(
-        "--workers", type=int, default=4, help="sitemaps fetched in parallel (default 4)"
-    )
-    validate.add_argument(
-        "--max-sitemaps",
-        type=int,
-        default=100_000,
-        help="stop after this many sitemap files (default 100000)",
-    )
-    _json_argument(validate, "end with the report as JSON")
+def _run(args: argparse.Namespace) -> int:
+    """The command, its module imported only when it is the one run."""
+    timeout = getattr(args, "timeout", None)  # what argparse's types cannot say
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:  # NaN fails too
+        raise UserError(
+            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:,.0f}, "
+            f"got {timeout:g}"
+        )
+    if args.command == "local":
+        return _local(args)
+    if args.command == "schema":
+        return _schema(args)
+    module = importlib.import_module(f"sitemap_updater.ops.{args.command}")
+    return int(module.run(args))
 
 
 def _schema(args: argparse.Namespace) -> int:
@@ -429,15 +348,13 @@ def _local(args: argparse.Namespace) -> int:
     for path in args.events:
         if not path.exists():
             raise UserError(f"no such file or directory: {path}")
-    _check_replaceable(args.out, args.events)
-    overrides: dict[str, Any] = _local_settings(args.setting)
-    if args.max_urls_per_shard is not None:
-        overrides["MAX_URLS_PER_SHARD"] = args.max_urls_per_shard
-    _log_to_stderr(args.log_level)
-    from sitemap_updater.local.runtime import run_local  # noqa: PLC0415
+    _log_to_stderr(args.log_level)  # before the runtime imports the handlers' logger
+    from sitemap_updater.local import runtime  # noqa: PLC0415
 
+    runtime.check_replaceable(args.out, args.events)
+    overrides = _local_settings(args.setting, args.max_urls_per_shard)
     try:
-        runtime, summary = run_local(
+        moto, pipeline, summary = runtime.run_local(
             args.events, site.origin, args.out, overrides, moto_port=args.moto_port
         )
     except (TimeoutError, ConnectionError) as exc:  # the run failed, not its inputs
@@ -448,9 +365,9 @@ def _local(args: argparse.Namespace) -> int:
     try:
         _print_summary(summary, as_json=args.json)
         if args.serve:
-            _serve(runtime, site, args.port)
+            _serve(moto, pipeline, site, args.port)
     finally:
-        runtime.stop()
+        moto.stop()
     return 0
 
 
@@ -469,28 +386,8 @@ def _log_to_stderr(level: str) -> None:
         handler.setStream(CurrentStderr())
 
 
-def _check_replaceable(out: Path, events: Sequence[Path]) -> None:
-    """``local`` replaces --out whole: it may be absent, or a folder of what a run writes,
-    and never holds the events or the current folder."""
-    from sitemap_updater.local.runtime import foreign_files  # noqa: PLC0415
-
-    target = out.resolve()
-    for kept in (Path.cwd(), *events):
-        if target == kept.resolve() or target in kept.resolve().parents:
-            raise UserError(f"--out {out} would delete {kept}: give it a folder of its own")
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} is not a folder")
-    foreign = foreign_files(out) if out.is_dir() else []
-    if foreign:
-        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
-        raise UserError(
-            f"--out {out} holds {foreign[0]!r}{more}, which a local run does not write, and "
-            "the run replaces the folder whole: give it a folder of its own, or empty it"
-        )
-
-
-def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
-    """``--setting NAME=VALUE`` pairs for ``local`` (validated later by the settings model)."""
+def _local_settings(pairs: Sequence[str], max_urls_per_shard: int | None) -> dict[str, Any]:
+    """``--setting NAME=VALUE`` pairs (validated later by the settings model)."""
     from sitemap_updater.local.stack import STACK_SETTINGS  # noqa: PLC0415
     from sitemap_updater.settings import Settings  # noqa: PLC0415
 
@@ -507,6 +404,8 @@ def _local_settings(pairs: Sequence[str]) -> dict[str, Any]:
             "--setting INDEXNOW_KEY: give --setting INDEXNOW_ENDPOINT=... too (an endpoint of "
             "your own): the default one would submit the local run's URLs to real search engines"
         )
+    if max_urls_per_shard is not None:
+        settings["MAX_URLS_PER_SHARD"] = max_urls_per_shard
     return settings
 
 
@@ -520,55 +419,42 @@ def _one_line(exc: Exception) -> str:
     return str(exc).splitlines()[0]
 
 
-def _serve(runtime: LocalRuntime, site: Site, port: int | None) -> None:
+def _serve(moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None) -> None:
     """Serve the bucket, keep the pipeline running, and say how to operate it."""
-    import threading  # noqa: PLC0415
-
     from sitemap_updater.local.server import SiteServer  # noqa: PLC0415
     from sitemap_updater.local.stack import LOCAL_STACK_NAME, REGION, register_stack  # noqa: PLC0415
 
-    pipeline = runtime.pipeline
     register_stack(pipeline.stack)
-    port = port if port is not None else _default_port(site)
+    if port is None:  # the site's own port when it is this machine (its URLs resolve here)
+        here = site.host in {"127.0.0.1", "localhost"}
+        port = int(site.port or (443 if site.scheme == "https" else 80)) if here else 8080
     try:
         server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port).start()
     except (OSError, OverflowError) as exc:  # port in use, not allowed, out of range
         raise UserError(f"cannot serve on port {port}: {exc}") from exc
-    _stop_on_sigterm()
+    # SIGTERM (a service manager, `kill`, a script's `cmd &`) stops it as Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
     mapped = "" if server.url == site.origin else f" --site-url {site.origin}"
-    target = f"--stack {LOCAL_STACK_NAME} --endpoint-url {runtime.endpoint_url} --region {REGION}"
+    target = f"--stack {LOCAL_STACK_NAME} --endpoint-url {moto.url} --region {REGION}"
     print(
         f"serving {site.origin} from {server.url} (robots.txt, sitemap.xml); the pipeline keeps "
-        f"running on {runtime.endpoint_url}; Ctrl-C stops\n"
+        f"running on {moto.url}; Ctrl-C stops\n"
         f"operate it: sitemap-updater status {target}\n"
         f"            sitemap-updater send EVENTS... {target}\n"
         f"check it:   sitemap-updater validate {server.url}/robots.txt{mapped}",
         file=sys.stderr,
         flush=True,
     )
-    stop = threading.Event()
     try:
-        pipeline.run_until(stop)
+        pipeline.run_forever()
     except KeyboardInterrupt:
-        stop.set()
+        return
     finally:
         server.stop()
 
 
-def _default_port(site: Site) -> int:
-    """The site's own port when it is this machine (so its URLs resolve here), else 8080."""
-    if site.host in {"127.0.0.1", "localhost"}:
-        return int(site.port or (443 if site.scheme == "https" else 80))
-    return 8080
-
-
-def _stop_on_sigterm() -> None:
-    """Let SIGTERM (a service manager, `kill`, a script's `cmd &`) stop --serve like Ctrl-C."""
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _print_summary(summary: Summary, as_json: bool) -> None:
@@ -580,8 +466,8 @@ def _print_summary(summary: Summary, as_json: bool) -> None:
         event = rejection.event if isinstance(rejection.event, str) else json.dumps(rejection.event)
         lines.append(f"  rejected: {rejection.reason}")
         lines.append(f"            {event[:200]}")
-    lines.append(f"objects written: {summary.objects_written}; the site is in {summary.out_dir}/:")
-    lines.extend(f"  {summary.out_dir}/{key}" for key in summary.objects)
+    lines.append(f"objects written: {summary.objects_written}; the site is in {summary.out}/:")
+    lines.extend(f"  {summary.out}/{key}" for key in summary.objects)
     encoding = sys.stdout.encoding or "utf-8"
     text = "\n".join(_escape_unsafe(line) for line in lines)
     print(text.encode(encoding, "backslashreplace").decode(encoding), flush=True)
@@ -594,8 +480,6 @@ def _escape_unsafe(text: str) -> str:
     """``text`` with every character that is not printable (controls a terminal acts on, line
     separators, bidirectional overrides, lone surrogates no encoding can write) escaped as JSON
     escapes it: a JSON line stays valid and decodes to the same text."""
-    if text.isprintable():
-        return text
     return "".join(char if char.isprintable() else _json_escape(char) for char in text)
 
 
@@ -604,29 +488,14 @@ def _json_escape(char: str) -> str:
     return "".join(f"\\u{units[n]:02x}{units[n + 1]:02x}" for n in range(0, len(units), 2))
 
 
-MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
-
-
-def _check_arguments(args: argparse.Namespace) -> None:
-    """What argparse's types cannot say, checked before any command starts."""
-    timeout = getattr(args, "timeout", None)
-    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:  # NaN fails too
-        raise UserError(
-            f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:,.0f}, "
-            f"got {timeout:g}"
-        )
-
-
 def _print_error(message: str) -> None:
     print(f"sitemap-updater: error: {_escape_unsafe(message)}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     try:
-        _check_arguments(args)
-        return int(args.run(args))
+        return _run(args)
     except UserError as exc:
         _print_error(str(exc))
         return 2

@@ -1,12 +1,9 @@
-"""Logger and metrics: one of each for the whole package (Powertools).
+"""The one Logger and Metrics of the package (Powertools), and the metric names.
 
-No X-Ray SDK (Powertools' Tracer): importing it cost every cold start 100-200 ms, for
-per-call subsegments. The functions run with Lambda's active tracing, which records each
-invocation and its initialisation without any code here.
-
-The service name and metrics namespace come from POWERTOOLS_SERVICE_NAME and
-POWERTOOLS_METRICS_NAMESPACE, which the stack and the local runtime set. Log keys are
-snake_case (url, shard, reason); metrics never carry a per-URL dimension.
+No X-Ray SDK (Powertools' Tracer): its import costs a cold start 100-200 ms; Lambda's active
+tracing records each invocation without it. The service name and namespace come from
+POWERTOOLS_SERVICE_NAME and POWERTOOLS_METRICS_NAMESPACE. Log keys are snake_case (url,
+shard, reason); metrics never carry a per-URL dimension.
 """
 
 from __future__ import annotations
@@ -18,8 +15,6 @@ metrics = Metrics()
 
 
 class Metric:
-    """Metric names, in one place."""
-
     EVENTS_APPLIED = "EventsApplied"
     EVENTS_DUPLICATE = "EventsDuplicate"
     EVENTS_STALE = "EventsStale"

@@ -1,9 +1,7 @@
 """The shape of the deployed resources, in one place for the CDK stack and the local runtime.
 
-Key schema, TTL attribute, which queues exist, FIFO or not, function timeouts, visibility
-timeouts (six times the consuming function's timeout), receive counts and batch sizes:
-``infra/`` builds the real resources from these values and ``sitemap-updater local``
-creates the same ones on moto, so the two cannot drift apart.
+``infra/`` builds the real resources from these values and ``sitemap-updater local`` creates
+the same ones on moto, so the two cannot drift apart.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from sitemap_updater.adapters.registry import PARTITION_KEY, SORT_KEY, TTL_ATTRI
 
 SERVICE_NAME = "sitemap-updater"
 METRICS_NAMESPACE = "SitemapUpdater"
-VISIBILITY_TIMEOUT_FACTOR = 6
+VISIBILITY_TIMEOUT_FACTOR = 6  # a queue's visibility timeout: six times its function's timeout
 # The index also runs on a schedule: it asks for a rebuild of every shard whose news blocks
 # have aged out (Google News: two days), so news leaves the sitemaps with no new event.
 NEWS_SWEEP_MINUTES = 15
@@ -37,11 +35,10 @@ class TableSpec:
 
 @dataclass(frozen=True)
 class FunctionSpec:
-    """A Lambda function, the queue it consumes, and how its event source mapping batches."""
+    """A Lambda function, the queue of the same name it consumes, and how its event source
+    mapping batches."""
 
     name: str
-    handler: str  # module.function inside the asset
-    queue: str
     fifo: bool
     timeout_seconds: int
     memory_mb: int
@@ -53,6 +50,15 @@ class FunctionSpec:
     max_receive_count: int = 5
     # A scheduled (EventBridge) sender cannot give a deduplication id: the queue derives it.
     content_based_deduplication: bool = False
+
+    @property
+    def queue(self) -> str:
+        return self.name
+
+    @property
+    def handler(self) -> str:
+        """module.function inside the asset."""
+        return f"sitemap_updater.handlers.{self.name}.handler"
 
     @property
     def visibility_timeout_seconds(self) -> int:
@@ -68,51 +74,30 @@ TABLE = TableSpec()
 # capacity record, and a burst of new URLs spread over hundreds of invocations could spend
 # its attempts on conflicts there (retried, then dead-lettered) instead of placing pages.
 INGEST = FunctionSpec(
-    name="ingest",
-    handler="sitemap_updater.handlers.ingest.handler",
-    queue="ingest",
+    "ingest",
     fifo=False,
     timeout_seconds=30,
     memory_mb=512,
     batch_size=100,
     batching_window_seconds=1,
     max_concurrency=5,
-    max_receive_count=5,
 )
-REBUILD = FunctionSpec(
-    name="rebuild",
-    handler="sitemap_updater.handlers.rebuild.handler",
-    queue="rebuild",
-    fifo=True,
-    timeout_seconds=120,
-    memory_mb=1024,
-    max_receive_count=5,
-)
+REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=1024)
 INDEX = FunctionSpec(
-    name="index",
-    handler="sitemap_updater.handlers.index.handler",
-    queue="index",
-    fifo=True,
-    timeout_seconds=120,
-    memory_mb=1024,
-    max_receive_count=5,
-    content_based_deduplication=True,
+    "index", fifo=True, timeout_seconds=120, memory_mb=1024, content_based_deduplication=True
 )
 FUNCTIONS = (INGEST, REBUILD, INDEX)
 # Optional: only when INDEXNOW_KEY is set (see functions_for). Its batches are large (up to
 # a thousand messages of up to 100 URLs each, collected for up to a minute) because one
 # IndexNow request takes 10,000 URLs and the engines prefer fewer, larger submissions.
 INDEXNOW = FunctionSpec(
-    name="indexnow",
-    handler="sitemap_updater.handlers.indexnow.handler",
-    queue="indexnow",
+    "indexnow",
     fifo=False,
     timeout_seconds=60,
     memory_mb=256,
     batch_size=1000,
     batching_window_seconds=60,
     max_concurrency=2,  # few, large submissions: parallel ones only earn 429s
-    max_receive_count=5,
 )
 
 

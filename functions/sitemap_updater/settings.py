@@ -1,9 +1,9 @@
 """The one settings model for every function, the local runtime, the CDK stack and the tests.
 
-Each field is read from the environment variable named by its alias. The stack builds each
-function's environment with :meth:`Settings.to_env`, the local runtime does the same, and a
-template test compares the two, so names never drift. Validated at cold start: a missing or
-bad variable fails the first invocation with a message naming it.
+Each field is read from the environment variable of its name in upper case (``SITE_URL``).
+The stack and the local runtime build each function's environment with :meth:`to_env`, and
+a template test compares the two, so names never drift. Validated at cold start: a missing
+or bad variable fails the first invocation with a message naming it.
 """
 
 from __future__ import annotations
@@ -11,17 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sitemap_updater.domain.indexnow import KEY_PATTERN, key_file
 from sitemap_updater.domain.sharding import (
@@ -43,84 +35,65 @@ class SettingsError(ValueError):
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, extra="ignore")
-
-    site_url: str = Field(
-        alias="SITE_URL", description="Origin of the site, e.g. https://www.example.com"
+    model_config = ConfigDict(
+        frozen=True, populate_by_name=True, extra="ignore", alias_generator=str.upper
     )
-    table_name: str = Field(alias="TABLE_NAME", min_length=3)
-    bucket_name: str = Field(alias="BUCKET_NAME", min_length=3)
-    rebuild_queue_url: str = Field(alias="REBUILD_QUEUE_URL", min_length=1)
-    index_queue_url: str = Field(alias="INDEX_QUEUE_URL", min_length=1)
+
+    site_url: str = Field(description="Origin of the site, e.g. https://www.example.com")
+    table_name: str = Field(min_length=3)
+    bucket_name: str = Field(min_length=3)
+    rebuild_queue_url: str = Field(min_length=1)
+    index_queue_url: str = Field(min_length=1)
     ingest_dlq_url: str = Field(
-        alias="INGEST_DLQ_URL",
         min_length=1,
         description="Where events that can never succeed go at once, with their reason.",
     )
-    max_urls_per_shard: int = Field(10_000, alias="MAX_URLS_PER_SHARD", ge=1, le=PROTOCOL_MAX_URLS)
-    max_shard_bytes: int = Field(
-        PROTOCOL_MAX_BYTES, alias="MAX_SHARD_BYTES", ge=4096, le=PROTOCOL_MAX_BYTES
-    )
+    max_urls_per_shard: int = Field(10_000, ge=1, le=PROTOCOL_MAX_URLS)
+    max_shard_bytes: int = Field(PROTOCOL_MAX_BYTES, ge=4096, le=PROTOCOL_MAX_BYTES)
     max_sitemaps_per_index: int = Field(
-        PROTOCOL_MAX_INDEX_ENTRIES,
-        alias="MAX_SITEMAPS_PER_INDEX",
-        ge=1,
-        le=PROTOCOL_MAX_INDEX_ENTRIES,
+        PROTOCOL_MAX_INDEX_ENTRIES, ge=1, le=PROTOCOL_MAX_INDEX_ENTRIES
     )
-    max_event_bytes: int = Field(262_144, alias="MAX_EVENT_BYTES", ge=1024, le=1_048_576)
+    max_event_bytes: int = Field(262_144, ge=1024, le=1_048_576)
     tombstone_ttl_days: int = Field(
         30,
-        alias="TOMBSTONE_TTL_DAYS",
         gt=SQS_MAX_RETENTION_DAYS,
         le=3650,
         description="How long an unpublished URL is remembered; must outlive any queued event.",
     )
-    compress_shards: bool = Field(True, alias="COMPRESS_SHARDS")
+    compress_shards: bool = True
     group_rules: str = Field(
         "",
-        alias="GROUP_RULES",
         description="Path prefixes that give new URLs their own shards: '/news/=news,/shop/=shop'",
     )
     news_groups: str = Field(
         "news",
-        alias="NEWS_GROUPS",
         description="Groups whose shards follow Google News's 1,000-URL limit (comma-separated).",
     )
-    cache_max_age_seconds: int = Field(60, alias="CACHE_MAX_AGE_SECONDS", ge=0, le=86_400)
+    cache_max_age_seconds: int = Field(60, ge=0, le=86_400)
     distribution_id: str = Field(
         "",
-        alias="DISTRIBUTION_ID",
         description="The CloudFront distribution that serves the bucket ('' when none is known).",
     )
     invalidate_paths: bool = Field(
-        False,
-        alias="INVALIDATE_PATHS",
-        description="After each write or delete, invalidate exactly the changed paths.",
+        False, description="After each write or delete, invalidate exactly the changed paths."
     )
     stylesheet: bool = Field(
         False,
-        alias="STYLESHEET",
         description="Serve /sitemap.xsl and reference it from the index and shards, so a "
         "browser shows them as tables (the human view).",
     )
     indexnow_key: str = Field(
         "",
-        alias="INDEXNOW_KEY",
         description="IndexNow key ('' = off): served as /<key>.txt; every applied change's "
         "URL is submitted to INDEXNOW_ENDPOINT.",
     )
     indexnow_endpoint: str = Field(
         DEFAULT_INDEXNOW_ENDPOINT,
-        alias="INDEXNOW_ENDPOINT",
         description="Where IndexNow submissions go (any participating engine shares them).",
     )
-    indexnow_queue_url: str = Field(
-        "", alias="INDEXNOW_QUEUE_URL", description="The queue of URLs to submit to IndexNow."
-    )
+    indexnow_queue_url: str = Field("", description="The queue of URLs to submit to IndexNow.")
     indexnow_dlq_url: str = Field(
-        "",
-        alias="INDEXNOW_DLQ_URL",
-        description="Where URLs go that IndexNow refused or that could not be submitted.",
+        "", description="Where URLs go that IndexNow refused or that could not be submitted."
     )
 
     @field_validator("site_url")
@@ -129,19 +102,19 @@ class Settings(BaseModel):
         return Site.parse(value).origin
 
     @model_validator(mode="after")
-    def _groups_parse(self) -> Settings:
+    def _consistent(self) -> Settings:
         GroupRules.parse(self.group_rules, self.news_groups)
+        if self.invalidate_paths and not self.distribution_id:
+            raise ValueError("INVALIDATE_PATHS is true but DISTRIBUTION_ID is empty")
+        if self.indexnow_key and not (self.indexnow_queue_url and self.indexnow_dlq_url):
+            raise ValueError(
+                "INDEXNOW_KEY is set but INDEXNOW_QUEUE_URL or INDEXNOW_DLQ_URL is empty"
+            )
         return self
 
     @cached_property
     def groups(self) -> GroupRules:
         return GroupRules.parse(self.group_rules, self.news_groups)
-
-    @model_validator(mode="after")
-    def _invalidation_needs_distribution(self) -> Settings:
-        if self.invalidate_paths and not self.distribution_id:
-            raise ValueError("INVALIDATE_PATHS is true but DISTRIBUTION_ID is empty")
-        return self
 
     @field_validator("indexnow_key")
     @classmethod
@@ -166,14 +139,6 @@ class Settings(BaseModel):
         except ValueError as exc:
             raise ValueError(f"has an invalid port: {value!r}") from exc
         return value
-
-    @model_validator(mode="after")
-    def _indexnow_needs_its_queues(self) -> Settings:
-        if self.indexnow_key and not (self.indexnow_queue_url and self.indexnow_dlq_url):
-            raise ValueError(
-                "INDEXNOW_KEY is set but INDEXNOW_QUEUE_URL or INDEXNOW_DLQ_URL is empty"
-            )
-        return self
 
     @cached_property
     def site(self) -> Site:
@@ -209,25 +174,18 @@ class Settings(BaseModel):
             return cls.model_validate(dict(source))
         except ValidationError as exc:
             problems = "; ".join(
-                f"{_alias(error['loc'])}: {error['msg']}" for error in exc.errors(include_url=False)
+                f"{'.'.join(map(str, error['loc'])) or 'environment'}: {error['msg']}"
+                for error in exc.errors(include_url=False)
             )
             raise SettingsError(f"invalid function environment: {problems}") from exc
 
     def to_env(self) -> dict[str, str]:
         """Every setting as the environment variables a function receives."""
         values = self.model_dump(by_alias=True)
-        return {name: _env_value(value) for name, value in values.items()}
+        return {
+            name: str(v).lower() if isinstance(v, bool) else str(v) for name, v in values.items()
+        }
 
     @classmethod
     def env_names(cls) -> set[str]:
         return {field.alias or name for name, field in cls.model_fields.items()}
-
-
-def _alias(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc) or "environment"
-
-
-def _env_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)

@@ -5,15 +5,12 @@ runtime's Python version when this machine has one.
 
 Why compile: Lambda's /var/task is read-only, so an asset without ``.pyc`` files is compiled
 again at every cold start (about a second for botocore, pydantic and Powertools;
-bench/coldstart.py). pip cannot do it (``--no-compile``: its interpreter may be another
-version); ``compileall`` with the runtime's version can, as unchecked-hash ``.pyc`` files
-that never look at the sources' timestamps. Without such an interpreter the asset is built
-from sources alone, with a warning.
+bench/coldstart.py). pip's interpreter may be another version; ``compileall`` with the
+runtime's writes unchecked-hash ``.pyc`` files that never look at the sources' timestamps.
 
-The asset hash is computed here from exactly what goes in: the package's files,
-``functions/requirements.txt`` and the pip arguments. A changed dependency list (or code, or
-target platform) gives a new hash and so a new deployment; an unchanged one never does,
-whatever pip's output looks like on the day.
+The asset hash comes from exactly what goes in (the package's files, the requirements, the
+pip arguments), so a changed dependency list, code or platform redeploys and an unchanged one
+never does, whatever pip's output looks like on the day.
 """
 
 from __future__ import annotations
@@ -48,12 +45,10 @@ LEFT_OUT = ("ops", "local", "schemas", "cli.py")
 def package_files(source: Path) -> Iterator[Path]:
     root = source / PACKAGE
     for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if not path.is_file() or relative.parts[0] in LEFT_OUT:
-            continue
-        if "__pycache__" in relative.parts or path.suffix in {".pyc", ".pyo"}:
-            continue
-        yield path
+        parts = path.relative_to(root).parts
+        cache = "__pycache__" in parts or path.suffix in {".pyc", ".pyo"}
+        if path.is_file() and parts[0] not in LEFT_OUT and not cache:
+            yield path
 
 
 def copy_package(source: Path, output_dir: Path) -> None:
@@ -85,9 +80,7 @@ def runtime_interpreter() -> str | None:
         shutil.which(f"python{PYTHON_VERSION}"),
         *map(str, sorted(Path.home().glob(f".pyenv/versions/{PYTHON_VERSION}.*/bin/python3"))),
     ]
-    for candidate in candidates:
-        if candidate is None:
-            continue
+    for candidate in filter(None, candidates):
         found = subprocess.run(  # noqa: S603 - an interpreter asked for its version
             [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
             capture_output=True,
@@ -130,7 +123,7 @@ class PipBundling:
         self.source = source
 
     def try_bundle(self, output_dir: str, *_options: object, **_keywords: object) -> bool:
-        """CDK calls this with the BundlingOptions (unused: everything is decided here)."""
+        """CDK passes the BundlingOptions too: unused, everything is decided here."""
         subprocess.run(  # noqa: S603 - our own interpreter, fixed arguments
             pip_arguments(self.source / REQUIREMENTS, output_dir), check=True
         )

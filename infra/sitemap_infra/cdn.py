@@ -28,6 +28,18 @@ from sitemap_infra.nag import acknowledge
 PATH_PATTERNS = ("/robots.txt", "/sitemap.xml", "/sitemap-*.xml", "/sitemap-*.xml.gz")
 MAX_TTL_SECONDS = 300
 HSTS_MAX_AGE = Duration.days(730)
+# cdk-nag findings a distribution of our own accepts, with why.
+PUBLIC_DISTRIBUTION = {
+    "AwsSolutions-CFR1": "Sitemaps and robots.txt are public and must reach crawlers in every "
+    "country.",
+    "AwsSolutions-CFR2": "Static, public, read-only objects (GET/HEAD) with no dynamic origin; "
+    "a WAF web ACL would cost more than anything it could protect here.",
+}
+NO_CUSTOM_DOMAIN = {
+    "AwsSolutions-CFR4": "Without a custom domain CloudFront uses its default *.cloudfront.net "
+    "certificate, whose TLS policy cannot be set; with domain_name and certificate_arn the "
+    "distribution requires TLSv1.2_2025.",
+}
 
 
 class SitemapCdn(Construct):
@@ -147,29 +159,7 @@ class SitemapCdn(Construct):
             log_bucket=log_bucket,
             log_file_prefix="cloudfront/" if log_bucket is not None else None,
         )
-        _acknowledge_public_distribution(distribution, custom_domain=certificate is not None)
+        findings = PUBLIC_DISTRIBUTION | ({} if certificate else NO_CUSTOM_DOMAIN)
+        for finding, reason in findings.items():
+            acknowledge(distribution, finding, reason)
         return distribution
-
-
-def _acknowledge_public_distribution(
-    distribution: cloudfront.Distribution, *, custom_domain: bool
-) -> None:
-    acknowledge(
-        distribution,
-        "AwsSolutions-CFR1",
-        "Sitemaps and robots.txt are public and must reach crawlers in every country.",
-    )
-    acknowledge(
-        distribution,
-        "AwsSolutions-CFR2",
-        "Static, public, read-only objects (GET/HEAD) with no dynamic origin; "
-        "a WAF web ACL would cost more than anything it could protect here.",
-    )
-    if not custom_domain:
-        acknowledge(
-            distribution,
-            "AwsSolutions-CFR4",
-            "Without a custom domain CloudFront uses its default *.cloudfront.net "
-            "certificate, whose TLS policy cannot be set; with domain_name and "
-            "certificate_arn the distribution requires TLSv1.2_2025.",
-        )

@@ -53,16 +53,29 @@ TABLE_ACTIONS = {
 }
 
 
+# Why cdk-nag's findings on the functions and their policies are accepted.
+OLDER_RUNTIME = (
+    f"python{PYTHON_VERSION} (supported until 2028) rather than the newest runtime: the asset "
+    "ships bytecode compiled by an interpreter of the runtime's version, which the build "
+    "machines have for this one; without it every cold start compiles its imports "
+    "(bench/coldstart.py)."
+)
+XRAY_ANY_RESOURCE = (
+    "X-Ray's PutTraceSegments and PutTelemetryRecords support no resource other than '*' "
+    "(added by active tracing)."
+)
+KEYS_KNOWN_AT_RUN_TIME = (
+    "Scoped to the object keys this function writes: shards (sitemap-<group>-<NNNNN>.xml[.gz]) "
+    "or index files (sitemap-index-<n>.xml), whose names are only known at run time."
+)
+
+
 def powertools_environment(service: str) -> dict[str, str]:
     return {
         "POWERTOOLS_SERVICE_NAME": service,
         "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
         "POWERTOOLS_LOG_LEVEL": LOG_LEVEL,
     }
-
-
-def _allow(actions: Sequence[str], resources: Sequence[str]) -> iam.PolicyStatement:
-    return iam.PolicyStatement(actions=list(actions), resources=list(resources))
 
 
 class Functions(Construct):
@@ -98,24 +111,21 @@ class Functions(Construct):
 
     def permissions(self, spec: FunctionSpec) -> list[iam.PolicyStatement]:
         name = spec.name
-        permissions: list[iam.PolicyStatement] = []
+        grants: list[tuple[Sequence[str], Sequence[str]]] = []
         if name in TABLE_ACTIONS:
-            permissions.append(_allow(TABLE_ACTIONS[name], (self.storage.table.table_arn,)))
+            grants.append((TABLE_ACTIONS[name], [self.storage.table.table_arn]))
         if name in WRITTEN_KEYS:
             # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
             # and the store treats only 404 as "absent".
-            permissions += [
-                _allow(OBJECT_ACTIONS, self._objects(WRITTEN_KEYS[name])),
-                _allow(("s3:ListBucket",), (self.storage.bucket.bucket_arn,)),
-            ]
-        permissions += [_allow(("sqs:SendMessage",), arns) for arns in self._sends_to(name)]
+            grants.append((OBJECT_ACTIONS, self._objects(WRITTEN_KEYS[name])))
+            grants.append((["s3:ListBucket"], [self.storage.bucket.bucket_arn]))
+        grants += [(["sqs:SendMessage"], arns) for arns in self._sends_to(name)]
         if self.site_file_keys and name == INDEX.name:
             # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
-            site_files = self._objects(self.site_file_keys)
-            permissions.append(_allow(("s3:GetObject", "s3:PutObject"), site_files))
+            grants.append((["s3:GetObject", "s3:PutObject"], self._objects(self.site_file_keys)))
         if self.distribution_arn is not None and name in (REBUILD.name, INDEX.name):
-            permissions.append(_allow(("cloudfront:CreateInvalidation",), (self.distribution_arn,)))
-        return permissions
+            grants.append((["cloudfront:CreateInvalidation"], [self.distribution_arn]))
+        return [iam.PolicyStatement(actions=list(a), resources=list(r)) for a, r in grants]
 
     def _objects(self, keys: Sequence[str]) -> tuple[str, ...]:
         return tuple(self.storage.bucket.arn_for_objects(key) for key in keys)
@@ -168,14 +178,7 @@ class Functions(Construct):
             log_group=log_group,
             tracing=lambda_.Tracing.ACTIVE,
         )
-        acknowledge(
-            function,
-            "AwsSolutions-L1",
-            f"python{PYTHON_VERSION} (supported until 2028) rather than the newest runtime: the "
-            "asset ships bytecode compiled by an interpreter of the runtime's version, which "
-            "the build machines have for this one; without it every cold start compiles its "
-            "imports (bench/coldstart.py).",
-        )
+        acknowledge(function, "AwsSolutions-L1", OLDER_RUNTIME)
         log_group.grant_write(role)
         for statement in self.permissions(spec):
             role.add_to_principal_policy(statement)
@@ -196,19 +199,9 @@ class Functions(Construct):
 
     def _acknowledge(self, role: iam.Role, spec: FunctionSpec) -> None:
         policy = role.node.find_child("DefaultPolicy")
-        acknowledge(
-            policy,
-            "AwsSolutions-IAM5[Resource::*]",
-            "X-Ray's PutTraceSegments and PutTelemetryRecords support no resource "
-            "other than '*' (added by active tracing).",
-        )
+        acknowledge(policy, "AwsSolutions-IAM5[Resource::*]", XRAY_ANY_RESOURCE)
         bucket = Stack.of(self).get_logical_id(self.storage.bucket.node.default_child)  # type: ignore[arg-type]
         for key in WRITTEN_KEYS.get(spec.name, ()):
             if "*" in key:
-                acknowledge(
-                    policy,
-                    f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{key}]",
-                    "Scoped to the object keys this function writes: shards "
-                    "(sitemap-<group>-<NNNNN>.xml[.gz]) or index files (sitemap-index-<n>.xml), "
-                    "whose names are only known at run time.",
-                )
+                finding = f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{key}]"
+                acknowledge(policy, finding, KEYS_KNOWN_AT_RUN_TIME)

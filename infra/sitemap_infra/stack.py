@@ -48,12 +48,6 @@ class SitemapUpdaterStack(Stack):
 
     def _outputs(self) -> None:
         updater = self.updater
-        values = dict(updater.settings.to_env())
-        descriptions = {
-            alias: field.description or ""
-            for field in Settings.model_fields.values()
-            if (alias := field.alias)
-        }
         extra = {
             "IngestQueueUrl": updater.queues[INGEST.name].queue.queue_url,
             "RebuildDeadLetterQueueUrl": updater.queues[REBUILD.name].dead_letter.queue_url,
@@ -62,14 +56,12 @@ class SitemapUpdaterStack(Stack):
             "DistributionDomainName": updater.distribution.distribution_domain_name,
         }
         assert set(extra) == set(EXTRA_OUTPUTS), "resources.EXTRA_OUTPUTS changed"  # noqa: S101
-        # An empty setting (IndexNow off) has no output: CloudFormation wants a value, and
-        # the operations CLI reads a missing output as the setting's default.
-        outputs = {
-            output_key(name): (value, descriptions.get(name, name))
-            for name, value in values.items()
-            if value != ""
-        }
-        for key, value in extra.items():
-            outputs.setdefault(key, (value, key))
+        outputs: dict[str, tuple[str, str | None]] = {k: (v, None) for k, v in extra.items()}
+        env = updater.settings.to_env()
+        for field in Settings.model_fields.values():
+            # An empty setting (IndexNow off) has no output: CloudFormation wants a value, and
+            # the operations CLI reads a missing output as the setting's default.
+            if field.alias and env[field.alias] != "":
+                outputs[output_key(field.alias)] = (env[field.alias], field.description)
         for key, (value, description) in sorted(outputs.items()):
             CfnOutput(self, key, value=value, description=description or key)

@@ -1,17 +1,8 @@
-"""The whole system as one construct, for this project's stack or another team's CDK app.
-
-    from sitemap_infra.updater import SitemapUpdater
-
-    SitemapUpdater(
-        self, "Sitemaps",
-        site_url="https://www.example.com",
-        settings={"max_urls_per_shard": 20_000},
-        distribution=site_distribution,  # the site's own; omit to get one of our own
-    )
-
-Given ``distribution`` (in the same stack), the sitemap paths become behaviours of it
-(``cdn.SitemapCdn``). ``settings`` takes the function settings by field name
-(``sitemap_updater.settings``), validated by the code's own model.
+"""The whole system as one construct, for this project's stack or another team's CDK app
+(an example: docs/DEPLOY.md). Given ``distribution`` (the site's own, in the same stack), the
+sitemap paths become behaviours of it (``cdn.SitemapCdn``); without, it gets one of its own.
+``settings`` takes the function settings by field name (``sitemap_updater.settings``),
+validated by the code's own model.
 """
 
 from __future__ import annotations

@@ -117,9 +117,9 @@ def test_a_fault_that_may_pass_fails_only_its_own_record(
     event = _sqs_event([json.dumps(publish(path, 1)) for path in ("/a", "/b", "/c")])
     response = ingest.handler(event, FakeLambdaContext("ingest"), app_=pipeline.app)
     assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
-    assert pipeline.app.registry.get_url(f"{SITE}/a") is not None
-    assert pipeline.app.registry.get_url(f"{SITE}/b") is None
-    assert pipeline.app.registry.get_url(f"{SITE}/c") is not None
+    assert pipeline.app.registry.url_state(f"{SITE}/a").record is not None
+    assert pipeline.app.registry.url_state(f"{SITE}/b").record is None
+    assert pipeline.app.registry.url_state(f"{SITE}/c").record is not None
 
 
 def test_a_fault_that_persists_dead_letters_after_max_receive_count(
@@ -176,7 +176,7 @@ def test_an_entry_no_registry_item_can_hold_is_rejected_for_good(
     assert set(letters) == {"entry_too_large"}
     assert "registry item holds" in letters["entry_too_large"]["reason"]
     registry = pipeline.app.registry
-    assert all(registry.get_url(f"{SITE}/p{n}") is not None for n in range(40))
-    assert registry.get_url(f"{SITE}/huge") is None
+    assert all(registry.url_state(f"{SITE}/p{n}").record is not None for n in range(40))
+    assert registry.url_state(f"{SITE}/huge").record is None
     # Each small event was committed once, in the batch's transactions.
     assert sorted(committed_urls(recorder)) == sorted(f"{SITE}/p{n}" for n in range(40))

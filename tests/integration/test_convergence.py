@@ -157,7 +157,7 @@ def test_an_older_publish_arriving_after_an_unpublish_cannot_bring_the_page_back
     pipeline.send_events([publish("/gone", 2, lastmod="2026-11-02")])  # late and older
     pipeline.drain()
     assert "sitemap.xml" not in pipeline.objects()  # nothing is published at all
-    record = pipeline.app.registry.get_url(f"{SITE}/gone")
+    record = pipeline.app.registry.url_state(f"{SITE}/gone").record
     assert record is not None
     assert (record.version, record.live) == (Decimal(3), False)
 

@@ -148,6 +148,31 @@ def test_a_shard_written_but_never_recorded_is_deleted_when_its_page_goes(
     assert SHARD_KEY not in pipeline.objects()
 
 
+def test_a_shard_object_written_since_an_empty_read_is_left_to_its_writer(
+    pipeline: Pipeline, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rebuild that read the shard empty (before the page's publish) finds the object the
+    page's own rebuild has written and not recorded yet: deleting it would leave that
+    rebuild's record, and the index after it, naming a missing object."""
+    app = pipeline.app
+    entries = app.registry.shard_entries
+
+    def published_meanwhile(shard: str) -> Any:
+        read = entries(shard)  # empty
+        monkeypatch.setattr(app.registry, "shard_entries", entries)
+        clock.advance(1)
+        apply(pipeline, publish("/a", 1))
+        with monkeypatch.context() as patched:  # the page's rebuild, between write and record
+            patched.setattr(app.registry, "save_shard_output", crash)
+            with pytest.raises(TimedOut):
+                app.rebuild_shard("pages-00001")
+        return read
+
+    monkeypatch.setattr(app.registry, "shard_entries", published_meanwhile)
+    app.rebuild_shard("pages-00001")
+    assert SHARD_KEY in pipeline.objects()
+
+
 def test_a_restore_racing_a_delete_leaves_no_orphan(
     pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
 ) -> None:

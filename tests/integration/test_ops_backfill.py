@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -341,15 +342,13 @@ def test_a_live_walk_stays_on_its_origin(
     assert any(line.startswith("source fault ") for line in out)
 
 
-def test_a_refused_rebuild_request_names_ten_shards_and_counts_the_rest(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    def refused(*_: Any) -> int:
+def test_a_refused_rebuild_request_names_ten_shards_and_counts_the_rest() -> None:
+    def refused(*_: Any) -> None:
         raise RetryableError("SQS throttled the request")
 
-    monkeypatch.setattr(backfill, "request_rebuilds", refused)
+    app = SimpleNamespace(queues=SimpleNamespace(request_rebuilds=refused))
     result = backfill.BackfillResult(shards={f"pages-{n:05}" for n in range(1, 13)})
-    backfill._request_rebuilds(None, result)  # type: ignore[arg-type]  # never reached
+    backfill.request_rebuilds(app, result)  # type: ignore[arg-type]
     (failure,) = result.failed
     assert "pages-00010" in failure.reason
     assert "pages-00011" not in failure.reason

@@ -327,3 +327,23 @@ def test_a_sitemap_redirected_to_another_origin_is_a_fault_naming_both(
         f"(named at {o}/robots.txt:1): crawlers take a sitemap's URLs only from the origin"
     )
     assert report["counts"]["urls"] == 1  # still checked
+
+
+def test_urls_are_judged_by_the_functions_rules(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    http_site.put(
+        "/sitemap.xml",
+        urlset(
+            f"<loc>{o}/team/o'neill</loc>",  # a sub-delim the functions keep as it is
+            f"<loc>{o}/a#top</loc>",  # line 4: a fragment the functions refuse
+            f"<loc>{o}/team/O'Neill</loc>",
+        ),
+    )
+    status, report = validate(capsys, f"{o}/sitemap.xml")
+    assert status == 1
+    assert messages(report) == [
+        (f"{o}/sitemap.xml:4", f"<loc> has a #fragment; list the page itself: '{o}/a#top'")
+    ]
+    assert report["counts"]["urls"] == 3

@@ -367,7 +367,7 @@ def test_an_owners_edits_of_robots_txt_during_index_refreshes_are_never_lost(
             start.wait()
             parsed = parse_event(change, site)
             pipeline.app.apply_change(parsed)
-            record = pipeline.app.registry.get_url(parsed.url)
+            record = pipeline.app.registry.url_state(parsed.url).record
             assert record is not None
             assert record.shard is not None
             retrying(lambda: indexer.rebuild_shard(str(record.shard)))

@@ -10,7 +10,7 @@ from typing import Any
 
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
-from sitemap_updater.ops.backfill import BackfillResult, Importer, entry_record
+from sitemap_updater.ops.backfill import BackfillResult, Importer, entry_record, page_changes
 from sitemap_updater.ops.crawl import Entry
 from sitemap_updater.ops.pages import Record
 from sitemap_updater.ops.progress import Progress
@@ -30,8 +30,8 @@ def pages(count: int) -> list[Record]:
 
 
 def run(imp: Importer, records: list[Record]) -> BackfillResult:
-    result = BackfillResult()
-    imp.run(records, SITE, Decimal(0), result, Progress("t", stream=io.StringIO()))
+    result, progress = BackfillResult(), Progress("t", stream=io.StringIO())
+    imp.run(page_changes(records, SITE, Decimal(0), result, progress), result, progress)
     return result
 
 

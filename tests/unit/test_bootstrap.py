@@ -52,7 +52,7 @@ def test_a_function_builds_only_the_clients_its_use_case_reaches(
     factory = Factory()
     app = app_with(factory, **INDEXNOW)
     reach = {
-        "ingest": app.ingest_batch,
+        "ingest": lambda: app.ingest,
         "rebuild": lambda: app.rebuild_shard,
         "index": lambda: app.publish_index,
         "indexnow": lambda: app.submit_indexnow,

@@ -20,7 +20,7 @@ def summary() -> Summary:
         sent=2,
         accepted=1,
         rejected=[Rejection(f"malformed_json: {HOSTILE}", HOSTILE)],
-        out_dir="site",
+        out="site",
     )
 
 

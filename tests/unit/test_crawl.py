@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from functools import partial
 
 import pytest
 
@@ -15,13 +16,11 @@ from sitemap_updater.ops.crawl import (
     URLSET,
     Walk,
     load_document,
-    parse_xml,
-    read_entries,
     robots_url_for,
     sitemap_lines,
 )
 from sitemap_updater.ops.fetch import Fetched, fetch, gunzip
-from tests.httpsite import sitemapindex, urlset
+from tests.httpsite import StaticSite, sitemapindex, urlset
 
 ORIGIN = "https://www.example.com"
 
@@ -84,11 +83,9 @@ def test_entries_are_read_by_local_name_stripped_with_their_lines() -> None:
         "<image:loc>https://cdn.example.com/a.jpg</image:loc></image:image></url>\n"
         "<url><priority>0.5</priority></url>\n</urlset>"
     )
-    root, error = parse_xml(body.encode())
-    assert error is None
-    kind, urls, sitemaps = read_entries(root)
-    assert (kind, sitemaps) == (URLSET, [])
-    assert [(u.loc, u.lastmod, u.priority, u.line) for u in urls] == [
+    document = load_document("u", ok("u", body))
+    assert (document.error, document.kind, document.sitemaps) == (None, URLSET, [])
+    assert [(u.loc, u.lastmod, u.priority, u.line) for u in document.urls] == [
         ("https://www.example.com/a", "2026-11-20", None, 4),
         (None, None, "0.5", 7),  # the <loc> above spans three lines
     ]
@@ -99,8 +96,7 @@ def test_external_entities_are_never_resolved() -> None:
         b'<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
         b"<urlset><url><loc>&e;</loc></url></urlset>"
     )
-    root, _error = parse_xml(body)
-    _kind, urls, _ = read_entries(root)
+    urls = load_document("u", ok("u", body)).urls
     assert "root:" not in (urls[0].loc or "")
 
 
@@ -165,14 +161,11 @@ def test_a_same_origin_walk_leaves_other_origins_and_says_why() -> None:
             f"{ORIGIN}/index.xml": sitemapindex(
                 f"<loc>{ORIGIN}/a.xml</loc>",
                 f"<loc>{other}/b.xml</loc>",  # elsewhere: not followed
-                f"<loc>{ORIGIN}/moved.xml</loc>",  # redirected elsewhere: not read
                 f"<loc>{other}/b.xml</loc>",  # reported once
             ),
             f"{ORIGIN}/a.xml": urlset(f"<loc>{ORIGIN}/1</loc>"),
             f"{other}/b.xml": urlset(f"<loc>{ORIGIN}/2</loc>"),
-            f"{other}/c.xml": urlset(f"<loc>{ORIGIN}/3</loc>"),
-        },
-        redirects={f"{ORIGIN}/moved.xml": f"{other}/c.xml"},
+        }
     )
     documents = list(Walk(fetch=web, same_origin=True).run(ORIGIN))
     assert [(d.url, d.kind, d.referrer, d.error) for d in documents] == [
@@ -185,32 +178,42 @@ def test_a_same_origin_walk_leaves_other_origins_and_says_why() -> None:
             "on another origin than the index naming it; not followed",
         ),
         (f"{ORIGIN}/a.xml", URLSET, f"{ORIGIN}/index.xml:3", None),
-        (
-            f"{ORIGIN}/moved.xml",
-            UNREADABLE,
-            f"{ORIGIN}/index.xml:5",
-            f"redirected to {other}/c.xml, on another origin; not followed",
-        ),
     ]
     assert f"{other}/b.xml" not in web.asked
 
     # Without same_origin (validate's walk: it reports instead) both are read.
-    everything = list(Walk(fetch=FakeWeb(web.pages, web.redirects)).run(ORIGIN))
-    assert [d.kind for d in everything] == [ROBOTS, INDEX, URLSET, URLSET, URLSET]
+    everything = list(Walk(fetch=FakeWeb(web.pages)).run(ORIGIN))
+    assert [d.kind for d in everything] == [ROBOTS, INDEX, URLSET, URLSET]
 
 
-def test_a_same_origin_walk_leaves_a_robots_txt_redirected_elsewhere() -> None:
-    web = FakeWeb(
-        {"https://other.example.org/robots.txt": f"Sitemap: {ORIGIN}/a.xml\n"},
-        redirects={f"{ORIGIN}/robots.txt": "https://other.example.org/robots.txt"},
-    )
-    documents = list(Walk(fetch=web, same_origin=True).run(ORIGIN))
-    assert [(d.kind, d.error) for d in documents] == [
-        (
-            ROBOTS,
-            "redirected to https://other.example.org/robots.txt, on another origin; not followed",
-        )
+def test_a_same_origin_fetch_leaves_redirects_to_another_origin(http_site: StaticSite) -> None:
+    other = StaticSite()
+    try:
+        other.put("/robots.txt", f"Sitemap: {http_site.url('/a.xml')}\n")
+        other.put("/c.xml", urlset(f"<loc>{ORIGIN}/3</loc>"))
+        http_site.redirect("/robots.txt", other.url("/robots.txt"))
+        http_site.put("/index.xml", sitemapindex(f"<loc>{http_site.url('/moved.xml')}</loc>"))
+        http_site.redirect("/moved.xml", other.url("/c.xml"))
+        stay = partial(fetch, same_origin=True)
+        robots = list(Walk(fetch=stay, same_origin=True).run(http_site.origin))
+        index = list(Walk(fetch=stay, same_origin=True).run(http_site.url("/index.xml")))
+        asked_elsewhere = list(other.requests)
+    finally:
+        other.stop()
+    not_followed = "on another origin; not followed"
+    assert [(d.kind, d.error) for d in robots] == [
+        (ROBOTS, f"redirected to {other.url('/robots.txt')}, {not_followed}")
     ]
+    assert [(d.url, d.kind, d.referrer, d.error) for d in index] == [
+        (http_site.url("/index.xml"), INDEX, None, None),
+        (
+            http_site.url("/moved.xml"),
+            UNREADABLE,
+            f"{http_site.url('/index.xml')}:3",
+            f"redirected to {other.url('/c.xml')}, {not_followed}",
+        ),
+    ]
+    assert asked_elsewhere == []
 
 
 def test_gunzip_reads_every_member_within_one_limit() -> None:

@@ -6,8 +6,7 @@ from typing import Any
 
 import pytest
 
-from sitemap_updater.adapters.indexnow_queue import IndexNowQueue
-from sitemap_updater.adapters.queues import Queues, reason_attributes
+from sitemap_updater.adapters.queues import IndexNowQueue, Queues, reason_attributes
 from sitemap_updater.resources import MAX_MESSAGE_BYTES
 
 

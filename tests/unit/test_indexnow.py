@@ -16,14 +16,16 @@ from typing import Any
 import pytest
 
 from sitemap_updater.adapters.indexnow import IndexNowClient
-from sitemap_updater.adapters.indexnow_queue import URLS_PER_MESSAGE, IndexNowQueue
+from sitemap_updater.adapters.queues import URLS_PER_MESSAGE, IndexNowQueue
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.indexnow import MAX_URLS_PER_REQUEST, Submission, Verdict
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
+from sitemap_updater.observability import Metric, metrics
 from sitemap_updater.settings import DEFAULT_INDEXNOW_ENDPOINT, Settings, SettingsError
-from sitemap_updater.usecases.indexnow import Message, SubmitChanges
-from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch
+from sitemap_updater.usecases.indexnow import SubmitChanges
+from sitemap_updater.usecases.ingest import ApplyChange, Ingest
+from sitemap_updater.usecases.ports import Message
 from tests.conftest import FakeClock
 from tests.fakes import MemoryRegistry
 from tests.unit.test_settings import env
@@ -385,10 +387,10 @@ class FakeRebuilds:
         self.dead.append(code)
 
 
-def batch(notifier: FakeNotifier | None, rebuilds: FakeRebuilds | None = None) -> IngestBatch:
+def ingest_with(notifier: FakeNotifier | None, rebuilds: FakeRebuilds | None = None) -> Ingest:
     limits = Limits(max_urls_per_shard=100)
     apply = ApplyChange(MemoryRegistry(limits), limits, 86_400 * 30, FakeClock())
-    return IngestBatch(SITE, 262_144, apply, rebuilds or FakeRebuilds(), indexnow=notifier)
+    return Ingest(SITE, 262_144, apply, rebuilds or FakeRebuilds(), indexnow=notifier)
 
 
 def event(kind: str, path: str, version: int, **fields: Any) -> str:
@@ -397,68 +399,82 @@ def event(kind: str, path: str, version: int, **fields: Any) -> str:
 
 def test_applied_publishes_and_unpublishes_are_queued_once_after_the_batch() -> None:
     notifier = FakeNotifier()
-    ingest = batch(notifier)
-    ingest.handle("1", event("publish", "/a", 1))
-    ingest.handle("2", event("publish", "/b", 1))
-    ingest.handle("3", event("unpublish", "/b", 2))
-    assert notifier.queued == []  # nothing before the batch is done
-    ingest.flush()
+    rebuilds = FakeRebuilds()
+
+    def after_the_rebuild_requests(requests: Mapping[str, Sequence[str]]) -> None:
+        assert notifier.queued == []  # nothing before the batch's sitemap work is done
+        FakeRebuilds.request_rebuilds(rebuilds, requests)
+
+    rebuilds.request_rebuilds = after_the_rebuild_requests  # type: ignore[method-assign]
+    ingest_with(notifier, rebuilds)(
+        [
+            Message("1", event("publish", "/a", 1)),
+            Message("2", event("publish", "/b", 1)),
+            Message("3", event("unpublish", "/b", 2)),
+        ]
+    )
+    assert rebuilds.requested == [{"pages-00001": ["1", "2", "3"]}]
     assert notifier.queued == [[f"{SITE.origin}/a", f"{SITE.origin}/b"]]
 
 
 def test_stale_duplicate_and_rejected_events_are_not_queued() -> None:
     notifier = FakeNotifier()
-    ingest = batch(notifier)
-    ingest.handle("1", event("publish", "/a", 2))
-    ingest.flush()
+    ingest = ingest_with(notifier)
+    ingest([Message("1", event("publish", "/a", 2))])
     notifier.queued.clear()
-    ingest.handle("2", event("publish", "/a", 2))  # duplicate
-    ingest.handle("3", event("publish", "/a", 1))  # stale
-    ingest.handle("4", event("publish", "/x", 1, priority=7))  # rejected
-    ingest.handle(
-        "5", json.dumps({"type": "publish", "url": "https://evil.example/", "version": 1})
+    foreign = json.dumps({"type": "publish", "url": "https://evil.example/", "version": 1})
+    results = ingest(
+        [
+            Message("2", event("publish", "/a", 2)),
+            Message("3", event("publish", "/a", 1)),
+            Message("4", event("publish", "/x", 1, priority=7)),
+            Message("5", foreign),
+        ]
     )
-    ingest.flush()
+    assert [results[m].value_or_raise() for m in "2345"] == [
+        "duplicate",
+        "stale",
+        "rejected",
+        "rejected",
+    ]
     assert notifier.queued == []
 
 
 def test_a_redelivered_duplicate_is_queued_again() -> None:
     """The delivery that applied it may have timed out before it could queue the URL."""
     notifier = FakeNotifier()
-    ingest = batch(notifier)
-    ingest.handle("1", event("publish", "/a", 1))
-    ingest.changed.clear()  # as if that invocation died after the commit
-    ingest.handle("1", event("publish", "/a", 1), redelivered=True)
-    ingest.flush()
+    ingest = ingest_with(notifier)
+    ingest([Message("1", event("publish", "/a", 1))])
+    notifier.queued.clear()  # as if that invocation died after the commit
+    ingest([Message("1", event("publish", "/a", 1))])
+    assert notifier.queued == []  # a duplicate delivered once: the URL was queued
+    ingest([Message("1", event("publish", "/a", 1), redelivered=True)])
     assert notifier.queued == [[f"{SITE.origin}/a"]]
 
 
 def test_a_queue_failure_never_fails_the_batch() -> None:
     notifier = FakeNotifier(broken=True)
     rebuilds = FakeRebuilds()
-    ingest = batch(notifier, rebuilds)
-    ingest.handle("1", event("publish", "/a", 1))
-    ingest.flush()  # does not raise
+    results = ingest_with(notifier, rebuilds)([Message("1", event("publish", "/a", 1))])
+    assert results["1"].value_or_raise() == "applied"
     assert rebuilds.requested == [{"pages-00001": ["1"]}]  # the sitemap work was done first
-    assert ingest.changed == []
 
 
 def test_urls_are_queued_even_when_the_rebuild_request_fails() -> None:
     """The batch is retried (its events come back as duplicates, which are not queued), so
     this is the one chance to queue them."""
     notifier = FakeNotifier()
-    ingest = batch(notifier, FakeRebuilds(broken=True))
-    ingest.handle("1", event("publish", "/a", 1))
+    ingest = ingest_with(notifier, FakeRebuilds(broken=True))
     with pytest.raises(RetryableError, match="rebuild queue"):
-        ingest.flush()
+        ingest([Message("1", event("publish", "/a", 1))])
     assert notifier.queued == [[f"{SITE.origin}/a"]]
 
 
-def test_without_indexnow_nothing_is_collected() -> None:
-    ingest = batch(None)
-    ingest.handle("1", event("publish", "/a", 1))
-    ingest.flush()
-    assert ingest.changed == []
+def test_without_indexnow_nothing_is_queued_or_counted() -> None:
+    results = ingest_with(None)([Message("1", event("publish", "/a", 1))])
+    assert results["1"].value_or_raise() == "applied"
+    assert Metric.EVENTS_APPLIED in metrics.metric_set
+    assert {Metric.INDEXNOW_QUEUED, Metric.INDEXNOW_NOT_QUEUED} & set(metrics.metric_set) == set()
 
 
 def test_the_queue_adapter_packs_100_urls_per_message() -> None:

@@ -1,5 +1,5 @@
-"""Ingest's batched path (``IngestBatch.prepare`` / ``ApplyChange.apply_plain``): the same
-outcomes and the same registry as applying each event on its own, in far fewer requests."""
+"""Ingest's batched path (``Ingest`` / ``ApplyChange.apply_plain``): the same outcomes and
+the same registry as applying each event on its own, in far fewer requests."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from sitemap_updater.domain.placement import (
 from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits, Reservation
 from sitemap_updater.domain.urls import Site
-from sitemap_updater.usecases.ingest import ApplyChange, IngestBatch, Outcome
+from sitemap_updater.usecases.ingest import ApplyChange, Ingest, Outcome
+from sitemap_updater.usecases.ports import Message
 from tests.conftest import FakeClock
 from tests.fakes import MemoryRegistry
 
@@ -78,10 +79,15 @@ class CountingRegistry(MemoryRegistry):
             self.calls = calls
 
 
-def make_batch(registry: MemoryRegistry) -> tuple[IngestBatch, Rebuilds]:
+def make_batch(registry: MemoryRegistry) -> tuple[Ingest, Rebuilds]:
     rebuilds = Rebuilds()
     apply = ApplyChange(registry, registry.limits, 100, FakeClock())
-    return IngestBatch(SITE, 262_144, apply, rebuilds), rebuilds
+    return Ingest(SITE, 262_144, apply, rebuilds), rebuilds
+
+
+def outcomes_of(ingest: Ingest, messages: Sequence[tuple[str, str]]) -> list[Outcome]:
+    results = ingest([Message(message_id, body) for message_id, body in messages])
+    return [results[message_id].outcome for message_id, _ in messages]
 
 
 def publish(path: str, version: int, **fields: Any) -> str:
@@ -95,13 +101,12 @@ def unpublish(path: str, version: int) -> str:
 
 
 def run(registry: MemoryRegistry, bodies: Sequence[str], *, batched: bool) -> list[Outcome]:
+    """One invocation for them all, or one each (a message alone is applied on its own)."""
     batch, _ = make_batch(registry)
     messages = [(str(number), body) for number, body in enumerate(bodies)]
     if batched:
-        batch.prepare(messages)
-    outcomes = [batch.handle(message_id, body).outcome for message_id, body in messages]
-    batch.flush()
-    return outcomes
+        return outcomes_of(batch, messages)
+    return [outcome for message in messages for outcome in outcomes_of(batch, [message])]
 
 
 def snapshot(registry: MemoryRegistry) -> tuple[Any, ...]:
@@ -128,10 +133,7 @@ def test_the_rebuild_requests_name_every_message_of_the_shard() -> None:
     registry = MemoryRegistry(Limits())
     batch, rebuilds = make_batch(registry)
     messages = [(f"m{number}", publish(f"/p{number}", 1)) for number in range(5)]
-    batch.prepare(messages)
-    for message_id, body in messages:
-        batch.handle(message_id, body)
-    batch.flush()
+    outcomes_of(batch, messages)
     assert rebuilds.requested == [{"pages-00001": [f"m{number}" for number in range(5)]}]
 
 
@@ -156,8 +158,7 @@ def test_rejected_messages_are_dead_lettered_and_the_rest_go_together() -> None:
         ("3", "not json"),
         ("4", publish("/c", 1)),
     ]
-    batch.prepare(messages)
-    outcomes = [batch.handle(message_id, body).outcome for message_id, body in messages]
+    outcomes = outcomes_of(batch, messages)
     assert outcomes == [Outcome.APPLIED, Outcome.REJECTED, Outcome.REJECTED, Outcome.APPLIED]
     assert [message_id for message_id, _ in rebuilds.dead] == ["2", "3"]
     assert registry.calls == ["url_states", "commit_all"]
@@ -185,8 +186,7 @@ def test_a_record_changed_since_the_read_sends_the_batch_one_by_one() -> None:
         original(commits)
 
     registry.commit_all = raced  # type: ignore[method-assign]
-    batch.prepare(messages)
-    outcomes = [batch.handle(message_id, body).outcome for message_id, body in messages]
+    outcomes = outcomes_of(batch, messages)
     assert outcomes == [Outcome.STALE, Outcome.APPLIED]  # nothing lost, nothing regressed
     assert registry.get_url(f"{SITE.origin}/a").version == Decimal(5)  # type: ignore[union-attr]
 
@@ -336,3 +336,28 @@ def placed(registry: MemoryRegistry) -> tuple[Any, ...]:
     for url, (_version, live, has_shard) in records.items():
         assert (url in in_shards) == live or not has_shard
     return records, entries
+
+
+def test_a_fault_that_may_pass_fails_only_its_own_message() -> None:
+    registry = MemoryRegistry(Limits(), flaky={f"{SITE.origin}/b": 2})  # batched, then alone
+    batch, rebuilds = make_batch(registry)
+    bodies = [("a", publish("/a", 1)), ("b", publish("/b", 1)), ("c", publish("/c", 1))]
+    results = batch([Message(message_id, body) for message_id, body in bodies])
+    assert [results[m].outcome for m in "abc"] == [Outcome.APPLIED, Outcome.FAILED, Outcome.APPLIED]
+    with pytest.raises(RetryableError, match="throttled"):
+        results["b"].value_or_raise()
+    assert rebuilds.requested == [{"pages-00001": ["a", "c"]}]
+
+
+def test_a_dead_letter_that_cannot_be_sent_fails_its_message() -> None:
+    registry = MemoryRegistry(Limits())
+    batch, rebuilds = make_batch(registry)
+
+    def refused(body: str, code: str, reason: str, source_message_id: str) -> None:
+        raise RetryableError("the dead-letter queue is unavailable")
+
+    rebuilds.dead_letter = refused  # type: ignore[method-assign]
+    results = batch([Message("1", "not json"), Message("2", publish("/a", 1))])
+    assert (results["1"].outcome, results["2"].outcome) == (Outcome.FAILED, Outcome.APPLIED)
+    with pytest.raises(RetryableError, match="dead-letter"):
+        results["1"].value_or_raise()

@@ -132,23 +132,6 @@ def test_a_cluster_reads_back_as_it_was_written() -> None:
     assert _cluster("c1", item) == cluster
 
 
-def test_a_cluster_written_with_urls_in_full_still_reads() -> None:
-    cluster = locale_cluster(3, 5)
-    old_encoding = {
-        url: {
-            "lang": m.lang,
-            "declares": [list(pair) for pair in m.declares],
-            "live": m.live,
-            "shard": m.shard,
-            "base": m.base,
-            "reserved": m.reserved,
-        }
-        for url, m in sorted(cluster.all.items())
-    }
-    item = {"version": {"N": "3"}, "members": {"S": json.dumps(old_encoding)}}
-    assert _cluster("c1", item) == cluster
-
-
 def test_the_largest_cluster_of_long_urls_fits_an_item_with_room_to_spare() -> None:
     # 64 locales (the most a cluster holds), 200-character URLs, each declaring all 64:
     # written out in full that is ~900 KB, which DynamoDB refuses.

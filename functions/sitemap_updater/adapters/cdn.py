@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
@@ -26,12 +27,10 @@ def paths_for(keys: Sequence[str]) -> list[str]:
     return sorted({"/" + quote(key, safe="/-_.~") for key in keys})
 
 
+@dataclass
 class Cdn:
-    """CloudFront adapter for one distribution."""
-
-    def __init__(self, distribution_id: str, client: CloudFrontClient | None = None):
-        self.distribution_id = distribution_id
-        self.client: CloudFrontClient = client or clients.client("cloudfront")
+    distribution_id: str
+    client: CloudFrontClient = field(default_factory=lambda: clients.client("cloudfront"))
 
     def invalidate(self, keys: Sequence[str]) -> bool:
         """Invalidate the paths of ``keys``; True if CloudFront accepted the request."""

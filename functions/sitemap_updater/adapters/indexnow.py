@@ -1,24 +1,16 @@
 """IndexNow (https://www.indexnow.org/documentation): tell the participating search engines
-(Bing, Yandex, Seznam, Naver, ...) which URLs changed. One POST of JSON to one endpoint; the
-engines share what any of them receives.
+which URLs changed, with one POST of JSON to one endpoint (they share what any receives).
 
-The answer decides what happens to the URLs:
+* 200, 202 (the key is still being validated): submitted.
+* 400, 422: this request can never succeed (malformed, URLs not on ``host``, a bad key):
+  REJECTED, dead-lettered at once with the reason; retrying would only count against us.
+* 429, 408, 5xx, no answer: may pass. Retried here with exponential backoff and jitter
+  (honouring ``Retry-After``), then FAILED, so SQS retries the URLs later.
+* 403 (the engine could not fetch ``keyLocation`` yet, e.g. right after IndexNow was turned
+  on), a redirect, anything else: FAILED at once; SQS's later retries give the key time.
 
-* 200 OK, 202 Accepted (the key is still being validated): submitted.
-* 400 Bad Request, 422 Unprocessable Entity: this request can never succeed (malformed, or
-  URLs not on ``host``, or a key that does not match its format). REJECTED: the caller
-  dead-letters the URLs at once, with the reason, for a person to fix the configuration and
-  redrive; retrying the same bytes would only count against us.
-* 429 Too Many Requests, 408, 5xx, a connection error or a timeout: may pass. Retried here a
-  few times with exponential backoff and jitter (honouring ``Retry-After`` when it fits),
-  then FAILED, so SQS retries the URLs later and finally dead-letters them.
-* 403 Forbidden (key not valid: the engine could not fetch ``keyLocation``, e.g. right after
-  IndexNow was turned on, before the index function wrote the key file), a redirect and
-  anything else: FAILED at once, no retry here; SQS's later retries give the key file time.
-
-Only the standard library: ``urllib.request``, with the opener injectable for tests.
-Redirects are not followed (urllib would turn a redirected POST into a GET and report its
-200 as success); point ``INDEXNOW_ENDPOINT`` at the final URL.
+Only the standard library. Redirects are not followed (urllib would turn a redirected POST
+into a GET and report its 200 as success): ``INDEXNOW_ENDPOINT`` must be the final URL.
 """
 
 from __future__ import annotations
@@ -30,6 +22,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sitemap_updater.domain.indexnow import (
@@ -45,9 +38,7 @@ USER_AGENT = "sitemap-updater (+https://www.indexnow.org/)"
 _REASON_BYTES = 300
 
 
-class Opener(Protocol):
-    """What ``urllib.request.build_opener()`` returns (only ``open`` is used)."""
-
+class Opener(Protocol):  # what urllib.request.build_opener() returns
     def open(
         self, fullurl: urllib.request.Request, data: None = None, timeout: float = ...
     ) -> Any: ...
@@ -58,63 +49,34 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None  # urllib then raises the 3xx as an HTTPError
 
 
-def default_opener() -> Opener:
-    opener: Opener = urllib.request.build_opener(_NoRedirects())
-    return opener
-
-
+@dataclass
 class IndexNowClient:
-    """Submits URLs of one host to one IndexNow endpoint."""
+    """Submits URLs of one host (``www.example.com``) to one IndexNow endpoint. ``sleep``,
+    ``clock`` and ``jitter`` (0 <= x < 1) are injectable so tests need not wait."""
 
-    def __init__(
-        self,
-        endpoint: str,
-        key: str,
-        host: str,
-        opener: Opener | None = None,
-        *,
-        key_location: str | None = None,
-        timeout_seconds: float = 10.0,
-        max_attempts: int = 4,
-        backoff_seconds: float = 1.0,
-        max_backoff_seconds: float = 8.0,
-        sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
-        jitter: Callable[[], float] = random.random,
-    ):
-        """``host`` as in the URLs (``www.example.com``); ``key_location`` defaults to
-        ``https://<host>/<key>.txt``. ``sleep``, ``clock`` and ``jitter`` (0 <= x < 1) are
-        injectable so tests need not wait."""
-        self.endpoint = endpoint
-        self.key = key
-        self.host = host
-        self.key_location = key_location or f"https://{host}/{key_file(key)}"
-        self.opener = opener or default_opener()
-        self.timeout_seconds = timeout_seconds
-        self.max_attempts = max_attempts
-        self.backoff_seconds = backoff_seconds
-        self.max_backoff_seconds = max_backoff_seconds
-        self.sleep = sleep
-        self.clock = clock
-        self.jitter = jitter
+    endpoint: str
+    key: str
+    host: str
+    opener: Opener = field(default_factory=lambda: urllib.request.build_opener(_NoRedirects()))
+    key_location: str = ""  # https://<host>/<key>.txt when empty
+    timeout_seconds: float = 10.0
+    max_attempts: int = 4
+    backoff_seconds: float = 1.0
+    max_backoff_seconds: float = 8.0
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    jitter: Callable[[], float] = random.random
 
-    def payload(self, urls: Sequence[str]) -> bytes:
-        return json.dumps(
-            {
-                "host": self.host,
-                "key": self.key,
-                "keyLocation": self.key_location,
-                "urlList": list(urls),
-            },
-            ensure_ascii=False,
-        ).encode()
+    def __post_init__(self) -> None:
+        self.key_location = self.key_location or f"https://{self.host}/{key_file(self.key)}"
 
     def submit(self, urls: Sequence[str], deadline: float | None = None) -> Submission:
         """POST ``urls`` (1 to 10,000) once, retrying what may pass until ``deadline``
         (a ``clock()`` value) would be overrun."""
         if not 1 <= len(urls) <= MAX_URLS_PER_REQUEST:
             raise ValueError(f"IndexNow takes 1 to {MAX_URLS_PER_REQUEST} URLs, got {len(urls)}")
-        body = self.payload(urls)
+        payload = {"host": self.host, "key": self.key, "keyLocation": self.key_location}
+        body = json.dumps({**payload, "urlList": list(urls)}, ensure_ascii=False).encode()
         status: int | None = None
         reason = ""
         attempt = 0
@@ -158,7 +120,10 @@ class IndexNowClient:
                 return status, _reason(status, response.read(_REASON_BYTES)), None
         except urllib.error.HTTPError as error:
             retry_after = _seconds(error.headers.get("Retry-After") if error.headers else None)
-            detail: bytes | str = _read(error)
+            try:
+                detail: bytes | str = error.read(_REASON_BYTES)
+            except (OSError, http.client.HTTPException):
+                detail = b""
             if 300 <= error.code < 400:
                 detail = f"redirected to {error.headers.get('Location')}" if error.headers else ""
             return error.code, _reason(error.code, detail), retry_after
@@ -175,13 +140,6 @@ def _reason(status: int, detail: bytes | str) -> str:
     line = " ".join(f"HTTP {status} {phrase}: {text}".split())
     printable = "".join(char if char.isprintable() else "\ufffd" for char in line)
     return printable[:_REASON_BYTES].rstrip(": ")
-
-
-def _read(error: urllib.error.HTTPError) -> bytes:
-    try:
-        return error.read(_REASON_BYTES)
-    except (OSError, http.client.HTTPException):
-        return b""
 
 
 def _seconds(value: str | None) -> float | None:

@@ -1,80 +1,68 @@
-"""SQS: rebuild and index requests (FIFO, one message group per shard / the index), and the
-dead-letter queue that takes an event which can never succeed, with its reason."""
+"""SQS: rebuild and index requests (FIFO, one message group per shard / the index), the
+queue of URLs for IndexNow, and the dead-letter queues that take a message which can never
+succeed, with its reason. Each message's shape is defined here, for its writer and reader."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from sitemap_updater.adapters import clients
 from sitemap_updater.domain.errors import RetryableError
-from sitemap_updater.resources import (
-    MAX_MESSAGE_BYTES,  # body and attributes (names, types, values)
-)
+from sitemap_updater.resources import MAX_MESSAGE_BYTES  # body and attributes
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
 INDEX_GROUP = "index"
+# A dead letter's attributes: why it can never succeed, and the message it was.
 REASON_ATTRIBUTE = "reason"
 REASON_CODE_ATTRIBUTE = "reason_code"
 SOURCE_ATTRIBUTE = "source_message_id"
 MAX_REASON_CHARS = 1024
+# URLs per IndexNow message: 100 URLs of 2,048 characters are about 205 KB of JSON, under
+# SQS's 256 KiB. An ingest batch (up to 100 events) is one message.
+URLS_PER_MESSAGE = 100
 _BATCH = 10
+
+
+class RebuildRequest(msgspec.Struct, frozen=True):
+    shard: str
+
+
+class IndexRequest(msgspec.Struct, frozen=True):
+    cause: str  # e.g. the shard and its generation: it deduplicates the request
+
+
+class UrlsMessage(msgspec.Struct, frozen=True):
+    urls: list[str]
+
+
+def encode(message: msgspec.Struct) -> str:
+    return msgspec.json.encode(message).decode()
+
+
+def requested_shard(body: str) -> str:
+    """The shard a rebuild request names (msgspec.DecodeError: not a rebuild request)."""
+    return msgspec.json.decode(body, type=RebuildRequest).shard
 
 
 def _dedup(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
-class Queues:
-    """SQS adapter. Queue URLs are given; a failed send is raised so the source message retries."""
-
-    def __init__(
-        self,
-        rebuild_queue_url: str,
-        index_queue_url: str,
-        dead_letter_url: str,
-        client: SQSClient | None = None,
-    ):
-        self.rebuild_queue_url = rebuild_queue_url
-        self.index_queue_url = index_queue_url
-        self.dead_letter_url = dead_letter_url
-        self.client: SQSClient = client or clients.client("sqs")
-
-    def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None:
-        """Ask for one rebuild per shard. ``requests`` maps shard -> the ids of the changes that
-        touched it: the same changes give the same deduplication id, so a retried batch that
-        already signalled is not signalled twice."""
-        entries = [
-            {
-                "Id": f"m{number}",
-                "MessageBody": json.dumps({"shard": shard}),
-                "MessageGroupId": shard,
-                "MessageDeduplicationId": _dedup(shard, *sorted(causes)),
-            }
-            for number, (shard, causes) in enumerate(sorted(requests.items()))
-        ]
-        self._send_batches(self.rebuild_queue_url, entries)
-
-    def request_index(self, cause: str) -> None:
-        """Ask for an index refresh; ``cause`` (e.g. shard and generation) deduplicates it."""
-        self.client.send_message(
-            QueueUrl=self.index_queue_url,
-            MessageBody=json.dumps({"cause": cause}),
-            MessageGroupId=INDEX_GROUP,
-            MessageDeduplicationId=_dedup(cause),
-        )
+class _DeadLetters:
+    client: SQSClient
+    dead_letter_url: str
 
     def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None:
-        """Park an event that can never succeed, with why, for a person or a later redrive.
-
-        The body goes whole; the attributes that say why take what room SQS's message limit
-        leaves (a body near 1 MiB keeps its code and id, and as much of the reason as fits),
-        so a large event is parked at once rather than retried until SQS parks it unexplained.
-        """
+        """Park a message that can never succeed, whole, with why (as much of it as SQS's
+        message limit leaves room for: a large event is parked at once, never retried until
+        SQS parks it unexplained)."""
         self.client.send_message(
             QueueUrl=self.dead_letter_url,
             MessageBody=body,
@@ -83,14 +71,65 @@ class Queues:
             ),
         )
 
-    def _send_batches(self, queue_url: str, entries: list[dict[str, Any]]) -> None:
+
+@dataclass
+class Queues(_DeadLetters):
+    """The rebuild and index queues, and the ingest dead-letter queue. A failed send is
+    raised, so the message that caused it is retried."""
+
+    rebuild_queue_url: str
+    index_queue_url: str
+    dead_letter_url: str
+    client: SQSClient = field(default_factory=lambda: clients.client("sqs"))
+
+    def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None:
+        """Ask for one rebuild per shard. ``requests`` maps shard -> the ids of the changes
+        that touched it: the same changes give the same deduplication id, so a retried batch
+        that already asked is not served twice."""
+        entries: list[Any] = [
+            {
+                "Id": f"m{number}",
+                "MessageBody": encode(RebuildRequest(shard)),
+                "MessageGroupId": shard,
+                "MessageDeduplicationId": _dedup(shard, *sorted(causes)),
+            }
+            for number, (shard, causes) in enumerate(sorted(requests.items()))
+        ]
         for start in range(0, len(entries), _BATCH):
             chunk = entries[start : start + _BATCH]
-            response = self.client.send_message_batch(QueueUrl=queue_url, Entries=chunk)  # type: ignore[arg-type]
+            response = self.client.send_message_batch(
+                QueueUrl=self.rebuild_queue_url, Entries=chunk
+            )
             failed = response.get("Failed", [])
             if failed:
                 details = ", ".join(f"{f['Id']}: {f.get('Code')}" for f in failed)
                 raise RetryableError(f"could not send {len(failed)} message(s): {details}")
+
+    def request_index(self, cause: str) -> None:
+        self.client.send_message(
+            QueueUrl=self.index_queue_url,
+            MessageBody=encode(IndexRequest(cause)),
+            MessageGroupId=INDEX_GROUP,
+            MessageDeduplicationId=_dedup(cause),
+        )
+
+
+@dataclass
+class IndexNowQueue(_DeadLetters):
+    """The queue of changed URLs the ingest function fills and the indexnow function
+    drains, and its dead-letter queue (for what IndexNow refused)."""
+
+    queue_url: str
+    dead_letter_url: str
+    client: SQSClient = field(default_factory=lambda: clients.client("sqs"))
+
+    def notify(self, urls: Sequence[str]) -> None:
+        """Queue ``urls`` for submission (raises if SQS refuses)."""
+        for start in range(0, len(urls), URLS_PER_MESSAGE):
+            chunk = list(urls[start : start + URLS_PER_MESSAGE])
+            self.client.send_message(
+                QueueUrl=self.queue_url, MessageBody=encode(UrlsMessage(chunk))
+            )
 
 
 def reason_attributes(

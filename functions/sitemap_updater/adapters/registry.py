@@ -30,11 +30,13 @@ cluster pointer. URLs longer than 1,000 characters are keyed by a prefix and the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -45,12 +47,7 @@ from msgspec import Struct
 from sitemap_updater.adapters import clients
 from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, Member, too_many_redirects
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
-from sitemap_updater.domain.errors import (
-    ConcurrentChange,
-    InvalidEvent,
-    RetryableError,
-    ShardFull,
-)
+from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.placement import (
     MAX_COMMITS_TOGETHER,
     ClusterWrite,
@@ -65,6 +62,7 @@ from sitemap_updater.domain.records import (
     UrlState,
 )
 from sitemap_updater.domain.sharding import Limits, Reservation, parse_shard_id, shard_id
+from sitemap_updater.usecases.retry import retry
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -127,83 +125,54 @@ def capacity_key(shard: str) -> Item:
     return _key(f"SHARD#{shard}", "#CAPACITY")
 
 
-def group_key(group: str) -> Item:
-    return _key(f"GROUP#{group}", "#OPEN")
-
-
-def shard_output_key(shard: str) -> Item:
-    return _key("SHARDS", shard)
-
-
-def index_output_key(key: str) -> Item:
-    return _key("INDEXES", key)
-
-
+@dataclass
 class Registry:
     """DynamoDB adapter. Conditional failures become domain outcomes; the rest is raised."""
 
-    def __init__(self, table_name: str, limits: Limits, client: DynamoDBClient | None = None):
-        self.table = table_name
-        self.limits = limits
-        self.client: DynamoDBClient = client or clients.client("dynamodb")
+    table: str
+    limits: Limits
+    client: DynamoDBClient = field(default_factory=lambda: clients.client("dynamodb"))
 
     # -- URL records -----------------------------------------------------------------------
 
-    def get_url(self, url: str) -> UrlRecord | None:
-        return self.url_state(url).record
-
     def url_state(self, url: str) -> UrlState:
         """The URL's record and its cluster pointer (strongly consistent)."""
-        response = self.client.get_item(TableName=self.table, Key=url_key(url), ConsistentRead=True)
-        item = response.get("Item")
-        return _url_state([item] if item else [])
+        return _url_state(self._get(url_key(url)))
 
     def url_states(self, urls: Sequence[str]) -> dict[str, UrlState]:
         """Several URLs' records and pointers (BatchGetItem, strongly consistent)."""
-        found: dict[str, list[Item]] = {url_token(url): [] for url in urls}
-        for item in self._batch_get([url_key(url) for url in urls]):
-            found[item[PARTITION_KEY]["S"].removeprefix("URL#")].append(item)
-        return {url: _url_state(found[url_token(url)]) for url in urls}
+        items = self._batch_get([url_key(url) for url in urls])
+        found = {item[PARTITION_KEY]["S"].removeprefix("URL#"): item for item in items}
+        return {url: _url_state(found.get(url_token(url))) for url in urls}
 
     def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]:
         """Each cluster asked for, following redirects left by merges to the live record
         (at most ``MAX_REDIRECTS``: beyond, RetryableError, never a cluster left out)."""
         wanted = set(cids)
-        resolved: dict[str, Cluster] = {}
-        redirects: dict[str, str] = {}
-        pending = set(wanted)
+        found: dict[str, Item] = {}
+        pending = wanted
         for _ in range(MAX_REDIRECTS + 1):  # the ids asked for, then one read per redirect
-            if not pending:
-                break
-            items = self._batch_get([cluster_key(cid) for cid in sorted(pending)])
-            pending = set()
-            for item in items:
-                cid = item[PARTITION_KEY]["S"].removeprefix("CLUSTER#")
-                if "redirect" in item:
-                    redirects[cid] = item["redirect"]["S"]
-                    if redirects[cid] not in resolved:
-                        pending.add(redirects[cid])
-                else:
-                    resolved[cid] = _cluster(cid, item)
+            items = self._batch_get([cluster_key(c) for c in sorted(pending)]) if pending else []
+            found.update(
+                (item[PARTITION_KEY]["S"].removeprefix("CLUSTER#"), item) for item in items
+            )
+            pending = {item["redirect"]["S"] for item in items if "redirect" in item} - set(found)
         result = {}
         for cid in wanted:
             final = cid
             for _ in range(MAX_REDIRECTS):
-                if final in resolved or final not in redirects:
+                if "redirect" not in found.get(final, {}):
                     break
-                final = redirects[final]
-            if final in resolved:
-                result[cid] = resolved[final]
-            elif final in redirects:
+                final = found[final]["redirect"]["S"]
+            if "redirect" in found.get(final, {}):
                 raise too_many_redirects(cid)
+            if final in found:
+                result[cid] = _cluster(final, found[final])
         return result
 
     def entry(self, shard: str, url: str) -> SitemapEntry | None:
         """One stored entry (its fields as published; alternates are derived, not stored)."""
-        response = self.client.get_item(
-            TableName=self.table, Key=entry_key(shard, url), ConsistentRead=True
-        )
-        item = response.get("Item")
+        item = self._get(entry_key(shard, url))
         return _entry(item)[0] if item else None
 
     def commit(self, commit: Commit) -> None:
@@ -211,21 +180,12 @@ class Registry:
         actions = self._record_actions(commit)
         if commit.cluster is not None:
             actions.extend(self._cluster_actions(commit.cluster))
-        if commit.reservation is not None:  # last: its cancellation reason means ShardFull
-            actions.append(self._reservation_action(commit.reservation))
-        try:
-            self.client.transact_write_items(TransactItems=actions)
-        except ClientError as exc:
-            reservations = [commit.reservation] if commit.reservation else []
-            raise self._translate_cancellation(
-                exc, commit.change.url, reservations, len(actions)
-            ) from exc
+        reservations = [commit.reservation] if commit.reservation else []
+        self._transact(actions, reservations, commit.change.url)
 
     def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]:
         """``commits``, in order, cut into groups ``commit_all`` can apply in one transaction
-        each: at most ``MAX_COMMITS_TOGETHER``, and items of at most
-        ``TRANSACTION_BUDGET_BYTES`` together. A commit whose entry no item can hold is a
-        group of its own (``commit_all`` refuses it before sending anything)."""
+        each. A commit whose entry no item can hold is a group of its own (refused unsent)."""
         groups: list[list[Commit]] = []
         group: list[Commit] = []
         used = 0
@@ -249,8 +209,7 @@ class Registry:
     def commit_all(self, commits: Sequence[Commit]) -> None:
         """Apply several commits of distinct URLs, none with a cluster, in one transaction:
         all or nothing, with the same conditions and outcomes as ``commit`` (each shard's
-        reservations are summed into one condition). At most ``MAX_COMMITS_TOGETHER``;
-        ``transactions`` cuts a batch into groups this takes."""
+        reservations are summed into one condition). At most ``MAX_COMMITS_TOGETHER``."""
         if len(commits) > MAX_COMMITS_TOGETHER:
             raise ValueError(f"{len(commits)} commits, over {MAX_COMMITS_TOGETHER} a transaction")
         if any(commit.cluster is not None for commit in commits):
@@ -260,40 +219,35 @@ class Registry:
         for reservation in reservations:  # more than even an empty shard holds
             if min(reservation.bounds(self.limits)) < 0:
                 raise ShardFull(reservation.shard)
-        actions.extend(self._reservation_action(r) for r in reservations)
-        try:
-            self.client.transact_write_items(TransactItems=actions)
-        except ClientError as exc:
-            urls = ", ".join(commit.change.url for commit in commits)
-            raise self._translate_cancellation(exc, urls, reservations, len(actions)) from exc
+        self._transact(actions, reservations, ", ".join(c.change.url for c in commits))
 
-    def _record_actions(self, commit: Commit) -> list[Any]:
+    def _transact(
+        self, actions: list[Item], reservations: Sequence[Reservation], urls: str
+    ) -> None:
+        """Write ``actions`` and the reservations (last: their cancellation reasons mean
+        ShardFull) in one transaction."""
+        items: list[Any] = [*actions, *(self._reservation_action(r) for r in reservations)]
+        try:
+            self.client.transact_write_items(TransactItems=items)
+        except ClientError as exc:
+            raise _cancellation(exc, urls, reservations, len(items)) from exc
+
+    def _record_actions(self, commit: Commit) -> list[Item]:
         """The URL record, and its entry written, removed or moved."""
-        actions: list[Any] = [self._url_action(commit)]
+        actions = [self._url_action(commit)]
         entry = commit.change.entry
         if commit.shard is not None and entry is not None:
-            actions.append({"Put": {"TableName": self.table, "Item": _entry_item(commit, entry)}})
+            actions.append(self._put(_entry_item(commit, entry)))
         elif commit.shard is not None:
-            actions.append(
-                {
-                    "Delete": {
-                        "TableName": self.table,
-                        "Key": entry_key(commit.shard, commit.change.url),
-                    }
-                }
-            )
+            actions.append(self._delete(entry_key(commit.shard, commit.change.url)))
         if commit.previous_shard is not None:
-            key = entry_key(commit.previous_shard, commit.change.url)
-            actions.append({"Delete": {"TableName": self.table, "Key": key}})
+            actions.append(self._delete(entry_key(commit.previous_shard, commit.change.url)))
         return actions
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
         cluster = write.cluster
-        item: Item = {
-            **cluster_key(cluster.cid),
-            "version": {"N": str((write.expected or 0) + 1)},
-            "members": {"S": _members_json(cluster)},
-        }
+        values = {"version": (write.expected or 0) + 1, "members": _members_json(cluster)}
+        item = _attrs(values, cluster_key(cluster.cid))
         size = item_bytes(item)
         if size > MAX_ITEM_BYTES:
             raise InvalidEvent(
@@ -301,70 +255,32 @@ class Registry:
                 f"stored, the hreflang cluster would be {size:,} bytes; a registry item holds "
                 f"{MAX_ITEM_BYTES:,}",
             )
-        put: Item = {"TableName": self.table, "Item": item}
         if write.expected is None:
-            put["ConditionExpression"] = "attribute_not_exists(pk)"
+            actions = [self._put(item, "attribute_not_exists(pk)")]
         else:
-            put["ConditionExpression"] = "version = :expected"
-            put["ExpressionAttributeValues"] = {":expected": {"N": str(write.expected)}}
-        actions: list[Item] = [{"Put": put}]
-        for cid, version in write.absorbed:
-            actions.append(
-                {
-                    "Put": {
-                        "TableName": self.table,
-                        "Item": {
-                            **cluster_key(cid),
-                            "version": {"N": str(version + 1)},
-                            "redirect": {"S": cluster.cid},
-                        },
-                        "ConditionExpression": "version = :expected",
-                        "ExpressionAttributeValues": {":expected": {"N": str(version)}},
-                    }
-                }
-            )
+            actions = [self._put(item, "version = :expected", _expected(write.expected))]
+        for cid, absorbed in write.absorbed:
+            redirect = _attrs({"version": absorbed + 1, "redirect": cluster.cid}, cluster_key(cid))
+            actions.append(self._put(redirect, "version = :expected", _expected(absorbed)))
         for url, record_version, pointer in write.targets:
             condition, values = _record_condition(record_version, pointer)
-            actions.append(
-                {
-                    "Update": {
-                        "TableName": self.table,
-                        "Key": url_key(url),
-                        "UpdateExpression": "SET #cluster = :cid",
-                        "ConditionExpression": condition,
-                        "ExpressionAttributeNames": {"#cluster": "cluster"},
-                        "ExpressionAttributeValues": {**values, ":cid": {"S": cluster.cid}},
-                    }
-                }
-            )
+            update = {
+                "TableName": self.table,
+                "Key": url_key(url),
+                "UpdateExpression": "SET #cluster = :cid",
+                "ConditionExpression": condition,
+                "ExpressionAttributeNames": {"#cluster": "cluster"},
+                "ExpressionAttributeValues": {**values, ":cid": {"S": cluster.cid}},
+            }
+            actions.append({"Update": update})
         return actions
 
     def _url_action(self, commit: Commit) -> Item:
         record = commit.record
-        item: Item = {
-            **url_key(record.url),
-            "url": {"S": record.url},
-            "version": {"N": str(record.version)},
-            "live": {"BOOL": record.live},
-            "reserved": {"N": str(record.reserved)},
-            "base": {"N": str(record.base)},
-        }
-        if record.shard is not None:
-            item["shard"] = {"S": record.shard}
-        if commit.cluster_id is not None:
-            item["cluster"] = {"S": commit.cluster_id}
-        if commit.tombstone_expires_at is not None:
-            item[TTL_ATTRIBUTE] = {"N": str(commit.tombstone_expires_at)}
-        condition, values = _record_condition(commit.expected_version, commit.expected_cluster)
-        put: Item = {
-            "TableName": self.table,
-            "Item": item,
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": {"#cluster": "cluster"},
-        }
-        if values:
-            put["ExpressionAttributeValues"] = values
-        return {"Put": put}
+        values = {**asdict(record), "cluster": commit.cluster_id}
+        item = _attrs({**values, TTL_ATTRIBUTE: commit.tombstone_expires_at}, url_key(record.url))
+        condition, expected = _record_condition(commit.expected_version, commit.expected_cluster)
+        return self._put(item, condition, expected, names={"#cluster": "cluster"})
 
     def _reservation_action(self, reservation: Reservation) -> Item:
         group, number = parse_shard_id(reservation.shard)
@@ -377,48 +293,40 @@ class Registry:
                 "SET shard_group = :group, shard_number = :number",
                 "ConditionExpression": "(attribute_not_exists(slots) OR slots <= :max_slots) AND "
                 "(attribute_not_exists(reserved_bytes) OR reserved_bytes <= :max_bytes)",
-                "ExpressionAttributeValues": {
-                    ":slots": {"N": str(reservation.slots)},
-                    ":bytes": {"N": str(reservation.bytes)},
-                    ":group": {"S": group},
-                    ":number": {"N": str(number)},
-                    ":max_slots": {"N": str(max_slots)},
-                    ":max_bytes": {"N": str(max_bytes)},
-                },
+                "ExpressionAttributeValues": _attrs(
+                    {
+                        ":slots": reservation.slots,
+                        ":bytes": reservation.bytes,
+                        ":group": group,
+                        ":number": number,
+                        ":max_slots": max_slots,
+                        ":max_bytes": max_bytes,
+                    }
+                ),
             }
         }
 
-    def _translate_cancellation(
-        self, exc: ClientError, urls: str, reservations: Sequence[Reservation], count: int
-    ) -> Exception:
-        """``reservations``: the transaction's last actions, in order."""
-        error = exc.response.get("Error", {})
-        if error.get("Code") != "TransactionCanceledException":
-            if error.get("Code") in _THROTTLED:
-                return RetryableError(f"registry throttled: {error.get('Message')}")
-            return exc
-        reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
-        reasons += ["None"] * (count - len(reasons))
-        tail = reasons[len(reasons) - len(reservations) :] if reservations else []
-        for reservation, reason in zip(reservations, tail, strict=True):
-            if reason == "ConditionalCheckFailed":
-                return ShardFull(reservation.shard)
-        if "ConditionalCheckFailed" in reasons:  # a URL record or a cluster record moved on
-            return ConcurrentChange(f"{urls} changed since it was read")
-        if "TransactionConflict" in reasons:
-            time.sleep(random.uniform(0.01, 0.1))  # noqa: S311 - jitter, not cryptography
-            return ConcurrentChange(f"transaction conflict on {urls}")
-        if _THROTTLED.intersection(reasons):
-            return RetryableError(f"registry throttled: {reasons}")
-        return exc
+    def _put(
+        self,
+        item: Item,
+        condition: str | None = None,
+        values: Item | None = None,
+        names: dict[str, str] | None = None,
+    ) -> Item:
+        put: Item = {"TableName": self.table, "Item": item}
+        if condition:
+            put["ConditionExpression"] = condition
+        if values:
+            put["ExpressionAttributeValues"] = values
+        if names:
+            put["ExpressionAttributeNames"] = names
+        return {"Put": put}
 
-    # -- groups and shards -------------------------------------------------------------------
+    def _delete(self, key: Item) -> Item:
+        return {"Delete": {"TableName": self.table, "Key": key}}
 
     def open_shard(self, group: str) -> str:
-        response = self.client.get_item(
-            TableName=self.table, Key=group_key(group), ConsistentRead=True
-        )
-        item = response.get("Item")
+        item = self._get(_key(f"GROUP#{group}", "#OPEN"))
         return shard_id(group, int(item["number"]["N"]) if item else 1)
 
     def close_shard(self, shard: str) -> None:
@@ -427,21 +335,10 @@ class Registry:
         condition = "#n = :current"
         if number == 1:
             condition = f"attribute_not_exists(#n) OR {condition}"
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=group_key(group),
-                UpdateExpression="SET #n = :next",
-                ConditionExpression=condition,
-                ExpressionAttributeNames={"#n": "number"},
-                ExpressionAttributeValues={
-                    ":current": {"N": str(number)},
-                    ":next": {"N": str(number + 1)},
-                },
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-                raise
+        values = _attrs({":current": number, ":next": number + 1})
+        key, names = _key(f"GROUP#{group}", "#OPEN"), {"#n": "number"}
+        with contextlib.suppress(ConcurrentChange):
+            self._update(key, "SET #n = :next", values, condition, names)
 
     def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]:
         """The shard's live entries and their clusters, read strongly consistently, in URL
@@ -456,158 +353,108 @@ class Registry:
         entries.sort(key=lambda pair: pair[0].url)
         return entries
 
-    def capacity(self, shard: str) -> tuple[int, int]:
-        """(slots, reserved bytes) of a shard."""
-        response = self.client.get_item(
-            TableName=self.table, Key=capacity_key(shard), ConsistentRead=True
-        )
-        item = response.get("Item") or {}
-        return (
-            int(item.get("slots", {}).get("N", "0")),
-            int(item.get("reserved_bytes", {}).get("N", "0")),
-        )
-
     def capacities(self, shards: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """(slots, reserved bytes) of many shards, read 100 at a time (BatchGetItem)."""
+        """(slots, reserved bytes) of each shard (BatchGetItem)."""
         found = dict.fromkeys(shards, (0, 0))
-        ordered = list(found)
-        for start in range(0, len(ordered), 100):
-            request: Any = {
-                self.table: {
-                    "Keys": [capacity_key(shard) for shard in ordered[start : start + 100]],
-                    "ConsistentRead": True,
-                }
-            }
-            for attempt in range(8):
-                response = self.client.batch_get_item(RequestItems=request)
-                for item in response.get("Responses", {}).get(self.table, []):
-                    shard = item[PARTITION_KEY]["S"].removeprefix("SHARD#")
-                    found[shard] = (
-                        int(item.get("slots", {}).get("N", "0")),
-                        int(item.get("reserved_bytes", {}).get("N", "0")),
-                    )
-                request = response.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                time.sleep(min(1.0, 0.05 * 2**attempt))  # throttled: back off, then the rest
-            else:
-                raise RetryableError("registry kept throttling the capacity reads")
+        for item in self._batch_get([capacity_key(shard) for shard in found]):
+            found[item[PARTITION_KEY]["S"].removeprefix("SHARD#")] = (
+                int(item.get("slots", {}).get("N", "0")),
+                int(item.get("reserved_bytes", {}).get("N", "0")),
+            )
         return found
 
-    # -- published outputs -------------------------------------------------------------------
-
     def shard_output(self, shard: str) -> ShardOutput:
-        response = self.client.get_item(
-            TableName=self.table, Key=shard_output_key(shard), ConsistentRead=True
-        )
-        item = response.get("Item")
+        item = self._get(_key("SHARDS", shard))
         return _shard_output(item) if item else ShardOutput(shard=shard)
 
     def shard_outputs(self) -> list[ShardOutput]:
-        items = self._query("pk = :pk", {":pk": {"S": "SHARDS"}})
-        return [_shard_output(item) for item in items]
+        return [_shard_output(item) for item in self._query("pk = :pk", {":pk": {"S": "SHARDS"}})]
 
     def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None:
         """Record a shard's new state if nobody changed it since ``previous_generation``.
-
-        ``listed`` is left alone: only the index writes it (see set_listed).
-        """
-        extra: Item = {"retiring": {"BOOL": output.retiring}}
-        remove = []
-        if output.news_expiry is not None:
-            extra["news_expiry"] = {"S": output.news_expiry}
-        else:
-            remove.append("news_expiry")
-        self._save_output(
-            shard_output_key(output.shard),
-            output.generation,
-            output.obj,
-            previous_generation,
-            extra=extra,
-            remove=remove,
-        )
+        ``listed`` is left alone: only the index writes it (see set_listed)."""
+        expiry = output.news_expiry
+        fields = {
+            "retiring": {"BOOL": output.retiring},
+            "news_expiry": {"S": expiry} if expiry is not None else None,
+        }
+        self._save_output(_key("SHARDS", output.shard), output, previous_generation, fields)
 
     def set_listed(self, shard: str, listed: bool) -> None:
-        """Mark a shard as (no longer) named by an index.
-
-        Listing is refused (ConcurrentChange) once the shard has no object or has begun
-        retiring: a rebuild that marked it retiring decides on deleting it from ``listed``
-        as read after that mark, so no index may start naming it from then on.
-        """
+        """Mark a shard as (no longer) named by an index. Listing is refused (ConcurrentChange)
+        once it has no object or has begun retiring: a rebuild that marked it retiring decides
+        on deleting it from ``listed`` as read after that mark."""
+        key = _key("SHARDS", shard)
         if not listed:
-            self.client.update_item(
-                TableName=self.table,
-                Key=shard_output_key(shard),
-                UpdateExpression="SET listed = :listed",
-                ExpressionAttributeValues={":listed": {"BOOL": False}},
-            )
+            self._update(key, "SET listed = :listed", {":listed": {"BOOL": False}})
             return
-        self._conditional_update(
-            shard_output_key(shard),
+        self._update(
+            key,
             "SET listed = :listed",
-            "attribute_exists(obj) AND (attribute_not_exists(retiring) OR retiring = :no)",
             {":listed": {"BOOL": True}, ":no": {"BOOL": False}},
+            "attribute_exists(obj) AND (attribute_not_exists(retiring) OR retiring = :no)",
         )
 
     def index_outputs(self) -> dict[str, IndexOutput]:
         items = self._query("pk = :pk", {":pk": {"S": "INDEXES"}})
-        outputs = [_index_output(item) for item in items]
-        return {output.key: output for output in outputs}
+        return {output.key: output for output in map(_index_output, items)}
 
     def save_index_output(self, output: IndexOutput, previous_generation: int) -> None:
-        self._save_output(
-            index_output_key(output.key), output.generation, output.obj, previous_generation
-        )
+        self._save_output(_key("INDEXES", output.key), output, previous_generation)
 
     def delete_index_output(self, key: str) -> None:
-        self.client.delete_item(TableName=self.table, Key=index_output_key(key))
-
-    # -- plumbing ----------------------------------------------------------------------------
+        self.client.delete_item(TableName=self.table, Key=_key("INDEXES", key))
 
     def _save_output(
         self,
         key: Item,
-        generation: int,
-        obj: ObjectState | None,
+        output: ShardOutput | IndexOutput,
         previous_generation: int,
-        *,
-        extra: Item | None = None,
-        remove: Sequence[str] = (),
+        fields: dict[str, Item | None] | None = None,
     ) -> None:
-        """Compare-and-set a published-object record on its generation."""
-        values: Item = {
-            ":generation": {"N": str(generation)},
-            ":previous": {"N": str(previous_generation)},
-        }
-        assignments = ["generation = :generation"]
-        for name, value in (extra or {}).items():
-            assignments.append(f"{name} = :{name}")
-            values[f":{name}"] = value
-        if obj is not None:
-            assignments.append("obj = :obj")
-            values[":obj"] = {"M": _object_item(obj)}
-        removals = [*remove, *(["obj"] if obj is None else [])]
-        expression = "SET " + ", ".join(assignments)
-        if removals:
-            expression += " REMOVE " + ", ".join(removals)
+        """Compare-and-set a published-object record on its generation: its generation,
+        object and ``fields`` set (removed: those that are None)."""
+        obj = {"M": _attrs(asdict(output.obj))} if output.obj else None
+        fields = {"generation": {"N": str(output.generation)}, "obj": obj, **(fields or {})}
+        kept = {name: value for name, value in fields.items() if value is not None}
+        values = {f":{name}": value for name, value in kept.items()}
+        values[":previous"] = {"N": str(previous_generation)}
+        expression = "SET " + ", ".join(f"{name} = :{name}" for name in kept)
+        if removed := [name for name in fields if name not in kept]:
+            expression += " REMOVE " + ", ".join(removed)
         condition = "generation = :previous"
         if previous_generation == 0:
             condition = f"attribute_not_exists(generation) OR {condition}"
-        self._conditional_update(key, expression, condition, values)
+        self._update(key, expression, values, condition)
 
-    def _conditional_update(self, key: Item, expression: str, condition: str, values: Item) -> None:
+    def _update(
+        self,
+        key: Item,
+        expression: str,
+        values: Item,
+        condition: str | None = None,
+        names: dict[str, str] | None = None,
+    ) -> None:
+        """UpdateItem; a failed ``condition`` is a ConcurrentChange."""
+        request: Any = {"ConditionExpression": condition} if condition else {}
+        if names:
+            request["ExpressionAttributeNames"] = names
         try:
             self.client.update_item(
                 TableName=self.table,
                 Key=key,
                 UpdateExpression=expression,
-                ConditionExpression=condition,
                 ExpressionAttributeValues=values,
+                **request,
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 raise ConcurrentChange(f"{key['sk']['S']} changed since it was read") from exc
             raise
+
+    def _get(self, key: Item) -> Item | None:
+        """GetItem, strongly consistent."""
+        return self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
 
     def _batch_get(self, keys: Sequence[Item]) -> list[Item]:
         """BatchGetItem, strongly consistent, 100 keys a call, unprocessed keys retried."""
@@ -616,15 +463,21 @@ class Registry:
             request: Any = {
                 self.table: {"Keys": list(keys[start : start + 100]), "ConsistentRead": True}
             }
-            for attempt in range(8):
+
+            def attempt() -> None:
+                nonlocal request
                 response = self.client.batch_get_item(RequestItems=request)
                 items.extend(response.get("Responses", {}).get(self.table, []))
                 request = response.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                time.sleep(min(0.05 * 2**attempt, 1.0))
-            if request:
-                raise RetryableError("registry throttled: keys left unprocessed")
+                if request:
+                    raise RetryableError("registry throttled: keys left unprocessed")
+
+            retry(
+                attempt,
+                8,
+                (RetryableError,),
+                lost=lambda number, _: time.sleep(min(0.05 * 2 ** (number - 1), 1.0)),
+            )
         return items
 
     def _query(self, condition: str, values: Item) -> Iterator[Item]:
@@ -638,30 +491,63 @@ class Registry:
             yield from page.get("Items", [])
 
 
+def _cancellation(
+    exc: ClientError, urls: str, reservations: Sequence[Reservation], count: int
+) -> Exception:
+    """What a failed transaction means (``reservations``: its last actions, in order)."""
+    error = exc.response.get("Error", {})
+    if error.get("Code") != "TransactionCanceledException":
+        if error.get("Code") in _THROTTLED:
+            return RetryableError(f"registry throttled: {error.get('Message')}")
+        return exc
+    reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
+    reasons += ["None"] * (count - len(reasons))
+    tail = reasons[len(reasons) - len(reservations) :] if reservations else []
+    for reservation, reason in zip(reservations, tail, strict=True):
+        if reason == "ConditionalCheckFailed":
+            return ShardFull(reservation.shard)
+    if "ConditionalCheckFailed" in reasons:  # a URL record or a cluster record moved on
+        return ConcurrentChange(f"{urls} changed since it was read")
+    if "TransactionConflict" in reasons:
+        time.sleep(random.uniform(0.01, 0.1))  # noqa: S311 - jitter, not cryptography
+        return ConcurrentChange(f"transaction conflict on {urls}")
+    if _THROTTLED.intersection(reasons):
+        return RetryableError(f"registry throttled: {reasons}")
+    return exc
+
+
 def _action_bytes(action: Item) -> int:
     """What one action of a transaction adds to its size (a Put: its item; else its key)."""
     ((kind, request),) = action.items()
     return item_bytes(request["Item"] if kind == "Put" else request["Key"])
 
 
+def _expected(version: int) -> Item:
+    return {":expected": {"N": str(version)}}
+
+
+def _attrs(values: Mapping[str, object], key: Item | None = None) -> Item:
+    """The values that are not None as DynamoDB attributes (of the item at ``key``)."""
+    attributes = {name: _attribute(value) for name, value in values.items() if value is not None}
+    return {**(key or {}), **attributes}
+
+
+def _attribute(value: object) -> Item:
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    return {"N": str(value)} if isinstance(value, int | Decimal) else {"S": value}
+
+
 def _entry_item(commit: Commit, entry: SitemapEntry) -> Item:
     """The entry's item; InvalidEvent when it is too large for any item (a retry cannot
     help: 300 long image URLs of percent-encoded text fit in a message, not in an item)."""
     assert commit.shard is not None  # noqa: S101 - guarded by the caller
-    item: Item = {
-        **entry_key(commit.shard, entry.url),
-        "url": {"S": entry.url},
-        "version": {"N": str(commit.change.version)},
-    }
-    for name in ("lastmod", "changefreq", "priority"):
-        value = getattr(entry, name)
-        if value is not None:
-            item[name] = {"S": value}
-    extensions = _extensions_json(entry)
-    if extensions:
-        item["ext"] = {"S": extensions}
-    if commit.cluster_id is not None:
-        item["cluster"] = {"S": commit.cluster_id}
+    values = {name: getattr(entry, name) for name in ("url", "lastmod", "changefreq", "priority")}
+    values.update(version=commit.change.version, cluster=commit.cluster_id)
+    item = _attrs(values, entry_key(commit.shard, entry.url))
+    if entry.images or entry.videos or entry.news:
+        stored = _Extensions(images=entry.images, videos=entry.videos, news=entry.news)
+        item["ext"] = {"S": msgspec.json.encode(stored).decode()}
     size = item_bytes(item)
     if size > MAX_ITEM_BYTES:
         raise InvalidEvent(
@@ -683,40 +569,18 @@ _EXTENSIONS = msgspec.json.Decoder(_Extensions)
 
 
 def _entry(item: Item) -> tuple[SitemapEntry, str | None]:
-    def text(name: str) -> str | None:
-        value = item.get(name)
-        return value["S"] if value else None
-
-    extensions = _EXTENSIONS.decode(item["ext"]["S"]) if "ext" in item else _Extensions()
+    text = {name: value["S"] for name, value in item.items() if "S" in value}
+    extensions = _EXTENSIONS.decode(text["ext"]) if "ext" in text else _Extensions()
     entry = SitemapEntry(
-        url=item["url"]["S"],
-        lastmod=text("lastmod"),
-        changefreq=text("changefreq"),
-        priority=text("priority"),
+        url=text["url"],
+        lastmod=text.get("lastmod"),
+        changefreq=text.get("changefreq"),
+        priority=text.get("priority"),
         images=extensions.images,
         videos=extensions.videos,
         news=extensions.news,
     )
-    return entry, text("cluster")
-
-
-def _extensions_json(entry: SitemapEntry) -> str:
-    if not (entry.images or entry.videos or entry.news):
-        return ""
-    stored = _Extensions(images=entry.images, videos=entry.videos, news=entry.news)
-    return msgspec.json.encode(stored).decode()
-
-
-def _url_record(item: Item) -> UrlRecord:
-    reserved = int(item["reserved"]["N"])
-    return UrlRecord(
-        url=item["url"]["S"],
-        version=Decimal(item["version"]["N"]),
-        live=item["live"]["BOOL"],
-        shard=item["shard"]["S"] if "shard" in item else None,
-        reserved=reserved,
-        base=int(item["base"]["N"]) if "base" in item else reserved,
-    )
+    return entry, text.get("cluster")
 
 
 def _record_condition(version: Decimal | None, cluster: str | None) -> tuple[str, Item]:
@@ -735,85 +599,51 @@ def _record_condition(version: Decimal | None, cluster: str | None) -> tuple[str
     return " AND ".join(parts), values
 
 
-def _url_state(items: Sequence[Item]) -> UrlState:
+def _url_state(item: Item | None) -> UrlState:
     """A record item holds the URL's state and its cluster pointer; an item with only a
     pointer stands for a page that siblings declare but that was never published."""
-    for item in items:
-        if item[SORT_KEY]["S"] == "URL":
-            cluster = item["cluster"]["S"] if "cluster" in item else None
-            record = _url_record(item) if "version" in item else None
-            return UrlState(record=record, cluster=cluster)
-    return UrlState()
+    if item is None:
+        return UrlState()
+    record = None
+    if "version" in item:
+        record = UrlRecord(
+            url=item["url"]["S"],
+            version=Decimal(item["version"]["N"]),
+            live=item["live"]["BOOL"],
+            shard=item["shard"]["S"] if "shard" in item else None,
+            reserved=int(item["reserved"]["N"]),
+            base=int(item["base"]["N"]),
+        )
+    return UrlState(record, item["cluster"]["S"] if "cluster" in item else None)
 
 
 def _members_json(cluster: Cluster) -> str:
-    """The members, in URL order; a declared href that is a member (every one, as declaring
-    a page makes it one) is written as its position in that order. A cluster of 64 pages
-    each declaring all 64 then takes tens of KB, not the 400 KB of an item (and the write
-    units of one) that the URLs written out 4,096 times would."""
-    urls = sorted(cluster.all)
-    position = {url: number for number, url in enumerate(urls)}
-    return json.dumps(
-        {
-            url: {
-                "lang": member.lang,
-                "declares": [[lang, position.get(href, href)] for lang, href in member.declares],
-                "live": member.live,
-                "shard": member.shard,
-                "base": member.base,
-                "reserved": member.reserved,
-            }
-            for url, member in ((url, cluster.all[url]) for url in urls)
-        },
-        separators=(",", ":"),
-    )
+    """The members, in URL order, each declared href that is a member as its position: 64
+    pages declaring all 64 take tens of KB, not the URLs written out 4,096 times."""
+    members = sorted(cluster.all.items())
+    position = {url: number for number, (url, _) in enumerate(members)}
+    stored = {
+        url: {**asdict(m), "declares": [[lang, position.get(h, h)] for lang, h in m.declares]}
+        for url, m in members
+    }
+    return json.dumps(stored, separators=(",", ":"))
 
 
 def _cluster(cid: str, item: Item) -> Cluster:
-    """Read what _members_json wrote (a declared href as a member's position, or, as items
-    written before that encoding hold it, the URL itself)."""
+    """Read what _members_json wrote."""
     stored: dict[str, Any] = json.loads(item["members"]["S"])
-    urls = list(stored)
-    members = {
-        url: Member(
-            lang=fields["lang"],
-            declares=tuple(
-                (lang, urls[href] if type(href) is int else href)
-                for lang, href in fields["declares"]
-            ),
-            live=fields["live"],
-            shard=fields["shard"],
-            base=fields["base"],
-            reserved=fields["reserved"],
-        )
-        for url, fields in stored.items()
-    }
+    urls, members = list(stored), {}
+    for url, fields in stored.items():
+        declares = tuple((lang, urls[h] if type(h) is int else h) for lang, h in fields["declares"])
+        members[url] = Member(**{**fields, "declares": declares})
     return Cluster(cid=cid, version=int(item["version"]["N"]), members=members)
-
-
-def _object_item(obj: ObjectState) -> Item:
-    return {
-        "key": {"S": obj.key},
-        "etag": {"S": obj.etag},
-        "sha256": {"S": obj.sha256},
-        "entries": {"N": str(obj.entries)},
-        "bytes": {"N": str(obj.bytes)},
-        "lastmod": {"S": obj.lastmod},
-    }
 
 
 def _object_state(item: Item | None) -> ObjectState | None:
     if not item:
         return None
-    fields = item["M"]
-    return ObjectState(
-        key=fields["key"]["S"],
-        etag=fields["etag"]["S"],
-        sha256=fields["sha256"]["S"],
-        entries=int(fields["entries"]["N"]),
-        bytes=int(fields["bytes"]["N"]),
-        lastmod=fields["lastmod"]["S"],
-    )
+    fields: dict[str, Any] = {k: int(v["N"]) if "N" in v else v["S"] for k, v in item["M"].items()}
+    return ObjectState(**fields)
 
 
 def _shard_output(item: Item) -> ShardOutput:

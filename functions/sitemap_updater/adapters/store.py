@@ -7,7 +7,7 @@ when it believes there is no object. A lost condition becomes WriteConflict.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 _CONFLICTS = {"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey", "412", "409"}
+_MISSING = {"404", "NoSuchKey", "NotFound"}
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,12 @@ class StoredObject:
     body: bytes | None = None  # only from get()
 
 
+@dataclass
 class SitemapStore:
     """S3 adapter for one bucket."""
 
-    def __init__(self, bucket: str, client: S3Client | None = None):
-        self.bucket = bucket
-        self.client: S3Client = client or clients.client("s3")
+    bucket: str
+    client: S3Client = field(default_factory=lambda: clients.client("s3"))
 
     def put(
         self,
@@ -46,11 +47,9 @@ class SitemapStore:
         expected_etag: str | None,
         metadata: dict[str, str] | None = None,
     ) -> str:
-        """Write ``key`` whole if it still holds ``expected_etag`` (None: if it does not exist).
-
-        Returns the new ETag; raises WriteConflict when the condition fails.
-        """
-        condition: dict[str, Any] = (
+        """Write ``key`` whole if it still holds ``expected_etag`` (None: if it does not
+        exist); returns the new ETag."""
+        condition: Any = (
             {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": expected_etag}
         )
         try:
@@ -70,40 +69,33 @@ class SitemapStore:
         return response["ETag"]
 
     def head(self, key: str) -> StoredObject | None:
-        try:
-            response = self.client.head_object(Bucket=self.bucket, Key=key)
-        except ClientError as exc:
-            if _code(exc) in {"404", "NoSuchKey", "NotFound"}:
-                return None
-            raise
-        return StoredObject(key=key, etag=response["ETag"], metadata=response.get("Metadata", {}))
+        return self._fetch(key, self.client.head_object)
 
     def get(self, key: str) -> StoredObject | None:
-        try:
-            response = self.client.get_object(Bucket=self.bucket, Key=key)
-        except ClientError as exc:
-            if _code(exc) in {"404", "NoSuchKey", "NotFound"}:
-                return None
-            raise
-        return StoredObject(
-            key=key,
-            etag=response["ETag"],
-            metadata=response.get("Metadata", {}),
-            body=response["Body"].read(),
-        )
+        return self._fetch(key, self.client.get_object)
 
     def delete(self, key: str, expected_etag: str | None = None) -> None:
-        """Delete ``key`` (only if it still holds ``expected_etag``, when given: raises
-        WriteConflict otherwise). An object that is already gone is not an error."""
-        condition: dict[str, Any] = {} if expected_etag is None else {"IfMatch": expected_etag}
+        """Delete ``key`` (only if it still holds ``expected_etag``, when given). An object
+        that is already gone is not an error."""
+        condition: Any = {} if expected_etag is None else {"IfMatch": expected_etag}
         try:
             self.client.delete_object(Bucket=self.bucket, Key=key, **condition)
         except ClientError as exc:
-            if _code(exc) in {"404", "NoSuchKey", "NotFound"}:
+            if _code(exc) in _MISSING:
                 return
             if _code(exc) in _CONFLICTS:
                 raise WriteConflict(f"{key} changed since it was read") from exc
             raise
+
+    def _fetch(self, key: str, request: Any) -> StoredObject | None:
+        try:
+            response = request(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if _code(exc) in _MISSING:
+                return None
+            raise
+        body = response["Body"].read() if "Body" in response else None
+        return StoredObject(key, response["ETag"], response.get("Metadata", {}), body)
 
 
 def _code(exc: ClientError) -> str:

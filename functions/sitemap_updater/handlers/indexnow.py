@@ -15,9 +15,11 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+# The use case, imported at init with the rest, not by the first request (bootstrap.py).
+import sitemap_updater.usecases.indexnow  # noqa: F401
 from sitemap_updater.bootstrap import App, app
+from sitemap_updater.handlers import messages_of
 from sitemap_updater.observability import logger, metrics
-from sitemap_updater.usecases.indexnow import Message
 
 # Stop starting HTTP attempts this long before the function's timeout: what is not
 # submitted by then is failed, and SQS delivers it again.
@@ -34,9 +36,8 @@ def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None
 ) -> PartialItemFailureResponse:
     submit = (app_ or app()).submit_indexnow
-    records = event.get("Records", [])
     deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS
-    result = submit([Message(r["messageId"], r["body"]) for r in records], deadline)
+    result = submit(messages_of(event), deadline)
 
     def record_handler(record: SQSRecord) -> str:
         if record.message_id in result.retry:

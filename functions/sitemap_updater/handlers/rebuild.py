@@ -1,25 +1,18 @@
-"""Rebuild Lambda: one shard per FIFO message group; requests for one shard in a batch are
-served by a single rebuild (they were all sent before it read the registry)."""
+"""Rebuild Lambda: one shard per FIFO message group, one rebuild per shard in a batch."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict
 
 # The use case, imported at init with the rest, not by the first request (bootstrap.py).
 import sitemap_updater.usecases.rebuild  # noqa: F401
+from sitemap_updater.adapters.queues import requested_shard
 from sitemap_updater.bootstrap import App, app
+from sitemap_updater.handlers import serve_once
 from sitemap_updater.observability import logger, metrics
-
-
-class RebuildRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-    shard: str
 
 
 @logger.inject_lambda_context
@@ -28,19 +21,6 @@ def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None
 ) -> PartialItemFailureResponse:
     rebuild = (app_ or app()).rebuild_shard
-    done: set[str] = set()
-
-    def record_handler(record: SQSRecord) -> str:
-        shard = RebuildRequest.model_validate_json(record.body).shard
-        if shard in done:
-            return "coalesced"
-        outcome = rebuild(shard)
-        done.add(shard)
-        return outcome.value
-
-    return process_partial_response(
-        event=event,
-        record_handler=record_handler,
-        processor=SqsFifoPartialProcessor(skip_group_on_error=True),
-        context=context,
+    return serve_once(
+        event, context, lambda record: requested_shard(record.body), lambda s: rebuild(s).value
     )

@@ -27,15 +27,11 @@ class MessageBody:
     origin: str  # file[:line or #index], for people
 
 
-def _split(text: str) -> list[str]:
-    """JSON Lines are split at \\n (\\r\\n) only: JSON strings may hold U+2028, U+0085..."""
-    return [line.removesuffix("\r") for line in text.split("\n")]
-
-
 def _lines(path: Path, text: str) -> Iterator[MessageBody]:
-    for number, line in enumerate(_split(text), start=1):
+    """JSON Lines are split at \\n (\\r\\n) only: JSON strings may hold U+2028, U+0085..."""
+    for number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
-            yield MessageBody(line, f"{path}:{number}")
+            yield MessageBody(line.removesuffix("\r"), f"{path}:{number}")
 
 
 def read_file(path: Path) -> Iterator[MessageBody]:
@@ -48,14 +44,11 @@ def read_file(path: Path) -> Iterator[MessageBody]:
         return
     try:
         document = json.loads(text)
-    except RecursionError:
-        # Nested too deep to decode: an array still gives its elements one by one, so that
+    except (ValueError, RecursionError) as exc:
+        # An array nested too deep to decode still gives its elements one by one, so that
         # the ingest function rejects only the deep one.
-        elements = _array_elements(text)
+        elements = _array_elements(text) if isinstance(exc, RecursionError) else None
         yield from _not_json(path, text) if elements is None else _numbered(path, elements)
-        return
-    except ValueError:
-        yield from _not_json(path, text)
         return
     if isinstance(document, dict) and isinstance(document.get("Records"), list):
         for number, record in enumerate(document["Records"]):
@@ -69,8 +62,9 @@ def read_file(path: Path) -> Iterator[MessageBody]:
 
 
 def _not_json(path: Path, text: str) -> Iterator[MessageBody]:
-    if len([line for line in _split(text) if line.strip()]) > 1:
-        yield from _lines(path, text)
+    lines = list(_lines(path, text))
+    if len(lines) > 1:
+        yield from lines
     elif text.strip():
         yield MessageBody(text.strip(), str(path))
 

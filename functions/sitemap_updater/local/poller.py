@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from sitemap_updater.local.stack import REGION
 from sitemap_updater.observability import logger
 
 if TYPE_CHECKING:
@@ -51,7 +53,6 @@ class EventSourceMapping:
     batch_size: int = 10
     invocations: int = 0
     errors: int = 0
-    _queue_visibility: int | None = None
 
     def poll_once(self) -> int:
         """One receive-invoke-delete round; returns how many messages were received."""
@@ -59,21 +60,14 @@ class EventSourceMapping:
         if not messages:
             return 0
         event = {"Records": [self._record(message) for message in messages]}
-        context = FakeLambdaContext(
-            function_name=self.function_name,
-            invoked_function_arn=f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}",
-            aws_request_id=str(uuid.uuid4()),
-        )
+        arn = f"arn:aws:lambda:{REGION}:123456789012:function:{self.function_name}"
+        context = FakeLambdaContext(self.function_name, 1024, arn, str(uuid.uuid4()))
         self.invocations += 1
         try:
             result = self.handler(event, context)
         except Exception as exc:  # noqa: BLE001 - Lambda reports it; the batch is retried
             self.errors += 1
-            logger.warning(
-                "function error; batch will be retried",
-                function=self.function_name,
-                reason=f"{type(exc).__name__}: {exc}",
-            )
+            self._warn("function error; batch will be retried", exc)
             self._release(messages)
             return len(messages)
         failed = {item["itemIdentifier"] for item in (result or {}).get("batchItemFailures", [])}
@@ -81,61 +75,40 @@ class EventSourceMapping:
         self._delete([m for m in messages if m["MessageId"] not in failed])
         return len(messages)
 
+    def _warn(self, message: str, exc: Exception) -> None:
+        reason = f"{type(exc).__name__}: {exc}"
+        logger.warning(message, function=self.function_name, reason=reason)
+
     def _delete(self, done: list[MessageTypeDef]) -> None:
         start = 0
         try:
             for start in range(0, len(done), 10):
-                self.sqs.delete_message_batch(
-                    QueueUrl=self.queue_url,
-                    Entries=[
-                        {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"]}
-                        for n, m in enumerate(done[start : start + 10])
-                    ],
-                )
+                entries = _entries(m["ReceiptHandle"] for m in done[start : start + 10])
+                self.sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)
         except Exception as exc:  # noqa: BLE001 - as on Lambda: the messages come back later
-            logger.warning(
-                "could not delete processed messages; they will be delivered again",
-                function=self.function_name,
-                reason=f"{type(exc).__name__}: {exc}",
-            )
+            self._warn("could not delete processed messages; they will be delivered again", exc)
             self._release(done[start:])  # after the queue's timeout, not the gathering hold
 
     def _receive(self) -> list[MessageTypeDef]:
-        """Up to ``batch_size`` messages. SQS returns at most ten per call: a larger batch
-        (a standard queue's, up to 10,000) takes more calls, as long as full ones come back.
-        Lambda would also wait up to the batching window to fill it; this does not."""
-        messages: dict[str, MessageTypeDef] = {}
-        hold: dict[str, Any] = (
-            {"VisibilityTimeout": GATHER_HOLD_SECONDS} if self.batch_size > 10 else {}
-        )
-        while len(messages) < self.batch_size:
-            wanted = min(10, self.batch_size - len(messages))
-            received = self.sqs.receive_message(
-                QueueUrl=self.queue_url,
-                MaxNumberOfMessages=wanted,
-                MessageSystemAttributeNames=["All"],
-                MessageAttributeNames=["All"],
-                WaitTimeSeconds=0,
-                **hold,
-            ).get("Messages", [])
-            fresh = [m for m in received if m["MessageId"] not in messages]
-            messages.update((m["MessageId"], m) for m in fresh)
-            if len(received) < wanted or not fresh:
-                break
-        return list(messages.values())
+        """Up to ``batch_size`` messages. Lambda would also wait up to the batching window to
+        fill a batch; this does not."""
+        hold = {"VisibilityTimeout": GATHER_HOLD_SECONDS} if self.batch_size > 10 else {}
+        return receive(self.sqs, self.queue_url, self.batch_size, **hold)
 
     def _release(self, messages: Sequence[MessageTypeDef]) -> None:
         """Messages held while a large batch was gathered, and not finished: back to the
         queue's own visibility timeout, as if they had been received with it."""
         if self.batch_size <= 10 or not messages:
             return
-        if self._queue_visibility is None:
-            attributes = self.sqs.get_queue_attributes(
-                QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"]
-            )["Attributes"]
-            self._queue_visibility = int(attributes["VisibilityTimeout"])
         handles = [message["ReceiptHandle"] for message in messages]
         set_visibility(self.sqs, self.queue_url, handles, self._queue_visibility)
+
+    @cached_property
+    def _queue_visibility(self) -> int:
+        found = self.sqs.get_queue_attributes(
+            QueueUrl=self.queue_url, AttributeNames=["VisibilityTimeout"]
+        )
+        return int(found["Attributes"]["VisibilityTimeout"])
 
     def _record(self, message: MessageTypeDef) -> dict[str, Any]:
         return {
@@ -155,20 +128,43 @@ class EventSourceMapping:
             "md5OfBody": message["MD5OfBody"],
             "eventSource": "aws:sqs",
             "eventSourceARN": self.queue_arn,
-            "awsRegion": "us-east-1",
+            "awsRegion": REGION,
         }
+
+
+def receive(
+    sqs: SQSClient, queue_url: str, limit: int | None = None, **options: Any
+) -> list[MessageTypeDef]:
+    """Up to ``limit`` messages (None: all it can see), each once. SQS returns at most ten per
+    call: more take more calls, as long as they bring messages not seen yet (and, given a
+    limit, as many as asked: an extra call would count a receive against what came back)."""
+    messages: dict[str, MessageTypeDef] = {}
+    while limit is None or len(messages) < limit:
+        wanted = 10 if limit is None else min(10, limit - len(messages))
+        received = sqs.receive_message(
+            QueueUrl=queue_url,
+            MaxNumberOfMessages=wanted,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+            WaitTimeSeconds=0,
+            **options,
+        ).get("Messages", [])
+        fresh = [m for m in received if m["MessageId"] not in messages]
+        messages.update((m["MessageId"], m) for m in fresh)
+        if not fresh or (limit is not None and len(received) < wanted):
+            break
+    return list(messages.values())
+
+
+def _entries(handles: Iterable[str], **fields: Any) -> list[Any]:
+    return [{"Id": str(n), "ReceiptHandle": h, **fields} for n, h in enumerate(handles)]
 
 
 def set_visibility(sqs: SQSClient, queue_url: str, handles: Sequence[str], seconds: int) -> None:
     """Give received messages a new visibility timeout, ten to a request as SQS allows."""
     for start in range(0, len(handles), 10):
-        sqs.change_message_visibility_batch(
-            QueueUrl=queue_url,
-            Entries=[
-                {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": seconds}
-                for n, handle in enumerate(handles[start : start + 10])
-            ],
-        )
+        entries = _entries(handles[start : start + 10], VisibilityTimeout=seconds)
+        sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
 
 
 def queue_depth(sqs: SQSClient, queue_url: str) -> int:
@@ -202,9 +198,7 @@ def drain(
         # Empty twice in a row: the counts are read one after another (moto computes them
         # so too), and a message whose visibility timeout ends between two reads is in
         # neither the visible nor the in-flight count of that one look.
-        if all(queue_depth(sqs, m.queue_url) == 0 for m in mappings) and all(
-            queue_depth(sqs, m.queue_url) == 0 for m in mappings
-        ):
+        if all(queue_depth(sqs, m.queue_url) == 0 for _ in range(2) for m in mappings):
             return
         if time.monotonic() > deadline:
             raise TimeoutError(f"queues did not drain within {timeout_seconds} s")

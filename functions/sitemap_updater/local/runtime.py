@@ -7,9 +7,10 @@ a folder and report: accepted, rejected (with reasons), dead-lettered, objects w
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
-import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,8 +24,8 @@ from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
 from sitemap_updater.domain.indexnow import KEY_PATTERN
 from sitemap_updater.domain.sharding import ROBOTS_KEY, SITEMAP_FILE
 from sitemap_updater.domain.stylesheet import STYLESHEET_KEY
+from sitemap_updater.local import poller
 from sitemap_updater.local.feeder import MessageBody, read_paths
-from sitemap_updater.local.poller import EventSourceMapping, drain, queue_depth, set_visibility
 from sitemap_updater.local.stack import (
     LOCAL_PREFIX,
     LocalStack,
@@ -33,6 +34,7 @@ from sitemap_updater.local.stack import (
     release_moto_history,
     use_endpoint,
 )
+from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.send import send_bodies
 
@@ -58,31 +60,19 @@ class Summary:
     dead_lettered: int = 0
     objects_written: int = 0
     objects: list[str] = field(default_factory=list)
-    out_dir: str = ""
+    out: str = ""
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "sent": self.sent,
-            "accepted": self.accepted,
-            "rejected": [{"reason": r.reason, "event": r.event} for r in self.rejected],
-            "dead_lettered": self.dead_lettered,
-            "objects_written": self.objects_written,
-            "objects": self.objects,
-            "out": self.out_dir,
-        }
+        rejected = [{"reason": r.reason, "event": r.event} for r in self.rejected]
+        return {**vars(self), "rejected": rejected}
 
 
 class Pipeline:
-    """The deployed resources plus the three handlers (four with IndexNow), driven from
-    their queues.
-
-    Works wherever boto3 points: moto's server (``sitemap-updater local``) or moto's
-    in-process mock (the tests).
-    """
+    """The deployed resources plus the three handlers (four with IndexNow), driven from their
+    queues, wherever boto3 points: moto's server (``sitemap-updater local``) or its in-process
+    mock (the tests)."""
 
     def __init__(self, stack: LocalStack, app: App, session: boto3.session.Session | None = None):
-        from sitemap_updater.handlers import index, indexnow, ingest, rebuild  # noqa: PLC0415
-
         self.stack = stack
         self.app = app
         self.put_count = 0
@@ -93,19 +83,13 @@ class Pipeline:
         session = session or boto3.session.Session()
         self.sqs: SQSClient = session.client("sqs")
         self.s3: S3Client = session.client("s3")
-        handlers = {
-            "ingest": ingest.handler,
-            "rebuild": rebuild.handler,
-            "index": index.handler,
-            "indexnow": indexnow.handler,  # a fourth mapping when IndexNow's queue exists
-        }
         self.mappings = {
-            name: EventSourceMapping(
+            name: poller.EventSourceMapping(
                 sqs=self.sqs,
                 queue_url=queue.url,
                 queue_arn=queue.arn,
                 function_name=f"sitemap-updater-{name}",
-                handler=partial(handlers[name], app_=app),
+                handler=partial(_handler(queue.spec.handler), app_=app),
                 batch_size=queue.spec.batch_size,
             )
             for name, queue in stack.queues.items()
@@ -171,20 +155,16 @@ class Pipeline:
         return self.send([json.dumps(event) for event in events])
 
     def drain(self, timeout_seconds: float = 600) -> None:
-        drain(
-            self.sqs,
-            list(self.mappings.values()),
-            timeout_seconds=timeout_seconds,
-            between_rounds=release_moto_history,
-        )
+        mappings = list(self.mappings.values())
+        poller.drain(self.sqs, mappings, timeout_seconds, between_rounds=release_moto_history)
 
-    def run_until(self, stop: threading.Event, idle_seconds: float = 0.2) -> None:
-        """Keep driving the handlers from their queues, as Lambda would, until ``stop``."""
-        while not stop.is_set():
+    def run_forever(self, idle_seconds: float = 0.2) -> None:
+        """Keep driving the handlers from their queues, as Lambda would (until interrupted)."""
+        while True:
             received = sum(mapping.poll_once() for mapping in self.mappings.values())
             release_moto_history()
             if not received:
-                stop.wait(idle_seconds)
+                time.sleep(idle_seconds)
 
     def dead_letters(self) -> list[dict[str, Any]]:
         """The messages in every DLQ (read, not removed): all of a standard queue's (ingest's,
@@ -192,39 +172,23 @@ class Pipeline:
         (SQS hands out no more of a group while those are held): count with queue_depth."""
         messages: list[dict[str, Any]] = []
         for queue in self.stack.queues.values():
-            seen: set[str] = set()
-            handles: list[str] = []
-            while True:
-                batch = self.sqs.receive_message(
-                    QueueUrl=queue.dlq_url,
-                    MaxNumberOfMessages=10,
-                    MessageAttributeNames=["All"],
-                    VisibilityTimeout=60,
-                    WaitTimeSeconds=0,
-                ).get("Messages", [])
-                fresh = [m for m in batch if m["MessageId"] not in seen]
-                if not fresh:
-                    break
-                for message in fresh:
-                    seen.add(message["MessageId"])
-                    handles.append(message["ReceiptHandle"])
-                    messages.append({"queue": queue.spec.name, **message})
-            set_visibility(self.sqs, queue.dlq_url, handles, 0)  # a redrive can move them at once
+            held = poller.receive(self.sqs, queue.dlq_url, VisibilityTimeout=60)
+            handles = [message["ReceiptHandle"] for message in held]
+            # Visible again at once, so that a redrive can move them.
+            poller.set_visibility(self.sqs, queue.dlq_url, handles, 0)
+            messages.extend({"queue": queue.spec.name, **message} for message in held)
         return messages
 
     def objects(self) -> dict[str, bytes]:
         """Every object in the bucket, as stored (shards still gzipped)."""
         bucket = self.app.settings.bucket_name
-        found: dict[str, bytes] = {}
-        for page in self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-            for item in page.get("Contents", []):
-                key = item["Key"]
-                found[key] = self.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
-        return found
+        pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+        keys = [item["Key"] for page in pages for item in page.get("Contents", [])]
+        return {key: self.s3.get_object(Bucket=bucket, Key=key)["Body"].read() for key in keys}
 
     def export(self, out_dir: Path) -> list[str]:
         """Copy the bucket into ``out_dir`` (keys as paths), replacing what was there (the
-        caller has checked it holds nothing else: see foreign_files)."""
+        caller has checked it holds nothing else: see check_replaceable)."""
         if out_dir.exists():
             shutil.rmtree(out_dir)
         out_dir.mkdir(parents=True)
@@ -243,31 +207,27 @@ class Pipeline:
             sent=sent,
             accepted=sent - len(letters),
             rejected=[*self.refused, *(_rejection(letter) for letter in letters)],
-            dead_lettered=sum(queue_depth(self.sqs, q.dlq_url) for q in self.stack.queues.values()),
+            dead_lettered=sum(
+                poller.queue_depth(self.sqs, q.dlq_url) for q in self.stack.queues.values()
+            ),
             objects_written=self.put_count,
             objects=self.export(out_dir),
-            out_dir=str(out_dir),
+            out=str(out_dir),
         )
 
 
+def _handler(path: str) -> Callable[..., Any]:
+    """The function ``module.function`` names, as Lambda finds a handler."""
+    module, _, name = path.rpartition(".")
+    handler: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return handler
+
+
 def _rejection(letter: dict[str, Any]) -> Rejection:
-    attribute = letter.get("MessageAttributes", {}).get(REASON_ATTRIBUTE)
-    reason = (
-        attribute["StringValue"]
-        if attribute
-        else "dead_lettered: failed maxReceiveCount times (see the logs)"
-    )
-    return Rejection(reason=reason, event=_as_json(letter["Body"]))
-
-
-@dataclass
-class LocalRuntime:
-    server: MotoServer
-    endpoint_url: str
-    pipeline: Pipeline
-
-    def stop(self) -> None:
-        self.server.stop()
+    """A dead letter of the ingest queue: its reason, or that SQS moved it there."""
+    reason = letter.get("MessageAttributes", {}).get(REASON_ATTRIBUTE, {}).get("StringValue")
+    fallback = "dead_lettered: failed maxReceiveCount times (see the logs)"
+    return Rejection(reason=reason or fallback, event=_as_json(letter["Body"]))
 
 
 # Far deeper than any event. The summary is written out with json, which recurses: a body
@@ -304,34 +264,45 @@ def run_local(
     out_dir: Path,
     settings_overrides: dict[str, Any] | None = None,
     moto_port: int = 0,
-) -> tuple[LocalRuntime, Summary]:
-    """Run the pipeline over the event files; the runtime is left running (stop() it)."""
+) -> tuple[MotoServer, Pipeline, Summary]:
+    """Run the pipeline over the event files; moto's server is left running (stop() it)."""
     messages = read_paths(paths)
     server = MotoServer(moto_port)
     try:
-        endpoint_url = server.start()
-        use_endpoint(endpoint_url)
+        use_endpoint(server.start())
         pipeline = Pipeline.create(site_url, settings_overrides)
         sent = pipeline.send_messages(messages)
         pipeline.drain()
-        return LocalRuntime(server, endpoint_url, pipeline), pipeline.summarise(sent, out_dir)
+        return server, pipeline, pipeline.summarise(sent, out_dir)
     except BaseException:
         server.stop()
         raise
 
 
-def foreign_files(out_dir: Path) -> list[str]:
-    """What ``out_dir`` holds that a local run does not write (sorted names): anything but
-    the files the bucket holds at its top (index files, shards, robots.txt, sitemap.xsl, an
-    IndexNow key file). A run replaces the folder whole, so it must hold nothing else: a
-    web root or a home folder given by mistake is refused, not emptied."""
-    return sorted(
-        path.name
-        for path in out_dir.iterdir()
-        if not path.is_file()
-        or not (
-            SITEMAP_FILE.fullmatch(path.name)
-            or path.name in (ROBOTS_KEY, STYLESHEET_KEY)
-            or (path.suffix == ".txt" and KEY_PATTERN.fullmatch(path.stem))
+def check_replaceable(out: Path, events: Sequence[Path]) -> None:
+    """A run replaces ``out`` whole: it may be absent, or a folder of only what a run writes
+    (the files the bucket holds at its top: index files, shards, robots.txt, sitemap.xsl, an
+    IndexNow key file), and never holds the events or the current folder. So a web root or a
+    home folder given by mistake is refused, not emptied."""
+    target = out.resolve()
+    for kept in (Path.cwd(), *events):
+        if target == kept.resolve() or target in kept.resolve().parents:
+            raise UserError(f"--out {out} would delete {kept}: give it a folder of its own")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out} is not a folder")
+    foreign = sorted(p.name for p in out.iterdir() if not _written(p)) if out.is_dir() else []
+    if foreign:
+        more = f" and {len(foreign) - 1} more" if len(foreign) > 1 else ""
+        raise UserError(
+            f"--out {out} holds {foreign[0]!r}{more}, which a local run does not write, and "
+            "the run replaces the folder whole: give it a folder of its own, or empty it"
         )
+
+
+def _written(path: Path) -> bool:
+    """Whether a local run may have written ``path``."""
+    return path.is_file() and bool(
+        SITEMAP_FILE.fullmatch(path.name)
+        or path.name in (ROBOTS_KEY, STYLESHEET_KEY)
+        or (path.suffix == ".txt" and KEY_PATTERN.fullmatch(path.stem))
     )

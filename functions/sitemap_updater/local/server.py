@@ -19,69 +19,61 @@ if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 
-def make_handler(s3: S3Client, bucket: str) -> type[BaseHTTPRequestHandler]:
-    class SiteHandler(BaseHTTPRequestHandler):
-        server_version = "sitemap-updater-local"
+class SiteHandler(BaseHTTPRequestHandler):
+    server_version = "sitemap-updater-local"
+    s3: S3Client
+    bucket: str
 
-        def do_GET(self) -> None:
-            self._serve(with_body=True)
+    def do_GET(self) -> None:
+        response = self._object(unquote(urlsplit(self.path).path).lstrip("/"))
+        if response is None:
+            plain = {"Content-Type": "text/plain; charset=utf-8"}
+            self._send(HTTPStatus.NOT_FOUND, plain, b"not found\n")
+        elif self.headers.get("If-None-Match") == response["ETag"]:
+            self._send(HTTPStatus.NOT_MODIFIED, {"ETag": response["ETag"]})
+        else:
+            modified = response.get("LastModified")
+            headers = {
+                "Content-Type": response.get("ContentType", "application/octet-stream"),
+                "ETag": response["ETag"],
+                "Cache-Control": response.get("CacheControl"),
+                "Last-Modified": modified and modified.strftime("%a, %d %b %Y %H:%M:%S GMT"),
+            }
+            self._send(HTTPStatus.OK, headers, response["Body"].read())
 
-        def do_HEAD(self) -> None:
-            self._serve(with_body=False)
+    do_HEAD = do_GET  # the same headers; _send leaves the body out
 
-        def _serve(self, with_body: bool) -> None:
-            key = unquote(urlsplit(self.path).path).lstrip("/")
-            if not key:
-                self._plain(HTTPStatus.NOT_FOUND, b"not found\n", with_body)
-                return
-            try:
-                response: Any = s3.get_object(Bucket=bucket, Key=key)
-            except ClientError as exc:
-                code = exc.response.get("Error", {}).get("Code")
-                if code in {"NoSuchKey", "404"}:
-                    self._plain(HTTPStatus.NOT_FOUND, b"not found\n", with_body)
-                    return
-                raise
-            etag = response["ETag"]
-            if self.headers.get("If-None-Match") == etag:
-                self.send_response(HTTPStatus.NOT_MODIFIED)
-                self.send_header("ETag", etag)
-                self.end_headers()
-                return
-            body = response["Body"].read()
-            self.send_response(HTTPStatus.OK)
-            self.send_header(
-                "Content-Type", response.get("ContentType", "application/octet-stream")
-            )
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("ETag", etag)
-            if response.get("CacheControl"):
-                self.send_header("Cache-Control", response["CacheControl"])
-            if response.get("LastModified"):
-                self.send_header(
-                    "Last-Modified", response["LastModified"].strftime("%a, %d %b %Y %H:%M:%S GMT")
-                )
-            self.end_headers()
-            if with_body:
-                self.wfile.write(body)
+    def _object(self, key: str) -> Any:
+        """The object's GetObject response, or None when there is no such key."""
+        if not key:
+            return None
+        try:
+            return self.s3.get_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
+                return None
+            raise
 
-        def _plain(self, status: HTTPStatus, body: bytes, with_body: bool) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if with_body:
-                self.wfile.write(body)
+    def _send(self, status: HTTPStatus, headers: dict[str, Any], body: bytes | None = None) -> None:
+        """Headers without a value are left out; a body is announced by its length."""
+        self.send_response(status)
+        if body is not None:
+            headers["Content-Length"] = str(len(body))
+        for name, value in headers.items():
+            if value:
+                self.send_header(name, value)
+        self.end_headers()
+        if body and self.command != "HEAD":
+            self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            """Quiet: the CLI prints its own summary."""
-
-    return SiteHandler
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the CLI prints its own summary."""
 
 
 class SiteServer:
     def __init__(self, s3: S3Client, bucket: str, port: int = 0, host: str = "127.0.0.1"):
-        self._server = ThreadingHTTPServer((host, port), make_handler(s3, bucket))
+        handler = type("SiteHandler", (SiteHandler,), {"s3": s3, "bucket": bucket})
+        self._server = ThreadingHTTPServer((host, port), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

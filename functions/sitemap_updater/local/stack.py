@@ -13,7 +13,7 @@ import os
 import socket
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 
@@ -37,6 +37,21 @@ if TYPE_CHECKING:
 REGION = "us-east-1"
 LOCAL_PREFIX = "sitemap-updater-local"
 LOCAL_STACK_NAME = LOCAL_PREFIX  # the CloudFormation stack the operator commands resolve
+# Settings and stack outputs that name a queue: (function, "url" or "dlq_url").
+QUEUE_SETTINGS = {
+    "REBUILD_QUEUE_URL": ("rebuild", "url"),
+    "INDEX_QUEUE_URL": ("index", "url"),
+    "INGEST_DLQ_URL": ("ingest", "dlq_url"),
+    "INDEXNOW_QUEUE_URL": ("indexnow", "url"),
+    "INDEXNOW_DLQ_URL": ("indexnow", "dlq_url"),
+}
+OPERATOR_OUTPUTS = {
+    "IngestQueueUrl": ("ingest", "url"),
+    "RebuildDeadLetterQueueUrl": ("rebuild", "dlq_url"),
+    "IndexDeadLetterQueueUrl": ("index", "dlq_url"),
+}
+# The settings create_resources fills in: the local stack's own resources.
+STACK_SETTINGS = frozenset({"SITE_URL", "TABLE_NAME", "BUCKET_NAME", *QUEUE_SETTINGS})
 
 
 @dataclass
@@ -79,7 +94,7 @@ class MotoServer:
         from moto.server import ThreadedMotoServer  # noqa: PLC0415 - only the local extra has it
 
         self._port = port
-        self._started = False
+        self.url: str | None = None  # once started
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no access log per request
 
@@ -99,60 +114,14 @@ class MotoServer:
                         f"(--moto-port): {reason}"
                     ) from exc
         self._server.start()
-        self._started = True
         host, port = self._server.get_host_and_port()
-        return f"http://{host}:{port}"
+        self.url = f"http://{host}:{port}"
+        return self.url
 
     def stop(self) -> None:
-        if self._started:  # moto's stop() fails on a server that never started
-            self._started = False
+        if self.url:  # moto's stop() fails on a server that never started
+            self.url = None
             self._server.stop()
-
-
-def _queue_name(prefix: str, spec: FunctionSpec, dead_letter: bool = False) -> str:
-    name = f"{prefix}-{spec.queue}{'-dlq' if dead_letter else ''}"
-    return f"{name}.fifo" if spec.fifo else name
-
-
-def _create_queue(
-    sqs: SQSClient, prefix: str, spec: FunctionSpec, visibility_timeout: int | None
-) -> LocalQueue:
-    fifo: dict[Any, str] = {"FifoQueue": "true"} if spec.fifo else {}
-    content_based: dict[Any, str] = (
-        {"ContentBasedDeduplication": "true"} if spec.content_based_deduplication else {}
-    )
-    dlq_url = sqs.create_queue(
-        QueueName=_queue_name(prefix, spec, dead_letter=True),
-        Attributes={
-            **fifo,
-            "MessageRetentionPeriod": str(DLQ_RETENTION_DAYS * 86_400),
-            "MaximumMessageSize": str(MAX_MESSAGE_BYTES),
-        },
-    )["QueueUrl"]
-    timeout = spec.visibility_timeout_seconds if visibility_timeout is None else visibility_timeout
-    url = sqs.create_queue(
-        QueueName=_queue_name(prefix, spec),
-        Attributes={
-            **fifo,
-            **content_based,
-            "VisibilityTimeout": str(timeout),
-            "MessageRetentionPeriod": str(QUEUE_RETENTION_DAYS * 86_400),
-            "MaximumMessageSize": str(MAX_MESSAGE_BYTES),
-            "RedrivePolicy": json.dumps(
-                {
-                    "deadLetterTargetArn": _queue_arn(sqs, dlq_url),
-                    "maxReceiveCount": spec.max_receive_count,
-                }
-            ),
-        },
-    )["QueueUrl"]
-    return LocalQueue(spec=spec, url=url, arn=_queue_arn(sqs, url), dlq_url=dlq_url)
-
-
-def _queue_arn(sqs: SQSClient, url: str) -> str:
-    return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
 
 
 def create_resources(
@@ -176,26 +145,49 @@ def create_resources(
     sqs = session.client("sqs")
     specs = functions_for(bool(overrides.get("INDEXNOW_KEY") or overrides.get("indexnow_key")))
     queues = {spec.name: _create_queue(sqs, prefix, spec, visibility_timeout) for spec in specs}
-    settings = Settings.model_validate(
-        {"SITE_URL": site_url, "TABLE_NAME": table, "BUCKET_NAME": bucket}
-        | _queue_settings(queues)
-        | overrides
-    )
+    resources = {"SITE_URL": site_url, "TABLE_NAME": table, "BUCKET_NAME": bucket}
+    settings = Settings.model_validate(resources | _queue_urls(queues, QUEUE_SETTINGS) | overrides)
     return LocalStack(settings=settings, queues=queues)
 
 
+def _create_queue(
+    sqs: SQSClient, prefix: str, spec: FunctionSpec, visibility_timeout: int | None
+) -> LocalQueue:
+    fifo = ".fifo" if spec.fifo else ""
+    shared: dict[Any, str] = {"MaximumMessageSize": str(MAX_MESSAGE_BYTES)}
+    if spec.fifo:
+        shared["FifoQueue"] = "true"
+    dlq_url = _new_queue(sqs, f"{prefix}-{spec.queue}-dlq{fifo}", shared, DLQ_RETENTION_DAYS)
+    timeout = spec.visibility_timeout_seconds if visibility_timeout is None else visibility_timeout
+    arn = _queue_arn(sqs, dlq_url)
+    redrive = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": spec.max_receive_count})
+    attributes = shared | {"VisibilityTimeout": str(timeout), "RedrivePolicy": redrive}
+    if spec.content_based_deduplication:
+        attributes["ContentBasedDeduplication"] = "true"
+    url = _new_queue(sqs, f"{prefix}-{spec.queue}{fifo}", attributes, QUEUE_RETENTION_DAYS)
+    return LocalQueue(spec=spec, url=url, arn=_queue_arn(sqs, url), dlq_url=dlq_url)
+
+
+def _new_queue(sqs: SQSClient, name: str, attributes: dict[Any, str], retention_days: int) -> str:
+    retention = {"MessageRetentionPeriod": str(retention_days * 86_400)}
+    return sqs.create_queue(QueueName=name, Attributes=attributes | retention)["QueueUrl"]
+
+
+def _queue_arn(sqs: SQSClient, url: str) -> str:
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])
+    return attributes["Attributes"]["QueueArn"]
+
+
 def _create_table(dynamodb: DynamoDBClient, name: str) -> str:
+    keys: dict[str, Literal["HASH", "RANGE"]] = {
+        TABLE.partition_key: "HASH",
+        TABLE.sort_key: "RANGE",
+    }
     dynamodb.create_table(
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": TABLE.partition_key, "AttributeType": "S"},
-            {"AttributeName": TABLE.sort_key, "AttributeType": "S"},
-        ],
-        KeySchema=[
-            {"AttributeName": TABLE.partition_key, "KeyType": "HASH"},
-            {"AttributeName": TABLE.sort_key, "KeyType": "RANGE"},
-        ],
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"} for key in keys],
+        KeySchema=[{"AttributeName": key, "KeyType": kind} for key, kind in keys.items()],
     )
     dynamodb.update_time_to_live(
         TableName=name,
@@ -204,31 +196,13 @@ def _create_table(dynamodb: DynamoDBClient, name: str) -> str:
     return name
 
 
-# The settings create_resources fills in: the local stack's own resources.
-STACK_SETTINGS = frozenset(
-    {
-        "SITE_URL",
-        "TABLE_NAME",
-        "BUCKET_NAME",
-        "REBUILD_QUEUE_URL",
-        "INDEX_QUEUE_URL",
-        "INGEST_DLQ_URL",
-        "INDEXNOW_QUEUE_URL",
-        "INDEXNOW_DLQ_URL",
+def _queue_urls(queues: dict[str, LocalQueue], names: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """``names`` (a setting or output -> its queue's url or dlq_url) for the queues there are."""
+    return {
+        name: getattr(queues[function], which)
+        for name, (function, which) in names.items()
+        if function in queues
     }
-)
-
-
-def _queue_settings(queues: dict[str, LocalQueue]) -> dict[str, str]:
-    settings = {
-        "REBUILD_QUEUE_URL": queues["rebuild"].url,
-        "INDEX_QUEUE_URL": queues["index"].url,
-        "INGEST_DLQ_URL": queues["ingest"].dlq_url,
-    }
-    if "indexnow" in queues:
-        settings["INDEXNOW_QUEUE_URL"] = queues["indexnow"].url
-        settings["INDEXNOW_DLQ_URL"] = queues["indexnow"].dlq_url
-    return settings
 
 
 def use_endpoint(endpoint_url: str) -> None:
@@ -249,10 +223,7 @@ def use_endpoint(endpoint_url: str) -> None:
 def stack_outputs(stack: LocalStack) -> dict[str, str]:
     """The outputs the deployed stack has: every settings variable, and the operator ones."""
     outputs = {output_key(name): value for name, value in stack.settings.to_env().items()}
-    outputs["IngestQueueUrl"] = stack.queues["ingest"].url
-    outputs["RebuildDeadLetterQueueUrl"] = stack.queues["rebuild"].dlq_url
-    outputs["IndexDeadLetterQueueUrl"] = stack.queues["index"].dlq_url
-    return outputs
+    return outputs | _queue_urls(stack.queues, OPERATOR_OUTPUTS)
 
 
 def register_stack(stack: LocalStack, name: str = LOCAL_STACK_NAME) -> None:

@@ -1,20 +1,10 @@
 """``sitemap-updater backfill``: import an existing site into the registry.
 
-Sources: a live sitemap tree (a site root or robots.txt URL, whose Sitemap lines are
-followed; a sitemap index; a sitemap; ``.xml.gz`` read), a local sitemap or index file, or
-page records (CSV, JSON Lines, JSON; see :mod:`sitemap_updater.ops.pages`).
-
-Each page goes through the ingest function's own code: validated as its publish event
-(:func:`~sitemap_updater.ops.pages.page_change`), then applied by ``ApplyChange`` (the
-ordering gate, placement, the entry and byte limits), a few pages at a time in parallel.
-A page without a version gets ``--version`` (default 0): any real CMS version is greater,
-so the CMS's next event for the page always wins, and a page the CMS already published (or
-unpublished) is left alone (stale). Running the same backfill again applies nothing twice:
-equal versions are duplicates. That is how an interrupted backfill resumes.
-
-At the end, one rebuild request per touched shard goes to the rebuild queue, exactly as
-ingest sends them (and a duplicate asks again, in case the first run stopped before its
-requests): the rebuild function renders each shard once, and the index follows.
+Each page goes through the ingest function's own code: validated as its publish event, then
+applied by ``ApplyChange`` (ordering gate, placement, limits). A page without a version gets
+``--version`` (default 0), which any CMS version beats: the CMS's next event for it wins,
+and a page the CMS already knows is left alone (stale). Equal versions are duplicates, so
+the same backfill run again applies nothing twice: that is how an interrupted one resumes.
 """
 
 from __future__ import annotations
@@ -27,9 +17,11 @@ import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from contextlib import suppress
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import partial
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,19 +29,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sitemap_updater.domain.contract import PageChange, normalise_version
 from sitemap_updater.domain.errors import InvalidEvent, RetryableError
-from sitemap_updater.domain.sharding import Limits, checked_entry_size
+from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES, Limits, checked_entry_size
 from sitemap_updater.domain.urls import Site
-from sitemap_updater.ops.crawl import (
-    INDEX,
-    ROBOTS,
-    UNKNOWN,
-    UNREADABLE,
-    URLSET,
-    Document,
-    Entry,
-    Walk,
-    load_document,
-)
+from sitemap_updater.ops import crawl
 from sitemap_updater.ops.errors import UserError, aws_error_message
 from sitemap_updater.ops.fetch import GZIP_MAGIC, Fetched, fetch, gunzip
 from sitemap_updater.ops.pages import Record, page_change, read_records
@@ -58,11 +40,13 @@ from sitemap_updater.ops.resolve import is_local, resolve
 
 if TYPE_CHECKING:
     from sitemap_updater.bootstrap import App
-    from sitemap_updater.usecases.ingest import IngestResult
+    from sitemap_updater.usecases.ingest import ApplyChange, IngestResult
 
 RETRIES = 5
 DEFAULT_WORKERS = 4
 _RECORD_SUFFIXES = {".csv", ".jsonl", ".ndjson", ".json"}
+_SHARDS_NAMED = 10  # in the failure's one line (the JSON report lists every shard)
+Changes = Iterator[tuple[Record, PageChange]]
 
 
 @dataclass(frozen=True)
@@ -73,6 +57,8 @@ class Problem:
 
 @dataclass
 class BackfillResult:
+    """The run's summary; ``--json`` prints it in this order."""
+
     read: int = 0
     applied: int = 0
     duplicate: int = 0
@@ -86,51 +72,45 @@ class BackfillResult:
     interrupted: bool = False
 
 
-# --- sources ---------------------------------------------------------------------------------
-
-
-def entry_record(entry: Entry) -> dict[str, Any]:
+def entry_record(entry: crawl.Entry) -> dict[str, Any]:
     """A sitemap ``<url>`` as a page record (empty elements count as absent)."""
-    record: dict[str, Any] = {}
-    if entry.loc is not None:
-        record["url"] = entry.loc
-    if entry.lastmod:
-        record["lastmod"] = entry.lastmod
-    if entry.changefreq:
-        record["changefreq"] = entry.changefreq
-    if entry.priority:
-        try:
+    record: dict[str, Any] = {} if entry.loc is None else {"url": entry.loc}
+    for name in ("lastmod", "changefreq", "priority"):
+        if getattr(entry, name):
+            record[name] = getattr(entry, name)
+    with suppress(InvalidOperation):  # not a number: the contract rejects it with its reason
+        if entry.priority:
             record["priority"] = Decimal(entry.priority)  # the XML's number, as JSON's would be
-        except InvalidOperation:
-            record["priority"] = entry.priority  # rejected by the contract, with its reason
     return record
 
 
-def document_records(documents: Iterable[Document], faults: list[Problem]) -> Iterator[Record]:
+def document_records(
+    documents: Iterable[crawl.Document], faults: list[Problem]
+) -> Iterator[Record]:
     """The pages of every sitemap on a walk; documents that cannot be read are faults."""
     for document in documents:
-        named = f" (named at {document.referrer})" if document.referrer else ""
+        url, named = document.url, document.named
         if document.fetched.too_large:
-            faults.append(Problem(document.url, f"over 50 MiB uncompressed{named}; not read"))
-        elif document.kind == ROBOTS:
+            faults.append(Problem(url, f"over 50 MiB uncompressed{named}; not read"))
+        elif document.kind == crawl.ROBOTS:
             if document.error:
-                faults.append(Problem(document.url, document.error))
+                faults.append(Problem(url, document.error))
             elif not document.sitemap_lines:
-                faults.append(Problem(document.url, "names no sitemap (no Sitemap: line)"))
-        elif document.kind == UNREADABLE:
-            faults.append(Problem(document.url, f"{document.error}{named}"))
-        elif document.kind == UNKNOWN:
-            faults.append(Problem(document.url, f"not a sitemap or sitemap index{named}"))
-        elif document.kind == URLSET:
+                faults.append(Problem(url, "names no sitemap (no Sitemap: line)"))
+        elif document.kind == crawl.UNREADABLE:
+            faults.append(Problem(url, f"{document.error}{named}"))
+        elif document.kind == crawl.UNKNOWN:
+            faults.append(Problem(url, f"not a sitemap or sitemap index{named}"))
+        elif document.kind == crawl.URLSET:
             for entry in document.urls:
-                yield Record(f"{document.url}:{entry.line}", entry_record(entry))
+                yield Record(f"{url}:{entry.line}", entry_record(entry))
 
 
 def source_records(
     source: str, *, timeout: float, workers: int, faults: list[Problem]
 ) -> Iterator[Record]:
-    """Every page record the source holds, in order."""
-    walk = Walk(
+    """Every page record the source holds, in order. A walk stays on its origins."""
+    walk = crawl.Walk(
         fetch=partial(fetch, timeout=timeout, same_origin=True), workers=workers, same_origin=True
     )
     if source.lower().startswith(("http://", "https://")):
@@ -144,20 +124,33 @@ def source_records(
         return
     body = path.read_bytes()
     if body.startswith(GZIP_MAGIC):
-        body, too_large = gunzip(body, 52_428_800)
+        body, too_large = gunzip(body, PROTOCOL_MAX_BYTES)
         if too_large:
             raise UserError(f"{path}: over 50 MiB uncompressed")
-    document = load_document(str(path), Fetched(str(path), str(path), 200, body))
-    children = [(entry.loc, f"{path}:{entry.line}", 1) for entry in document.sitemaps if entry.loc]
-    if document.kind == INDEX:
-        yield from document_records(walk.run_from(children), faults)
-    elif document.kind == URLSET:
-        yield from document_records([document], faults)
-    else:
+    document = crawl.load_document(str(path), Fetched(str(path), str(path), 200, body))
+    if document.kind not in (crawl.INDEX, crawl.URLSET):
         raise UserError(f"{path}: {document.error or 'not a sitemap, index or page records'}")
+    children = [(entry.loc, f"{path}:{entry.line}", 1) for entry in document.sitemaps if entry.loc]
+    yield from document_records(chain([document], walk.run_from(children)), faults)
 
 
-# --- applying ---------------------------------------------------------------------------------
+def page_changes(
+    records: Iterable[Record],
+    site: Site,
+    version: Decimal,
+    result: BackfillResult,
+    progress: Progress,
+) -> Changes:
+    """Each record's change, validated as the ingest function validates its event."""
+    for record in records:
+        result.read += 1
+        try:
+            change = page_change(record, site, version)
+        except InvalidEvent as rejected:
+            result.rejected.append(Problem(record.origin, rejected.reason))
+            progress.advance()
+            continue
+        yield record, change
 
 
 class Importer:
@@ -171,44 +164,28 @@ class Importer:
     def _apply(self, change: PageChange) -> IngestResult:
         from sitemap_updater.usecases.ingest import ApplyChange  # noqa: PLC0415
 
-        apply = getattr(self._local, "apply", None)
+        apply: ApplyChange | None = getattr(self._local, "apply", None)
         if apply is None:  # one per thread: it caches each group's open shard
             base = self.app.apply_change
             apply = ApplyChange(base.registry, base.limits, base.tombstone_ttl_seconds, base.clock)
             self._local.apply = apply
-        for attempt in range(RETRIES):
+        for attempt in range(RETRIES - 1):
             try:
-                result: IngestResult = apply(change)
+                return apply(change)
             except RetryableError:
-                if attempt == RETRIES - 1:
-                    raise
                 time.sleep(0.05 * 2**attempt)
-                continue
-            return result
-        raise AssertionError("unreachable")  # pragma: no cover
+        return apply(change)
 
-    def run(
-        self,
-        records: Iterable[Record],
-        site: Site,
-        version: Decimal,
-        result: BackfillResult,
-        progress: Progress,
-    ) -> None:
+    def run(self, changes: Changes, result: BackfillResult, progress: Progress) -> None:
         from sitemap_updater.observability import metrics  # noqa: PLC0415
 
         window: deque[tuple[Record, Future[IngestResult]]] = deque()
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             try:
-                for record in records:
-                    change = _validated(record, site, version, result)
-                    if change is None:
-                        progress.advance()
-                        continue
+                for record, change in changes:
                     window.append((record, pool.submit(self._apply, change)))
                     while len(window) >= self.workers * 4:
-                        self._collect(*window.popleft(), result)
-                        progress.advance()
+                        self._collect(*window.popleft(), result, progress)
                     if result.read % 50 == 0:
                         metrics.clear_metrics()  # never published from here
             except KeyboardInterrupt:
@@ -216,17 +193,18 @@ class Importer:
                 for _record, future in window:
                     future.cancel()
             finally:
-                while window:
-                    record, future = window.popleft()
+                for record, future in window:
                     if not future.cancelled():
-                        self._collect(record, future, result)
-                        progress.advance()
+                        self._collect(record, future, result, progress)
                 metrics.clear_metrics()
 
     @staticmethod
-    def _collect(record: Record, future: Future[IngestResult], result: BackfillResult) -> None:
+    def _collect(
+        record: Record, future: Future[IngestResult], result: BackfillResult, progress: Progress
+    ) -> None:
         from sitemap_updater.usecases.ingest import Outcome  # noqa: PLC0415
 
+        progress.advance()
         try:
             outcome = future.result()
         except InvalidEvent as rejected:  # entry_too_large
@@ -244,50 +222,36 @@ class Importer:
             result.stale += 1
 
 
-def _validated(
-    record: Record, site: Site, version: Decimal, result: BackfillResult
-) -> PageChange | None:
-    result.read += 1
-    try:
-        if record.error is not None:
-            raise record.error
-        return page_change(record, site, version)
-    except InvalidEvent as rejected:
-        result.rejected.append(Problem(record.origin, rejected.reason))
-        return None
-
-
-def dry_run(
-    records: Iterable[Record],
-    site: Site,
-    limits: Limits,
-    *,
-    version: Decimal,
-    result: BackfillResult,
-    progress: Progress,
-) -> None:
+def dry_run(changes: Changes, limits: Limits, result: BackfillResult, progress: Progress) -> None:
     """Validate only: what would be applied, what would be rejected and why."""
-    for record in records:
+    for record, change in changes:
         progress.advance()
-        change = _validated(record, site, version, result)
-        if change is None or change.entry is None:
+        if change.entry is None:
             continue
         try:
             checked_entry_size(change.entry, limits)
         except InvalidEvent as rejected:
             result.rejected.append(Problem(record.origin, rejected.reason))
-            continue
-        result.valid += 1
+        else:
+            result.valid += 1
 
 
-def request_rebuilds(app: App, shards: set[str], run_id: str) -> int:
-    """One rebuild request per shard, deduplicated within this run only."""
-    if shards:
-        app.queues.request_rebuilds({shard: [f"backfill:{run_id}"] for shard in sorted(shards)})
-    return len(shards)
-
-
-# --- the command ------------------------------------------------------------------------------
+def request_rebuilds(app: App, result: BackfillResult) -> None:
+    """One rebuild request per touched shard, deduplicated within this run only. A refusal
+    is a failure of the run, reported with its summary (the pages are applied: running the
+    same backfill again asks again)."""
+    run_id = uuid.uuid4().hex
+    try:
+        if result.shards:
+            requests = {shard: [f"backfill:{run_id}"] for shard in sorted(result.shards)}
+            app.queues.request_rebuilds(requests)
+        result.rebuilds_requested = len(result.shards)
+    except (RetryableError, ClientError, BotoCoreError) as exc:
+        why = aws_error_message(exc) or f"{type(exc).__name__}: {exc}"
+        named = sorted(result.shards)
+        more = f" and {len(named) - _SHARDS_NAMED} more" if len(named) > _SHARDS_NAMED else ""
+        shards = ", ".join(named[:_SHARDS_NAMED]) + more
+        result.failed.append(Problem("rebuild requests", f"not sent for {shards}: {why}"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -296,48 +260,24 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--workers must be at least 1")
     deployment = resolve(args)
     workers = args.workers or (1 if is_local(args.endpoint_url) else DEFAULT_WORKERS)
-    faults: list[Problem] = []
-    records = source_records(args.source, timeout=args.timeout, workers=4, faults=faults)
     result = BackfillResult()
+    faults = result.source_faults
+    records = source_records(args.source, timeout=args.timeout, workers=4, faults=faults)
     with Progress("backfill") as progress:
         if args.dry_run:
-            dry_run(
-                records,
-                deployment.site,
-                deployment.limits,
-                version=version,
-                result=result,
-                progress=progress,
-            )
+            changes = page_changes(records, deployment.site, version, result, progress)
+            dry_run(changes, deployment.limits, result, progress)
         else:
             app = deployment.app
-            site = deployment.settings.site
+            changes = page_changes(records, deployment.settings.site, version, result, progress)
             try:
-                Importer(app, workers).run(records, site, version, result, progress)
+                Importer(app, workers).run(changes, result, progress)
             finally:  # even after a fatal error: the pages applied so far get their rebuilds
-                _request_rebuilds(app, result)
-    result.source_faults = faults
+                request_rebuilds(app, result)
     _report(result, args)
     if result.interrupted:
         return 130
     return 1 if result.failed or result.source_faults else 0
-
-
-_SHARDS_NAMED = 10  # in the failure's one line (the JSON report lists every shard)
-
-
-def _request_rebuilds(app: App, result: BackfillResult) -> None:
-    """Ask for the touched shards' rebuilds; a refusal is a failure of the run, reported with
-    its summary (the pages are applied: running the same backfill again asks again)."""
-    try:
-        result.rebuilds_requested = request_rebuilds(app, result.shards, uuid.uuid4().hex)
-    except (RetryableError, ClientError, BotoCoreError) as exc:
-        why = aws_error_message(exc) or f"{type(exc).__name__}: {exc}"
-        named = sorted(result.shards)
-        shards = ", ".join(named[:_SHARDS_NAMED]) + (
-            f" and {len(named) - _SHARDS_NAMED} more" if len(named) > _SHARDS_NAMED else ""
-        )
-        result.failed.append(Problem("rebuild requests", f"not sent for {shards}: {why}"))
 
 
 def _default_version(text: str) -> Decimal:
@@ -356,17 +296,17 @@ def _report(result: BackfillResult, args: argparse.Namespace) -> None:
     lines = [f"source fault {p.origin}: {p.reason}" for p in result.source_faults]
     lines += [f"rejected {p.origin}: {p.reason}" for p in result.rejected]
     lines += [f"failed {p.origin}: {p.reason}" for p in result.failed]
+    rejected, failed = len(result.rejected), len(result.failed)
     if args.dry_run:
         lines.append(
             f"backfill --dry-run: {result.read:,} page(s) read, {result.valid:,} valid, "
-            f"{len(result.rejected):,} rejected; nothing written"
+            f"{rejected:,} rejected; nothing written"
         )
     else:
         lines.append(
             f"backfill: {result.read:,} page(s) read: {result.applied:,} applied, "
             f"{result.duplicate:,} already there (duplicate), {result.stale:,} stale (the "
-            f"registry has a newer version), {len(result.rejected):,} rejected, "
-            f"{len(result.failed):,} failed"
+            f"registry has a newer version), {rejected:,} rejected, {failed:,} failed"
         )
         lines.append(
             f"rebuild requested for {result.rebuilds_requested:,} shard(s); the rebuild and "
@@ -378,17 +318,5 @@ def _report(result: BackfillResult, args: argparse.Namespace) -> None:
         lines.append("incomplete: run the same command again to resume (it is idempotent)")
     print("\n".join(lines), flush=True)
     if args.json:
-        summary = {
-            "read": result.read,
-            "applied": result.applied,
-            "duplicate": result.duplicate,
-            "stale": result.stale,
-            "valid": result.valid,
-            "rejected": [vars(p) for p in result.rejected],
-            "failed": [vars(p) for p in result.failed],
-            "source_faults": [vars(p) for p in result.source_faults],
-            "shards": sorted(result.shards),
-            "rebuilds_requested": result.rebuilds_requested,
-            "interrupted": result.interrupted,
-        }
+        summary = asdict(result) | {"shards": sorted(result.shards)}
         print(json.dumps(summary, ensure_ascii=False), flush=True)

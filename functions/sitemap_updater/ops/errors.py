@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from sitemap_updater.domain.errors import RetryableError
 
@@ -11,18 +14,47 @@ class UserError(Exception):
     """A mistake in the command line or its inputs: reported in one line, exit status 2."""
 
 
+def error_code(exc: BaseException) -> tuple[str, str]:
+    """An AWS error's code and message: a ClientError's own, else its type and one line."""
+    if not hasattr(exc, "response"):
+        return type(exc).__name__, aws_error_message(exc) or str(exc)
+    error = exc.response.get("Error", {})
+    return error.get("Code", "?"), error.get("Message", "")
+
+
+def refused_entries(response: Any) -> list[tuple[int, str, str]]:
+    """(entry id, code, message) of each entry a batch call's response lists as failed."""
+    return [
+        (int(item["Id"]), item.get("Code", "?"), item.get("Message", ""))
+        for item in response.get("Failed", [])
+    ]
+
+
+def call_batch(
+    call: Callable[..., Any], queue_url: str, entries: list[Any]
+) -> tuple[list[Any], list[tuple[int, str, str]]]:
+    """An SQS batch call's successful items and (id, code, message) of each entry refused:
+    every entry when SQS refuses the request whole."""
+    from botocore.exceptions import ClientError  # noqa: PLC0415 - only the AWS commands need it
+
+    try:
+        response = call(QueueUrl=queue_url, Entries=entries)
+    except ClientError as exc:
+        code, message = error_code(exc)
+        return [], [(int(entry["Id"]), code, message) for entry in entries]
+    return response.get("Successful", []), refused_entries(response)
+
+
 def aws_error_message(exc: BaseException) -> str | None:
     """One line for an AWS or SDK error a person can act on; None if ``exc`` is not one."""
-    try:
-        from botocore.exceptions import (  # noqa: PLC0415 - only the AWS commands need botocore
-            BotoCoreError,
-            ClientError,
-            EndpointConnectionError,
-            NoCredentialsError,
-            NoRegionError,
-        )
-    except ImportError:  # pragma: no cover - boto3 is a dependency
-        return None
+    from botocore.exceptions import (  # noqa: PLC0415 - only the AWS commands need botocore
+        BotoCoreError,
+        ClientError,
+        EndpointConnectionError,
+        NoCredentialsError,
+        NoRegionError,
+    )
+
     if isinstance(exc, RetryableError):  # an adapter's throttled or failed-for-now call
         return f"{exc}: AWS is throttling or failing for now; run the same command again"
     if isinstance(exc, NoCredentialsError):
@@ -35,12 +67,28 @@ def aws_error_message(exc: BaseException) -> str | None:
     if isinstance(exc, EndpointConnectionError):
         return f"cannot reach {exc.kwargs.get('endpoint_url')}: is the endpoint right and up?"
     if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
+        code, message = error_code(exc)
         operation = getattr(exc, "operation_name", "an AWS call")
-        return f"{operation} failed: {error.get('Code', '?')}: {error.get('Message', '')}".rstrip()
+        return f"{operation} failed: {code}: {message}".rstrip()
     if isinstance(exc, BotoCoreError):
         return str(exc)
     return None
+
+
+@contextmanager
+def interruptible(report: Any) -> Iterator[None]:
+    """Ctrl-C ends the block and sets ``report.interrupted``: the command still reports what
+    it did, and exits with ``exit_status``'s 130 (as the shell gives it)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        report.interrupted = True
+
+
+def exit_status(*, interrupted: bool = False, failed: bool = False) -> int:
+    if interrupted:
+        return 130
+    return 1 if failed else 0
 
 
 class CurrentStderr:

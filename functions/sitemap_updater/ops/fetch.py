@@ -1,16 +1,12 @@
 """Fetch one document over HTTP(S) as a crawler would, with limits (stdlib only).
 
-* Only ``http`` and ``https``, also after redirects (a sitemap naming ``file:///etc/passwd``
-  gets an error, never the file); with ``same_origin``, never to another origin than the
-  one asked (backfill's walk stays on the site).
-* A timeout per document: one deadline for the connections, redirects, headers and body
-  together, enforced on every read from the socket (a server dripping a byte a second
-  gets "timed out", not hours of patience).
-* At most ``max_bytes`` read from the wire and at most ``max_bytes`` after decompression
-  (a gzip bomb stops there and is reported as too large).
-* ``Content-Encoding: gzip`` is undone, and so is a gzipped body (``.xml.gz``, recognised
-  by its magic bytes, whatever the name says); every member of a multi-member gzip file is
-  read, as ``zcat`` does (RFC 1952).
+Only http and https, also after redirects (a sitemap naming ``file:///etc/passwd`` gets an
+error, never the file); with ``same_origin``, never to another origin than the one asked.
+One deadline covers connecting, redirects, headers and body, enforced on every read from
+the socket: a server dripping a byte a second gets "timed out". At most ``max_bytes`` are
+read, and as many after decompression (a gzip bomb stops there). ``Content-Encoding: gzip``
+and a gzipped body (by its magic bytes, whatever the name) are undone, every member of it,
+as ``zcat`` does (RFC 1952).
 """
 
 from __future__ import annotations
@@ -32,7 +28,6 @@ from sitemap_updater.domain.urls import DEFAULT_PORTS
 
 USER_AGENT = "sitemap-updater (+https://github.com/sitemap-updater/sitemap-updater)"
 GZIP_MAGIC = b"\x1f\x8b"
-_SCHEMES = ("http", "https")
 _CHUNK = 64 * 1024
 
 
@@ -42,21 +37,14 @@ class Fetched:
     final_url: str  # after redirects
     status: int | None  # None when there was no HTTP answer
     body: bytes = b""  # decompressed; cut at the limit when too_large
-    gzipped: bool = False  # the document itself was gzip (not only the transfer)
     too_large: bool = False
     error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.status == 200 and self.error is None
 
     def problem(self) -> str | None:
         """Why this fetch gave no usable document, for people (None when it did)."""
         if self.error is not None:
             return self.error
-        if self.status != 200:
-            return f"HTTP {self.status}"
-        return None
+        return None if self.status == 200 else f"HTTP {self.status}"
 
 
 def url_origin(url: str) -> tuple[str, str, int] | None:
@@ -73,7 +61,6 @@ def url_origin(url: str) -> tuple[str, str, int] | None:
 
 
 def off_origin(final_url: str) -> str:
-    """Why a document redirected to another origin was not read."""
     return f"redirected to {final_url}, on another origin; not followed"
 
 
@@ -83,8 +70,8 @@ class _OffOrigin(Exception):
         self.url, self.code = url, code
 
 
-# What this thread is fetching: urllib opens the redirects' requests on the same thread, so
-# one deadline covers them all, and each is checked against the origin first asked.
+# urllib follows redirects on the thread that asked: one deadline covers them all, and each
+# is checked against the origin first asked.
 _current = threading.local()
 
 
@@ -92,20 +79,17 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(  # noqa: PLR0917 - urllib's signature
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
-        if urlsplit(newurl).scheme.lower() not in _SCHEMES:
+        if urlsplit(newurl).scheme.lower() not in DEFAULT_PORTS:
             raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl!r}", headers, fp)
         stay_on = getattr(_current, "origin", None)
         if stay_on is not None and url_origin(newurl) != stay_on:
-            fp.close()  # its body is not needed
+            fp.close()
             raise _OffOrigin(newurl, code)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def _time_left() -> float | None:
-    deadline: float | None = getattr(_current, "deadline", None)
-    if deadline is None:
-        return None
-    left = deadline - time.monotonic()
+def _time_left() -> float:
+    left: float = _current.deadline - time.monotonic()
     if left <= 0:
         raise TimeoutError("timed out")
     return left
@@ -122,9 +106,7 @@ class _DeadlineReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int | None:
-        left = _time_left()
-        if left is not None:
-            self._sock.settimeout(left)
+        self._sock.settimeout(_time_left())
         result: int | None = self._raw.readinto(buffer)
         return result
 
@@ -137,33 +119,26 @@ class _DeadlineReader(io.RawIOBase):
 class _Response(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any):
         super().__init__(sock, *args, **kwargs)
-        if getattr(_current, "deadline", None) is not None:  # nothing read yet: no buffer lost
-            self.fp = io.BufferedReader(_DeadlineReader(sock, self.fp.detach()))
+        self.fp = io.BufferedReader(_DeadlineReader(sock, self.fp.detach()))  # nothing read yet
 
 
 class _HTTPConnection(http.client.HTTPConnection):
     response_class = _Response
 
-    def connect(self) -> None:
-        self.timeout = _time_left() or self.timeout
-        super().connect()
-
 
 class _HTTPSConnection(http.client.HTTPSConnection):
     response_class = _Response
 
-    def connect(self) -> None:
-        self.timeout = _time_left() or self.timeout
-        super().connect()  # the TLS handshake's reads wait at most the time left at connect
-
 
 class _HTTPHandler(urllib.request.HTTPHandler):
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        req.timeout = _time_left()  # connecting (a redirect's too) waits no longer
         return self.do_open(_HTTPConnection, req)
 
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        req.timeout = _time_left()  # the TLS handshake's reads too
         return self.do_open(_HTTPSConnection, req)  # the default context, as urllib's
 
 
@@ -171,11 +146,8 @@ _OPENER = urllib.request.build_opener(_Redirects(), _HTTPHandler(), _HTTPSHandle
 
 
 def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, bool]:
-    """Decompress gzip ``data`` up to ``max_bytes``; (bytes, True) when there was more.
-
-    Every member is read (RFC 1952 allows several, one after the other; zero padding after
-    the last is ignored, as gzip does). ``complete=False``: ``data`` was itself cut short,
-    so a missing end is no error.
+    """Decompress every member of gzip ``data`` up to ``max_bytes``; (bytes, True) when there
+    was more. ``complete=False``: ``data`` was itself cut short, so a missing end is no error.
     """
     out = bytearray()
     rest = data
@@ -193,19 +165,11 @@ def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, b
             return bytes(out), not complete
 
 
-def _read(response: http.client.HTTPResponse, limit: int, deadline: float) -> bytes:
-    """Up to ``limit`` bytes of the body, in chunks, giving up at the deadline."""
-    chunks: list[bytes] = []
-    size = 0
-    while size < limit:
-        if time.monotonic() >= deadline:
-            raise TimeoutError("timed out")
-        chunk = response.read(min(_CHUNK, limit - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+def _read(response: http.client.HTTPResponse, limit: int) -> bytes:
+    body = bytearray()
+    while len(body) < limit and (chunk := response.read(min(_CHUNK, limit - len(body)))):
+        body += chunk
+    return bytes(body)
 
 
 def fetch(
@@ -215,24 +179,19 @@ def fetch(
     max_bytes: int = PROTOCOL_MAX_BYTES,
     same_origin: bool = False,
 ) -> Fetched:
-    """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``).
-
-    ``timeout`` is for the whole document: connecting, redirects, headers and body.
-    ``same_origin``: a redirect to another origin is not followed (an error naming it).
-    """
-    if urlsplit(url).scheme.lower() not in _SCHEMES:
+    """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``)."""
+    if urlsplit(url).scheme.lower() not in DEFAULT_PORTS:
         return Fetched(url, url, None, error=f"not an http(s) URL: {url!r}")
     request = urllib.request.Request(  # noqa: S310 - the scheme is checked above
         url, headers={"User-Agent": USER_AGENT, "Accept-Encoding": "gzip"}
     )
-    deadline = time.monotonic() + timeout
-    _current.deadline = deadline
+    _current.deadline = time.monotonic() + timeout
     _current.origin = url_origin(url) if same_origin else None
     try:
         with _OPENER.open(request, timeout=timeout) as response:
             status, final_url = response.status, response.geturl()
             encoding = (response.headers.get("Content-Encoding") or "").lower()
-            raw = _read(response, max_bytes + 1, deadline)
+            raw = _read(response, max_bytes + 1)
     except urllib.error.HTTPError as exc:
         return Fetched(url, exc.geturl() or url, exc.code)
     except _OffOrigin as exc:
@@ -249,9 +208,8 @@ def fetch(
     try:
         if encoding in ("gzip", "x-gzip"):
             raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
-        gzipped = raw.startswith(GZIP_MAGIC)
-        if gzipped:
+        if raw.startswith(GZIP_MAGIC):
             raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
     except zlib.error as exc:
         return Fetched(url, final_url, status, error=f"bad gzip data: {exc}")
-    return Fetched(url, final_url, status, raw, gzipped=gzipped, too_large=too_large)
+    return Fetched(url, final_url, status, raw, too_large=too_large)

@@ -1,14 +1,13 @@
-"""A tiny progress bar on stderr, drawn only when stderr is a terminal (never in logs or CI).
-
-The commands always end with a summary of their own; the bar is only for the wait.
-"""
+"""A tiny progress bar on stderr, drawn only when stderr is a terminal (never in logs or CI),
+and the summary every command ends with."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
-from types import TracebackType
-from typing import TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
 
 _WIDTH = 24
 _INTERVAL = 0.1  # seconds between redraws
@@ -35,30 +34,24 @@ class Progress:
 
     def advance(self, count: int = 1) -> None:
         self.done += count
-        if self.enabled:
-            now = time.monotonic()
-            if now - self._drawn >= _INTERVAL:
-                self._drawn = now
-                self._draw(now)
+        if self.enabled and (now := time.monotonic()) - self._drawn >= _INTERVAL:
+            self._drawn = now
+            self.stream.write(f"\r\x1b[K{self.line(now)}")
+            self.stream.flush()
+            self._shown = True
 
     def line(self, now: float | None = None) -> str:
-        """The text of the bar as it would be drawn now."""
         elapsed = max((now if now is not None else time.monotonic()) - self._started, 1e-9)
         rate = f"{self.done / elapsed:,.0f}/s"
-        if self.total:
-            filled = min(_WIDTH, _WIDTH * self.done // self.total)
-            bar = "#" * filled + "." * (_WIDTH - filled)
-            percent = min(100, 100 * self.done // self.total)
-            return f"{self.label} [{bar}] {self.done:,}/{self.total:,} {percent}% {rate}"
-        return f"{self.label} {self.done:,} {rate}"
-
-    def _draw(self, now: float) -> None:
-        self.stream.write(f"\r\x1b[K{self.line(now)}")
-        self.stream.flush()
-        self._shown = True
+        if not self.total:
+            return f"{self.label} {self.done:,} {rate}"
+        filled = min(_WIDTH, _WIDTH * self.done // self.total)
+        percent = min(100, 100 * self.done // self.total)
+        bar = "#" * filled + "." * (_WIDTH - filled)
+        return f"{self.label} [{bar}] {self.done:,}/{self.total:,} {percent}% {rate}"
 
     def close(self) -> None:
-        if self.enabled and self._shown:
+        if self._shown:  # the summary that follows starts on a clean line
             self.stream.write("\r\x1b[K")
             self.stream.flush()
             self._shown = False
@@ -66,17 +59,19 @@ class Progress:
     def __enter__(self) -> Progress:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
 def _is_tty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
-    except (AttributeError, ValueError):
+    except (AttributeError, ValueError):  # no isatty, or closed
         return False
+
+
+def print_summary(lines: Iterable[str], summary: dict[str, Any], as_json: bool) -> None:
+    """The summary lines, then with ``--json`` the summary as one JSON line."""
+    print("\n".join(lines), flush=True)
+    if as_json:
+        print(json.dumps(summary), flush=True)

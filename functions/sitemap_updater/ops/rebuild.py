@@ -1,48 +1,36 @@
 """``sitemap-updater rebuild``: re-render shards from the registry and restore what was lost.
 
-Each shard goes through the rebuild function's own use case (``RebuildShard``) in restore
-mode, run right here rather than through the rebuild queue, so it works even when the
-functions do not. That is safe next to a running pipeline: every write is conditional on
-the ETag and generation it read, so an older read can never overwrite newer output; an
-object of ours newer than its record (a rebuild between its write and its record) is never
-taken for an altered one; and, as no rebuild is queued behind this command, a shard it
-wrote is read again until a pass finds nothing to write (``tests/integration/test_races.py``).
-
-* Bytes changed (the registry was edited, or a rebuild was lost): written with a new
-  lastmod, and the index function is asked to refresh, as after any rebuild.
-* Bytes unchanged: the object is checked (HEAD); missing or altered, it is written again
-  byte for byte with its recorded lastmod. Present and intact, it is not touched.
-
-Then the index files and robots.txt's Sitemap lines are restored the same way
-(``PublishIndex.restore``): only the recorded bytes, only where they are missing. When the
-registry has moved on since the index was published, the index function must publish it
-(it runs one message group at a time; this command does not compete with it): a request
-goes to the index queue.
-
-``--all`` is every shard with a published record, plus every shard number up to each
-group's open shard (shards that were filled but never rendered).
+It runs the rebuild function's use case here, in restore mode, so it works when the
+functions do not. That is safe next to them: every write is conditional on the ETag and
+generation it read; an object of ours newer than its record is never taken for an altered
+one; and, as no rebuild is queued behind this command, a shard it wrote is read again until
+a pass finds nothing to write (``tests/integration/test_races.py``). An index behind the
+registry is left to the index function (one message group at a time: this command does not
+compete with it), asked through the index queue.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import uuid
 from collections import Counter
 from typing import TYPE_CHECKING
 
 from sitemap_updater.domain.errors import LimitExceeded, RetryableError
 from sitemap_updater.domain.sharding import DEFAULT_GROUP, parse_shard_id, shard_id
-from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.errors import UserError, exit_status
+from sitemap_updater.ops.progress import Progress, print_summary
 from sitemap_updater.ops.resolve import resolve
 
 if TYPE_CHECKING:
     from sitemap_updater.adapters.registry import Registry
+    from sitemap_updater.bootstrap import App
+    from sitemap_updater.usecases.publish_index import RestoreResult
 
 
 def all_shards(registry: Registry) -> list[str]:
-    """Every shard the registry knows: published records and numbers up to the open shard."""
+    """Every shard the registry knows: published records, and every number up to each
+    group's open shard (shards that were filled but never rendered)."""
     known = {output.shard for output in registry.shard_outputs()}
     groups = {DEFAULT_GROUP} | {parse_shard_id(shard)[0] for shard in known}
     for group in sorted(groups):
@@ -51,21 +39,10 @@ def all_shards(registry: Registry) -> list[str]:
     return sorted(known, key=parse_shard_id)
 
 
-def run(args: argparse.Namespace) -> int:
-    wanted: list[str] = []
-    for shard in args.shard or []:
-        try:
-            parse_shard_id(shard)
-        except ValueError as exc:
-            raise UserError(f"--shard {shard!r}: a shard id is like pages-00001") from exc
-        wanted.append(shard)
-    deployment = resolve(args)
-    app = deployment.app
-    from sitemap_updater.observability import metrics  # noqa: PLC0415
+def _rebuild(app: App, shards: list[str], failed: dict[str, str]) -> dict[str, str]:
+    from sitemap_updater.observability import metrics  # noqa: PLC0415 - after resolve()
 
-    shards = all_shards(app.registry) if args.all else wanted
-    outcomes: dict[str, str] = {}
-    failed: dict[str, str] = {}
+    outcomes = {}
     with Progress("rebuild", total=len(shards)) as progress:
         for shard in shards:
             try:
@@ -74,43 +51,64 @@ def run(args: argparse.Namespace) -> int:
                 failed[shard] = f"{type(exc).__name__}: {exc}"
             metrics.clear_metrics()  # counted for Lambda's EMF; never published from here
             progress.advance()
+    return outcomes
+
+
+def _restore_index(app: App, failed: dict[str, str]) -> RestoreResult | None:
+    """Only the recorded bytes, only where they are missing; None if that failed."""
+    from sitemap_updater.observability import metrics  # noqa: PLC0415 - after resolve()
+
     try:
         index = app.publish_index.restore()
     except RetryableError as exc:  # WriteConflict and ConcurrentChange are ones
         failed["index"] = f"{type(exc).__name__}: {exc}"
         index = None
-    requested = index is None or index.behind
-    if requested:
+    if index is None or index.behind:
         app.queues.request_index(f"sitemap-updater rebuild {uuid.uuid4().hex}")
     metrics.clear_metrics()
+    return index
 
-    counts = Counter(outcomes.values())
+
+def run(args: argparse.Namespace) -> int:
+    for shard in args.shard or []:
+        try:
+            parse_shard_id(shard)
+        except ValueError as exc:
+            raise UserError(f"--shard {shard!r}: a shard id is like pages-00001") from exc
+    app = resolve(args).app
+    shards = all_shards(app.registry) if args.all else args.shard
+    failed: dict[str, str] = {}
+    outcomes = _rebuild(app, shards, failed)
+    index = _restore_index(app, failed)
+    files = {key: outcome.value for key, outcome in index.index_files.items()} if index else {}
+    robots = index.robots.value if index and index.robots else None
+    counts = sorted(Counter(outcomes.values()).items())
     lines = [f"failed {shard}: {reason}" for shard, reason in failed.items()]
     lines.append(
         f"rebuild: {len(shards):,} shard(s): "
-        + ", ".join(f"{count:,} {outcome}" for outcome, count in sorted(counts.items()))
+        + ", ".join(f"{count:,} {outcome}" for outcome, count in counts)
         + (f", {len(failed):,} failed" if failed else "")
     )
     lines.extend(
         f"  {outcome} {shard}" for shard, outcome in outcomes.items() if outcome != "unchanged"
     )
     if index is not None:
-        files = ", ".join(f"{key} {outcome.value}" for key, outcome in index.index_files.items())
-        robots = f"robots.txt {index.robots.value}" if index.robots else "robots.txt left alone"
-        lines.append(f"index: {files or 'no index files'}; {robots}")
+        named = ", ".join(f"{key} {outcome}" for key, outcome in files.items()) or "no index files"
+        lines.append(
+            f"index: {named}; " + (f"robots.txt {robots}" if robots else "robots.txt left alone")
+        )
+    requested = index is None or index.behind
     if requested:
         lines.append(
             "index: behind the registry; asked the index function to publish it "
             "(a request is on the index queue)"
         )
-    print("\n".join(lines), flush=True)
-    if args.json:
-        summary = {
-            "shards": outcomes,
-            "failed": failed,
-            "index_files": {k: v.value for k, v in index.index_files.items()} if index else {},
-            "robots": index.robots.value if index and index.robots else None,
-            "index_requested": requested,
-        }
-        print(json.dumps(summary), flush=True)
-    return 1 if failed else 0
+    summary = {
+        "shards": outcomes,
+        "failed": failed,
+        "index_files": files,
+        "robots": robots,
+        "index_requested": requested,
+    }
+    print_summary(lines, summary, args.json)
+    return exit_status(failed=bool(failed))

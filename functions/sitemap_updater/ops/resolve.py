@@ -1,14 +1,4 @@
-"""Find a deployment: its stack's outputs, or flags, or both (flags win).
-
-A stack has one output per settings variable (``SITE_URL`` -> ``SiteUrl``, see
-:func:`sitemap_updater.resources.output_key`) and the operator outputs in
-:data:`sitemap_updater.resources.EXTRA_OUTPUTS` (the ingest queue, the rebuild and index
-dead-letter queues...). ``--stack NAME`` reads them with CloudFormation DescribeStacks;
-explicit flags (``--table``, ``--bucket``, queue URLs, ``--setting NAME=VALUE``) override
-them or stand in for a stack. ``--endpoint-url``, ``--region`` and ``--profile`` go to
-every client, as with the AWS CLI, so the commands work the same against
-``sitemap-updater local --serve`` (whose stack is ``sitemap-updater-local``).
-"""
+"""Find a deployment from its stack's outputs (``--stack``), or flags, or both (flags win)."""
 
 from __future__ import annotations
 
@@ -26,7 +16,7 @@ from pydantic import ValidationError
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.local.stack import local_environment
-from sitemap_updater.ops.errors import CurrentStderr, UserError
+from sitemap_updater.ops.errors import CurrentStderr, UserError, error_code
 from sitemap_updater.ops.flags import RESOURCE_FLAGS
 from sitemap_updater.resources import output_key
 from sitemap_updater.settings import Settings
@@ -39,21 +29,24 @@ if TYPE_CHECKING:
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 LOCAL_REGION = "us-east-1"
 _FLAG_FOR_OUTPUT = {output: flag for flag, output, _ in RESOURCE_FLAGS.values()}
+_QUEUE_OUTPUTS = (  # each function's queue and dead-letter queue; IndexNow's only when on
+    ("ingest", "IngestQueueUrl", "IngestDlqUrl"),
+    ("rebuild", "RebuildQueueUrl", "RebuildDeadLetterQueueUrl"),
+    ("index", "IndexQueueUrl", "IndexDeadLetterQueueUrl"),
+    ("indexnow", "IndexnowQueueUrl", "IndexnowDlqUrl"),
+)
+_LIMITS = ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index")
 
 
 @dataclass(frozen=True)
 class QueuePair:
-    """A function's source queue and its dead-letter queue."""
-
     name: str
-    url: str | None
+    url: str | None  # None: unknown
     dlq_url: str | None
 
 
 @dataclass
 class Deployment:
-    """What the commands talk to: the outputs that describe it and a session to reach it."""
-
     outputs: dict[str, str]
     session: boto3.session.Session
     endpoint_url: str | None = None
@@ -77,34 +70,26 @@ class Deployment:
         return client
 
     def value(self, output: str) -> str:
-        """An output's value, or a UserError naming the flag that gives it."""
-        found = self.outputs.get(output)
-        if not found:
-            flag = _FLAG_FOR_OUTPUT.get(output)
-            source = f"stack {self.stack!r} has no output {output}" if self.stack else "no --stack"
-            hint = f"give {flag} or --stack" if flag else "give --stack"
-            raise UserError(f"{output} is unknown ({source}): {hint}")
-        return found
+        if found := self.outputs.get(output):
+            return found
+        flag = _FLAG_FOR_OUTPUT.get(output)
+        source = f"stack {self.stack!r} has no output {output}" if self.stack else "no --stack"
+        hint = f"give {flag} or --stack" if flag else "give --stack"
+        raise UserError(f"{output} is unknown ({source}): {hint}")
 
     @cached_property
     def settings(self) -> Settings:
-        """The deployment's settings, as its functions see them."""
-        environment = {
-            name: self.outputs[output_key(name)]
-            for name in Settings.env_names()
-            if self.outputs.get(output_key(name))
-        }
+        names = (name for name in Settings.env_names() if self.outputs.get(output_key(name)))
         try:
-            return Settings.model_validate(environment)
+            return Settings.model_validate({name: self.outputs[output_key(name)] for name in names})
         except ValidationError as exc:
             problems = []
             for error in exc.errors(include_url=False):
                 if not error["loc"]:  # a rule across settings: its message names them
                     problems.append(str(error["msg"]).removeprefix("Value error, "))
                     continue
-                name = str(error["loc"][0])
-                output = output_key(name)
-                flag = _FLAG_FOR_OUTPUT.get(output, f"--setting {name}=...")
+                output = output_key(str(error["loc"][0]))
+                flag = _FLAG_FOR_OUTPUT.get(output, f"--setting {error['loc'][0]}=...")
                 problem = "missing" if error["type"] == "missing" else error["msg"]
                 problems.append(f"{output} ({flag}): {problem}")
             raise UserError("cannot describe the deployment: " + "; ".join(problems)) from exc
@@ -121,7 +106,7 @@ class Deployment:
     def limits(self) -> Limits:
         """The limits alone: the outputs' values, else the settings' defaults."""
         values = {}
-        for name in ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index"):
+        for name in _LIMITS:
             alias = Settings.model_fields[name].alias or name
             given = self.outputs.get(output_key(alias))
             try:
@@ -135,41 +120,28 @@ class Deployment:
 
     @cached_property
     def app(self) -> App:
-        """The functions' composition root, on this deployment's clients."""
         from sitemap_updater.bootstrap import build_app  # noqa: PLC0415 - see quiet_observability
 
         return build_app(self.settings, self.session, endpoint_url=self.endpoint_url)
 
     def queues(self) -> list[QueuePair]:
-        """The function queues with their dead-letter queues (None when unknown): the three,
-        and IndexNow's when the deployment has it."""
-        optional = (
-            [
-                QueuePair(
-                    "indexnow",
-                    self.outputs.get("IndexnowQueueUrl"),
-                    self.outputs.get("IndexnowDlqUrl"),
-                )
-            ]
-            if self.outputs.get("IndexnowQueueUrl")
-            else []
-        )
         return [
-            QueuePair(
-                "ingest", self.outputs.get("IngestQueueUrl"), self.outputs.get("IngestDlqUrl")
-            ),
-            QueuePair(
-                "rebuild",
-                self.outputs.get("RebuildQueueUrl"),
-                self.outputs.get("RebuildDeadLetterQueueUrl"),
-            ),
-            QueuePair(
-                "index",
-                self.outputs.get("IndexQueueUrl"),
-                self.outputs.get("IndexDeadLetterQueueUrl"),
-            ),
-            *optional,
+            QueuePair(name, self.outputs.get(queue), self.outputs.get(dlq))
+            for name, queue, dlq in _QUEUE_OUTPUTS
+            if name != "indexnow" or self.outputs.get(queue)
         ]
+
+    def read_stack(self, stack: str) -> None:
+        try:
+            stacks = self.client("cloudformation").describe_stacks(StackName=stack)["Stacks"]
+        except ClientError as exc:
+            if "does not exist" not in error_code(exc)[1]:
+                raise
+            region = self.session.region_name or "the default region"
+            raise UserError(f"stack {stack!r} not found in {region}") from exc
+        for output in stacks[0].get("Outputs", []):
+            if "OutputKey" in output and "OutputValue" in output:
+                self.outputs[output["OutputKey"]] = output["OutputValue"]
 
 
 def is_local(endpoint_url: str | None) -> bool:
@@ -198,57 +170,29 @@ def session_for(
     )
 
 
-def stack_outputs(
-    session: boto3.session.Session, endpoint_url: str | None, stack: str
-) -> dict[str, str]:
-    from sitemap_updater.bootstrap import CLIENT_CONFIG  # noqa: PLC0415 - see quiet_observability
-
-    cloudformation = session.client(
-        "cloudformation", endpoint_url=endpoint_url, config=CLIENT_CONFIG
-    )
-    try:
-        stacks = cloudformation.describe_stacks(StackName=stack)["Stacks"]
-    except ClientError as exc:
-        message = exc.response.get("Error", {}).get("Message", "")
-        if "does not exist" in message:
-            raise UserError(
-                f"stack {stack!r} not found in {session.region_name or 'the default region'}"
-            ) from exc
-        raise
-    return {
-        output["OutputKey"]: output["OutputValue"]
-        for output in stacks[0].get("Outputs", [])
-        if "OutputKey" in output and "OutputValue" in output
-    }
-
-
 def quiet_observability() -> None:
-    """The use cases log and count for Lambda. Run from a command, their logs go to stderr
-    from WARNING up and their metrics are not published (drop them with
-    ``metrics.clear_metrics()`` now and then: Powertools prints every 100 values).
-
-    Powertools reads its environment when ``sitemap_updater.observability`` is first
-    imported, so this module imports the use cases (through bootstrap) only after it ran.
-    """
+    """The use cases log and count for Lambda; run here, they log to stderr from WARNING up
+    and publish no metrics (commands drop them with ``metrics.clear_metrics()``: Powertools
+    prints every 100 values). Powertools reads its environment when
+    ``sitemap_updater.observability`` is first imported, so bootstrap is imported after this."""
     for name, value in local_environment().items():
         os.environ.setdefault(name, value)
     from sitemap_updater.observability import logger  # noqa: PLC0415 - after the environment
 
     logger.setLevel("WARNING")
-    handler = logger.registered_handler
-    if hasattr(handler, "setStream"):
-        handler.setStream(CurrentStderr())
+    if hasattr(logger.registered_handler, "setStream"):
+        logger.registered_handler.setStream(CurrentStderr())
 
 
 def resolve(args: argparse.Namespace) -> Deployment:
-    """The deployment the command line names."""
     quiet_observability()
     session = session_for(args.profile, args.region, args.endpoint_url)
-    outputs = stack_outputs(session, args.endpoint_url, args.stack) if args.stack else {}
+    deployment = Deployment({}, session, endpoint_url=args.endpoint_url, stack=args.stack)
+    if args.stack:
+        deployment.read_stack(args.stack)
     for dest, (_flag, output, _what) in RESOURCE_FLAGS.items():
-        value = getattr(args, dest, None)
-        if value:
-            outputs[output] = value
+        if getattr(args, dest, None):
+            deployment.outputs[output] = getattr(args, dest)
     known = Settings.env_names()
     for setting in args.setting:
         name, sep, value = setting.partition("=")
@@ -257,7 +201,7 @@ def resolve(args: argparse.Namespace) -> Deployment:
                 f"--setting {setting!r}: expected NAME=VALUE with NAME one of "
                 f"{', '.join(sorted(known))}"
             )
-        outputs[output_key(name)] = value
-    if not outputs:
+        deployment.outputs[output_key(name)] = value
+    if not deployment.outputs:
         raise UserError("no deployment given: pass --stack NAME, or the resource flags")
-    return Deployment(outputs, session, endpoint_url=args.endpoint_url, stack=args.stack)
+    return deployment

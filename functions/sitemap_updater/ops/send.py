@@ -1,28 +1,27 @@
 """``sitemap-updater send``: put events from files on the ingest queue, as a CMS would.
 
-The files are read exactly as ``sitemap-updater local`` reads them (one event, a JSON
-array, JSON Lines with each line sent as written, an SQS batch, or folders of those).
-Bodies go out ten to a SendMessageBatch call (and at most 256 KiB per call; a larger body
-goes alone). A body over SQS's message limit is not sent; an entry SQS refuses, or every
-entry of a request SQS refuses whole, is reported with its origin and SQS's reason; the
-rest of the files is still sent, the summary always printed, and the command exits 1.
-Events are not validated here: the ingest function does that, and sends what it rejects
-to the dead-letter queue with the reason (see ``status`` and ``redrive``).
+Events are not validated here: the ingest function does that, and sends what it rejects to
+the dead-letter queue with the reason (see ``status`` and ``redrive``).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sitemap_updater.local.feeder import MessageBody, read_paths
-from sitemap_updater.ops.errors import UserError, aws_error_message
-from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.errors import (
+    UserError,
+    error_code,
+    exit_status,
+    interruptible,
+    refused_entries,
+)
+from sitemap_updater.ops.progress import Progress, print_summary
 from sitemap_updater.ops.resolve import resolve
 from sitemap_updater.resources import MAX_MESSAGE_BYTES
 
@@ -82,8 +81,7 @@ def entry_bytes(entry: Any) -> int:
 
 
 def sized_batches(items: Iterable[T], size: Callable[[T], int]) -> Iterator[list[T]]:
-    """Up to ten items per batch, and no more bytes than one batch may carry (an item larger
-    than that on its own goes alone)."""
+    """Up to ten items, and no more bytes than a batch may carry (a larger item goes alone)."""
     batch: list[T] = []
     total = 0
     for item in items:
@@ -98,13 +96,7 @@ def sized_batches(items: Iterable[T], size: Callable[[T], int]) -> Iterator[list
 
 
 def batches(bodies: Iterable[MessageBody]) -> Iterator[list[MessageBody]]:
-    """Up to ten bodies per batch, and no more bytes than one batch may carry."""
     return sized_batches(bodies, lambda body: text_bytes(body.body))
-
-
-def error_code(exc: ClientError) -> tuple[str, str]:
-    error = exc.response.get("Error", {})
-    return error.get("Code", "?"), error.get("Message", "")
 
 
 def send_bodies(
@@ -112,58 +104,52 @@ def send_bodies(
 ) -> SendResult:
     """Send every body that fits in a message; report each one not sent, with its origin."""
     result = SendResult()
-    fitting: list[MessageBody] = []
+    fitting = []
     for body in bodies:
-        length = text_bytes(body.body)
-        if length > MAX_MESSAGE_BYTES:
-            result.failed.append(
-                Failure(
-                    body.origin,
-                    "MessageTooLong",
-                    f"{length:,} bytes; an SQS message holds at most {MAX_MESSAGE_BYTES:,}",
-                )
-            )
-            progress.advance()
-        else:
+        if (length := text_bytes(body.body)) <= MAX_MESSAGE_BYTES:
             fitting.append(body)
+            continue
+        too_long = f"{length:,} bytes; an SQS message holds at most {MAX_MESSAGE_BYTES:,}"
+        result.failed.append(Failure(body.origin, "MessageTooLong", too_long))
+        progress.advance()
     pending = list(batches(fitting))
     index = 0
-    try:
+    with interruptible(result):
         for index, batch in enumerate(pending):
-            try:
-                response = sqs.send_message_batch(
-                    QueueUrl=queue_url,
-                    Entries=[
-                        {"Id": str(number), "MessageBody": body.body}
-                        for number, body in enumerate(batch)
-                    ],
-                )
-            except (ClientError, BotoCoreError) as exc:  # the whole request: each entry failed
-                if isinstance(exc, ClientError):
-                    code, message = error_code(exc)
-                else:  # no credentials, the endpoint unreachable...: no later request would do
-                    code, message = type(exc).__name__, aws_error_message(exc) or str(exc)
-                result.failed.extend(Failure(body.origin, code, message) for body in batch)
-                progress.advance(len(batch))
-                if code in FATAL_CODES or isinstance(exc, BotoCoreError):
-                    result.stopped = f"{code}: {message}" if message else code
-                    result.not_sent = sum(len(rest) for rest in pending[index + 1 :])
-                    break
-                continue
-            result.batches += 1
-            result.sent += len(response.get("Successful", []))
-            for failure in response.get("Failed", []):
-                origin = batch[int(failure["Id"])].origin
-                result.failed.append(
-                    Failure(origin, failure.get("Code", "?"), failure.get("Message", ""))
-                )
+            _send_batch(sqs, queue_url, batch, result)
             progress.advance(len(batch))
-    except KeyboardInterrupt:  # the request in flight may or may not have been taken
-        result.interrupted = True
+            if result.stopped:
+                result.not_sent = sum(len(rest) for rest in pending[index + 1 :])
+                break
+    if result.interrupted:  # the request in flight may or may not have been taken
         result.not_sent = sum(len(rest) for rest in pending[index:])
     order = {body.origin: number for number, body in enumerate(bodies)}
     result.failed.sort(key=lambda failure: order.get(failure.origin, 0))  # in file order
     return result
+
+
+def _send_batch(
+    sqs: SQSClient, queue_url: str, batch: list[MessageBody], result: SendResult
+) -> None:
+    """One request. An error about the queue or the caller (or no AWS at all: no credentials,
+    the endpoint unreachable) sets ``result.stopped``: no later request would do better."""
+    try:
+        response = sqs.send_message_batch(
+            QueueUrl=queue_url,
+            Entries=[{"Id": str(number), "MessageBody": b.body} for number, b in enumerate(batch)],
+        )
+    except (ClientError, BotoCoreError) as exc:  # the whole request: each entry failed
+        code, message = error_code(exc)
+        result.failed.extend(Failure(body.origin, code, message) for body in batch)
+        if code in FATAL_CODES or isinstance(exc, BotoCoreError):
+            result.stopped = f"{code}: {message}" if message else code
+        return
+    result.batches += 1
+    result.sent += len(response.get("Successful", []))
+    result.failed.extend(
+        Failure(batch[number].origin, code, message)
+        for number, code, message in refused_entries(response)
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,34 +165,20 @@ def run(args: argparse.Namespace) -> int:
     queue_url = deployment.value("IngestQueueUrl")
     with Progress("send", total=len(bodies)) as progress:
         result = send_bodies(deployment.sqs, queue_url, bodies, progress)
-    for failure in result.failed:
-        print(f"failed {failure.origin}: {failure.code}: {failure.message}")
+    lines = [f"failed {f.origin}: {f.code}: {f.message}" for f in result.failed]
     if result.stopped:
-        print(f"stopped at {result.stopped}; {result.not_sent:,} event(s) not sent")
+        lines.append(f"stopped at {result.stopped}; {result.not_sent:,} event(s) not sent")
     if result.interrupted:
-        print(
+        lines.append(
             f"interrupted: {result.not_sent:,} event(s) not sent (the request in flight may "
             "have been); sending the files again is harmless (equal versions are duplicates)"
         )
-    print(
+    lines.append(
         f"send: {result.sent:,} of {len(bodies):,} event(s) sent to {queue_url} "
         f"in {result.batches:,} batch(es); {len(result.failed):,} failed"
         + (f", {result.not_sent:,} not sent" if result.not_sent else "")
     )
-    if args.json:
-        print(
-            json.dumps(
-                {
-                    "queue_url": queue_url,
-                    "sent": result.sent,
-                    "batches": result.batches,
-                    "failed": [vars(failure) for failure in result.failed],
-                    "not_sent": result.not_sent,
-                    "stopped": result.stopped,
-                    "interrupted": result.interrupted,
-                }
-            )
-        )
-    if result.interrupted:
-        return 130
-    return 1 if result.failed or result.not_sent else 0
+    print_summary(lines, {"queue_url": queue_url, **asdict(result)}, args.json)
+    return exit_status(
+        interrupted=result.interrupted, failed=bool(result.failed or result.not_sent)
+    )

@@ -1,19 +1,14 @@
 """IndexNow: submit the URLs of applied changes, in requests of at most 10,000, never in the
 way of the sitemaps.
 
-The ingest function queues the URLs of the events it applied (``IngestBatch.flush``, after
-its rebuild requests, and never raising); the indexnow function receives up to a thousand
-of those messages at a time, de-duplicates their URLs, and submits them here. What each
-message becomes:
-
-* every chunk it contributed to was accepted: done;
-* a chunk failed (the endpoint down, throttling, a timeout, the key not yet fetchable) after
-  the client's own retries: the message fails, SQS delivers it again later, and after five
-  receives moves it to the dead-letter queue, from where ``sitemap-updater redrive`` sends
-  it back;
-* a chunk was rejected (400/422: retrying the same request can never succeed): the message
-  goes to the dead-letter queue at once, with the endpoint's answer as its reason;
-* the body is not a list of this site's URLs: dead-lettered at once (``malformed_message``).
+The ingest function queues the URLs of the events it applied, after its rebuild requests;
+the indexnow function receives up to a thousand of those messages at a time,
+de-duplicates their URLs and submits them here. A message whose every chunk was accepted
+is done. One whose chunk failed (the endpoint down, throttling, a timeout, the key not yet
+fetchable) fails: SQS delivers it again, and after five receives dead-letters it
+(``sitemap-updater redrive`` sends it back). One whose chunk was rejected (400/422: the
+same request can never succeed), or whose body is not a list of this site's URLs, goes to
+the dead-letter queue at once, with its reason.
 """
 
 from __future__ import annotations
@@ -21,25 +16,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
 
-from sitemap_updater.domain.indexnow import MAX_URLS_PER_REQUEST, Submission, Verdict
+from sitemap_updater.domain.indexnow import MAX_URLS_PER_REQUEST, Verdict
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
-
-
-class UrlSubmitter(Protocol):
-    def submit(self, urls: Sequence[str], deadline: float | None = None) -> Submission: ...
-
-
-class DeadLetters(Protocol):
-    def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class Message:
-    message_id: str
-    body: str
+from sitemap_updater.usecases.ports import DeadLetters, Message, UrlSubmitter
 
 
 @dataclass(frozen=True)
@@ -49,18 +30,12 @@ class SubmitResult:
     dead_lettered: frozenset[str]  # message ids parked with their reason
 
 
+@dataclass
 class SubmitChanges:
-    def __init__(
-        self,
-        site: Site,
-        client: UrlSubmitter,
-        dead_letters: DeadLetters,
-        max_urls_per_request: int = MAX_URLS_PER_REQUEST,
-    ):
-        self.site = site
-        self.client = client
-        self.dead_letters = dead_letters
-        self.max_urls_per_request = max_urls_per_request
+    site: Site
+    client: UrlSubmitter
+    dead_letters: DeadLetters
+    max_urls_per_request: int = MAX_URLS_PER_REQUEST
 
     def __call__(self, messages: Sequence[Message], deadline: float | None = None) -> SubmitResult:
         senders: dict[str, list[str]] = {}  # URL -> ids of the messages that carry it
@@ -114,17 +89,17 @@ class SubmitChanges:
         return SubmitResult(submitted, frozenset(retry), frozenset(parked))
 
     def _urls(self, body: str) -> list[str] | None:
+        """A non-empty list of this site's URLs (None: anything else)."""
         try:
-            value: Any = json.loads(body)
-        except ValueError:
+            urls = json.loads(body).get("urls")
+        except (ValueError, AttributeError):
             return None
-        urls = value.get("urls") if isinstance(value, dict) else None
         prefix = self.site.url_for("")
-        if not isinstance(urls, list) or not urls:
-            return None
-        if not all(isinstance(url, str) and url.startswith(prefix) for url in urls):
-            return None
-        return urls
+        if isinstance(urls, list) and all(
+            isinstance(u, str) and u.startswith(prefix) for u in urls
+        ):
+            return urls or None
+        return None
 
 
 def _count(name: str, value: int) -> None:

@@ -5,19 +5,20 @@ The URL record is the ordering gate. A newer version commits (record, entry and 
 one transaction); an equal version is a duplicate and changes nothing, but still asks for a
 rebuild of its shard, because the delivery that committed it may have crashed before asking;
 an older version is stale and is acknowledged. An event that can never succeed goes to the
-dead-letter queue at once with its reason; anything that may pass is raised so SQS retries.
+dead-letter queue at once with its reason; anything that may pass fails its message so SQS
+retries it.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 from functools import partial
-from typing import Protocol
+from typing import TypeVar
 
 from sitemap_updater.domain.clusters import (
     MAX_CLUSTER_MEMBERS,
@@ -32,43 +33,18 @@ from sitemap_updater.domain.clusters import (
     with_member,
 )
 from sitemap_updater.domain.contract import PageChange
-from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.events import parse_body
-from sitemap_updater.domain.placement import (
-    ClusterWrite,
-    Commit,
-    plan_commit,
-)
+from sitemap_updater.domain.placement import ClusterWrite, Commit, plan_commit
 from sitemap_updater.domain.records import UrlRecord, UrlState
 from sitemap_updater.domain.sharding import GroupRules, Limits, checked_entry_size, parse_shard_id
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
+from sitemap_updater.usecases.ports import ChangeNotifier, IngestQueues, Message, UrlRegistry
+from sitemap_updater.usecases.retry import retry
 
 MAX_ATTEMPTS = 8
-
-
-class UrlRegistry(Protocol):
-    def url_state(self, url: str) -> UrlState: ...
-    def url_states(self, urls: Sequence[str]) -> dict[str, UrlState]: ...
-    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
-    def entry(self, shard: str, url: str) -> SitemapEntry | None: ...
-    def commit(self, commit: Commit) -> None: ...
-    def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]: ...
-    def commit_all(self, commits: Sequence[Commit]) -> None: ...
-    def open_shard(self, group: str) -> str: ...
-    def close_shard(self, shard: str) -> None: ...
-
-
-class RebuildRequests(Protocol):
-    def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None: ...
-    def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None: ...
-
-
-class ChangeNotifier(Protocol):
-    """Queues the URLs of applied changes for IndexNow (adapters/indexnow_queue.py)."""
-
-    def notify(self, urls: Sequence[str]) -> None: ...
+R = TypeVar("R")
 
 
 class Outcome(StrEnum):
@@ -76,37 +52,43 @@ class Outcome(StrEnum):
     DUPLICATE = "duplicate"
     STALE = "stale"
     REJECTED = "rejected"
+    FAILED = "failed"  # may pass: SQS delivers the message again
 
 
 @dataclass(frozen=True)
 class IngestResult:
     outcome: Outcome
     shards: frozenset[str] = frozenset()
+    error: Exception | None = None  # why it FAILED
+
+    def value_or_raise(self) -> str:
+        if self.error is not None:
+            raise self.error
+        return self.outcome.value
 
 
+@dataclass(frozen=True)
+class _Planned:
+    commit: Commit
+    placed: str | None  # the URL's shard as read: if it is full, the entry moves
+
+
+@dataclass
 class ApplyChange:
-    """Apply one validated change to the registry, in order, placing new URLs and keeping
-    its hreflang cluster complete (see domain.clusters)."""
+    """Apply one change to the registry if it is newer, placing a new URL and keeping its
+    hreflang cluster complete (see domain.clusters)."""
 
-    def __init__(
-        self,
-        registry: UrlRegistry,
-        limits: Limits,
-        tombstone_ttl_seconds: int,
-        clock: Callable[[], datetime],
-        groups: GroupRules | None = None,
-    ):
-        self.registry = registry
-        self.limits = limits
-        self.tombstone_ttl_seconds = tombstone_ttl_seconds
-        self.clock = clock
-        self.groups = groups or GroupRules()
-        self._open: dict[str, str] = {}
+    registry: UrlRegistry
+    limits: Limits
+    tombstone_ttl_seconds: int
+    clock: Callable[[], datetime]
+    groups: GroupRules = field(default_factory=GroupRules)
+    _open: dict[str, str] = field(default_factory=dict, init=False, repr=False)  # group: shard
 
     def __call__(self, change: PageChange) -> IngestResult:
         base = checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
-        move = False
-        for _attempt in range(MAX_ATTEMPTS):
+
+        def plan(move: bool) -> _Planned | IngestResult:
             state = self.registry.url_state(change.url)
             record = state.record
             if record is not None and record.version > change.version:
@@ -126,35 +108,20 @@ class ApplyChange:
                         f"{self.limits.max_entry_bytes}",
                     )
             commit = self._plan(record, change, size, base, move)
-            commit = replace(
-                commit,
-                cluster=self._placed(write, commit) if write else None,
-                expected_cluster=state.cluster,
-            )
-            try:
-                self.registry.commit(commit)
-            except ConcurrentChange:
-                continue
-            except ShardFull as full:
-                self._close(full.shard)
-                move = move or (record is not None and record.shard == full.shard)
-                continue
-            self._log_move(commit)
-            shards = commit.touched | (self._settle(change.url) if write else frozenset())
-            return IngestResult(Outcome.APPLIED, shards)
-        raise RetryableError(f"{change.url}: gave up after {MAX_ATTEMPTS} concurrent changes")
+            commit = _with_cluster(commit, write, state.cluster)
+            return _Planned(commit, record.shard if record else None)
+
+        done = self._until_committed(plan, f"{change.url}: gave up after")
+        if isinstance(done, IngestResult):
+            return done
+        settled = self._settle(change.url) if done.cluster else frozenset()
+        return IngestResult(Outcome.APPLIED, done.touched | settled)
 
     def apply_plain(self, changes: Sequence[PageChange]) -> dict[str, IngestResult]:
-        """Apply changes of distinct URLs that have nothing to do with any hreflang cluster,
-        together: one batched read, then one transaction per group the registry cuts them
-        into (at most ``MAX_COMMITS_TOGETHER``, and within DynamoDB's size limits).
-
-        The same decisions as one by one, at a fraction of the requests (a burst of
-        publishes costs a read and a write per few dozen events, not two per event). A URL
-        missing from the answer was not applied (it has a cluster, its entry is invalid,
-        or its transaction failed): apply it on its own, which settles every such case.
-        A transaction that fails never costs the outcomes of those that committed before it.
-        """
+        """Apply changes of distinct URLs with no hreflang cluster together: one batched read,
+        then a transaction per group the registry cuts them into; the same decisions as one
+        by one. A URL missing from the answer (a cluster, an invalid entry, a failed
+        transaction) is to be applied on its own; a failed transaction undoes no other."""
         if len({change.url for change in changes}) != len(changes):
             raise ValueError("apply_plain takes each URL once")
         states = self.registry.url_states([change.url for change in changes])
@@ -170,32 +137,20 @@ class ApplyChange:
             elif record is not None and record.version == change.version:
                 own = frozenset({record.shard}) if record.shard else frozenset()
                 results[change.url] = IngestResult(Outcome.DUPLICATE, own)
-            elif change.entry is None:
-                planned.append(self._plan(record, change, 0, 0, move=False))
             else:
                 try:
-                    size = checked_entry_size(change.entry, self.limits)
+                    entry = change.entry
+                    size = checked_entry_size(entry, self.limits) if entry is not None else 0
                 except InvalidEvent:
-                    continue  # rejected with its reason on its own
+                    continue
                 planned.append(self._plan(record, change, size, size, move=False))
         for chunk in self.registry.transactions(planned):
             try:
                 self.registry.commit_all(chunk)
-            except (ConcurrentChange, ShardFull, RetryableError) as failed:
-                # Not lost: each of these is applied on its own, which retries, closes a
-                # full shard, or raises for SQS to deliver it again.
-                logger.info(
-                    "batched commit not applied",
-                    reason=f"{type(failed).__name__}: {failed}",
-                    events=len(chunk),
-                )
-                continue
-            except Exception as failed:  # noqa: BLE001 - not swallowed: see below
-                # Anything else (an entry no item holds, a refused request) is raised again,
-                # or rejected with its reason, when its events are applied on their own; the
-                # transactions already committed keep their outcomes.
-                logger.warning(
-                    "batched commit failed; its events are applied one by one",
+            except Exception as failed:  # noqa: BLE001 - its events are applied on their own
+                expected = isinstance(failed, ShardFull | RetryableError)
+                (logger.info if expected else logger.warning)(
+                    "batched commit not applied; its events are applied one by one",
                     reason=f"{type(failed).__name__}: {failed}",
                     events=len(chunk),
                 )
@@ -203,6 +158,32 @@ class ApplyChange:
             for commit in chunk:
                 results[commit.change.url] = IngestResult(Outcome.APPLIED, commit.touched)
         return results
+
+    def _until_committed(self, plan: Callable[[bool], _Planned | R], gave_up: str) -> Commit | R:
+        """Plan and commit until it holds: again after a concurrent change; after a full
+        shard, closed, out of it if it was the URL's own."""
+        move = False
+
+        def attempt() -> Commit | R:
+            nonlocal move
+            planned = plan(move)
+            if not isinstance(planned, _Planned):
+                return planned
+            try:
+                self.registry.commit(planned.commit)
+            except ShardFull as full:
+                self._close(full.shard)
+                move = move or planned.placed == full.shard
+                raise
+            self._log_move(planned.commit)
+            return planned.commit
+
+        return retry(
+            attempt,
+            MAX_ATTEMPTS,
+            (ConcurrentChange, ShardFull),
+            give_up=lambda: RetryableError(f"{gave_up} {MAX_ATTEMPTS} concurrent changes"),
+        )
 
     def _plan(
         self, record: UrlRecord | None, change: PageChange, size: int, base: int, move: bool
@@ -223,8 +204,6 @@ class ApplyChange:
             max_slots=self.groups.max_urls(group, self.limits),
         )
 
-    # -- hreflang clusters -------------------------------------------------------------------
-
     def _cluster_write(self, change: PageChange, state: UrlState) -> ClusterWrite | None:
         """The cluster this change belongs to after it, merged and with every URL it
         declares as a member (None: the page has nothing to do with any cluster)."""
@@ -243,33 +222,21 @@ class ApplyChange:
             seed = f"{change.url}@{change.version}".encode()
             cluster = Cluster(cid=hashlib.sha256(seed).hexdigest()[:20], members={})
             expected = None
-        previous = cluster.all.get(change.url)
         if change.live:
             member = Member(lang=change.hreflang, declares=change.alternates, live=True)
         else:  # an unpublished page keeps what it declared; it is just not listed
-            member = replace(previous or Member(), live=False)
+            member = replace(cluster.all.get(change.url) or Member(), live=False)
         cluster = with_member(cluster, change.url, member)
         target_writes = []
         for url in targets:
             target = target_states[url]
             if url not in cluster.all:
-                found_record = target.record
-                cluster = with_member(
-                    cluster,
-                    url,
-                    Member(
-                        live=bool(found_record and found_record.live),
-                        shard=found_record.shard if found_record else None,
-                        base=found_record.base if found_record else 0,
-                        reserved=found_record.reserved if found_record else 0,
-                    ),
-                )
+                cluster = with_member(cluster, url, _member(target.record))
             if target.cluster not in found:
                 # Newly linked: its record must point here, as read. A page whose pointer
-                # names one of the clusters merged here keeps it (the redirect the merge
-                # leaves resolves it, as for their other members, and that cluster's version
-                # condition guards its state): rewriting those too took a merge of many
-                # clusters past DynamoDB's 100 actions a transaction, refused every time.
+                # names one of the clusters merged here keeps it: the redirect the merge
+                # leaves resolves it, that cluster's version guards its state, and a merge
+                # of many clusters stays within DynamoDB's 100 actions a transaction.
                 version = target.record.version if target.record else None
                 target_writes.append((url, version, target.cluster))
         if too_large(cluster):
@@ -280,15 +247,6 @@ class ApplyChange:
             )
         absorbed = tuple((c.cid, c.version) for c in distinct if c.cid != cluster.cid)
         return ClusterWrite(cluster, expected, absorbed, tuple(target_writes))
-
-    @staticmethod
-    def _placed(write: ClusterWrite, commit: Commit) -> ClusterWrite:
-        """The cluster with this URL's member at its (new) place and reservation."""
-        url = commit.change.url
-        member = replace(
-            write.cluster.all[url], shard=commit.shard, base=commit.base, reserved=commit.reserved
-        )
-        return replace(write, cluster=with_member(write.cluster, url, member))
 
     def _settle(self, url: str) -> frozenset[str]:
         """Grow (or move) every sibling whose entry outgrew its reservation when the cluster
@@ -316,41 +274,30 @@ class ApplyChange:
 
     def _resize(self, url: str) -> frozenset[str]:
         """Reserve what a sibling's entry now needs, in place or in the open shard."""
-        move = False
-        for _attempt in range(MAX_ATTEMPTS):
+        nothing: frozenset[str] = frozenset()
+
+        def plan(move: bool) -> _Planned | frozenset[str]:
             state = self.registry.url_state(url)
             record = state.record
             if record is None or not record.live or record.shard is None or not state.cluster:
-                return frozenset()
+                return nothing
             cluster = self.registry.clusters([state.cluster])[state.cluster]
             needed = needed_bytes(cluster, url)
             if needed <= record.reserved:
-                return frozenset()
+                return nothing
             entry = self.registry.entry(record.shard, url)
             if entry is None:  # its own change is half-way through; that change settles it
-                return frozenset()
+                return nothing
             member = cluster.all[url]
             same = PageChange(
                 url, record.version, entry, hreflang=member.lang, alternates=member.declares
             )
             commit = self._plan(record, same, needed, record.base, move)
-            write = ClusterWrite(cluster, cluster.version)
-            commit = replace(
-                commit, cluster=self._placed(write, commit), expected_cluster=state.cluster
-            )
-            try:
-                self.registry.commit(commit)
-            except ConcurrentChange:
-                continue
-            except ShardFull as full:
-                self._close(full.shard)
-                move = move or record.shard == full.shard
-                continue
-            self._log_move(commit)
-            return commit.touched
-        raise RetryableError(f"{url}: gave up resizing after {MAX_ATTEMPTS} concurrent changes")
+            commit = _with_cluster(commit, ClusterWrite(cluster, cluster.version), state.cluster)
+            return _Planned(commit, record.shard)
 
-    # -- shards ------------------------------------------------------------------------------
+        done = self._until_committed(plan, f"{url}: gave up resizing after")
+        return done.touched if isinstance(done, Commit) else done
 
     def _log_move(self, commit: Commit) -> None:
         if commit.previous_shard:
@@ -368,48 +315,72 @@ class ApplyChange:
         return self._open[group]
 
     def _close(self, shard: str) -> None:
-        group = parse_shard_id(shard)[0]
         self.registry.close_shard(shard)
-        self._open.pop(group, None)
+        self._open.pop(parse_shard_id(shard)[0], None)
 
 
 @dataclass
-class IngestBatch:
-    """One Lambda invocation's worth of messages: handle each, then flush the rebuild requests."""
+class Ingest:
+    """One invocation's messages: each one's outcome, by message id. Plain changes are
+    committed together, the rest one by one; then one rebuild request per touched shard
+    (raises if it cannot be sent: SQS delivers the whole batch again, and its committed
+    events, duplicates now, ask again); then IndexNow, which never raises."""
 
     site: Site
     max_event_bytes: int
     apply: ApplyChange
-    queues: RebuildRequests
-    touched: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    queues: IngestQueues
     indexnow: ChangeNotifier | None = None  # only when IndexNow is on
-    changed: list[str] = field(default_factory=list)  # URLs for IndexNow, in order
-    # By message id, from prepare: each change parsed, and the outcomes already applied.
-    _parsed: dict[str, PageChange] = field(default_factory=dict, init=False, repr=False)
-    _results: dict[str, IngestResult] = field(default_factory=dict, init=False, repr=False)
 
-    def prepare(self, messages: Sequence[tuple[str, str]]) -> None:
-        """Before the messages (id, body) are handled one by one: parse them all and apply
-        the plain changes together (``ApplyChange.apply_plain``); ``handle`` then reports
-        each message's outcome, applying on its own whatever this left undone.
+    def __call__(self, messages: Sequence[Message]) -> dict[str, IngestResult]:
+        parsed = {message.message_id: self._parse(message.body) for message in messages}
+        together = self._apply_together(messages, parsed)
+        results: dict[str, IngestResult] = {}
+        touched: dict[str, list[str]] = defaultdict(list)
+        changed: list[str] = []  # for IndexNow, in order
+        for message in messages:
+            change = parsed[message.message_id]
+            result = self._result(message, change, together.pop(message.message_id, None))
+            results[message.message_id] = result
+            for shard in result.shards:
+                touched[shard].append(message.message_id)
+            # IndexNow hears of every applied change (an unpublished page too: it should be
+            # crawled to see its 404/410), and of a duplicate SQS delivered before: the
+            # delivery that applied it may have died before queueing its URL.
+            if isinstance(change, PageChange) and (
+                result.outcome is Outcome.APPLIED
+                or (result.outcome is Outcome.DUPLICATE and message.redelivered)
+            ):
+                changed.append(change.url)
+        try:
+            if touched:
+                self.queues.request_rebuilds(touched)
+        finally:
+            self._notify(list(dict.fromkeys(changed)))
+        return results
 
-        An error here costs requests, never an event: it is logged, and each event is then
-        applied on its own, which raises its own errors for SQS to retry.
-        """
-        first: dict[str, tuple[str, PageChange]] = {}
+    def _parse(self, body: str) -> PageChange | InvalidEvent:
+        try:
+            return parse_body(body, self.site, self.max_event_bytes)
+        except InvalidEvent as rejected:
+            return rejected
+
+    def _apply_together(
+        self, messages: Sequence[Message], parsed: dict[str, PageChange | InvalidEvent]
+    ) -> dict[str, IngestResult]:
+        """The outcomes of the plain changes applied together, by message id (a URL given
+        twice is applied one by one, in order). A failure here costs requests, never an
+        event: each is then applied on its own."""
+        first: dict[str, tuple[str, PageChange]] = {}  # URL -> its first message
         repeated: set[str] = set()
-        for message_id, body in messages:
-            try:
-                change = parse_body(body, self.site, self.max_event_bytes)
-            except InvalidEvent:
-                continue  # rejected by handle, with its reason
-            self._parsed[message_id] = change
-            if change.url in first:
-                repeated.add(change.url)
-            first.setdefault(change.url, (message_id, change))
+        for message_id, change in parsed.items():
+            if isinstance(change, PageChange):
+                if change.url in first:
+                    repeated.add(change.url)
+                first.setdefault(change.url, (message_id, change))
         plain = [change for url, (_, change) in first.items() if url not in repeated]
         if len(plain) < 2:
-            return
+            return {}
         try:
             results = self.apply.apply_plain(plain)
         except Exception as exc:  # noqa: BLE001 - each event is applied on its own instead
@@ -418,63 +389,41 @@ class IngestBatch:
                 reason=f"{type(exc).__name__}: {exc}",
                 events=len(plain),
             )
-            return
-        for url, result in results.items():
-            self._results[first[url][0]] = result
+            return {}
+        return {first[url][0]: result for url, result in results.items()}
 
-    def handle(self, message_id: str, body: str, *, redelivered: bool = False) -> IngestResult:
-        """``redelivered``: SQS has delivered this message before (see ``_note_change``)."""
+    def _result(
+        self, message: Message, change: PageChange | InvalidEvent, done: IngestResult | None
+    ) -> IngestResult:
+        """Its outcome; FAILED, with the error, when it may pass (SQS delivers it again)."""
         try:
-            change = self._parsed.pop(message_id, None) or parse_body(
-                body, self.site, self.max_event_bytes
-            )
-            result = self._results.pop(message_id, None) or self.apply(change)
-        except InvalidEvent as rejected:
-            self.queues.dead_letter(body, rejected.code, rejected.reason, message_id)
-            metrics.add_metric(name=Metric.EVENTS_REJECTED, unit="Count", value=1)
-            logger.warning(
-                "event rejected",
-                reason=rejected.reason,
-                reason_code=rejected.code,
-                message_id=message_id,
-            )
-            return IngestResult(Outcome.REJECTED)
-        for shard in result.shards:
-            self.touched[shard].append(message_id)
-        self._note_change(change.url, result.outcome, redelivered)
+            try:
+                if isinstance(change, InvalidEvent):
+                    raise change
+                result = done or self.apply(change)
+                logger.debug("event ingested", url=change.url, outcome=result.outcome.value)
+            except InvalidEvent as rejected:
+                self.queues.dead_letter(
+                    message.body, rejected.code, rejected.reason, message.message_id
+                )
+                logger.warning(
+                    "event rejected",
+                    reason=rejected.reason,
+                    reason_code=rejected.code,
+                    message_id=message.message_id,
+                )
+                result = IngestResult(Outcome.REJECTED)
+        except Exception as error:  # noqa: BLE001 - this message alone fails
+            return IngestResult(Outcome.FAILED, error=error)
         metrics.add_metric(name=_OUTCOME_METRICS[result.outcome], unit="Count", value=1)
-        logger.debug("event ingested", url=change.url, outcome=result.outcome.value)
         return result
 
-    def flush(self) -> None:
-        """Ask for one rebuild per touched shard; raises if the request could not be sent.
-        Then (even then) queue the changed URLs for IndexNow, which never raises."""
-        try:
-            if self.touched:
-                self.queues.request_rebuilds(dict(self.touched))
-                self.touched.clear()
-        finally:
-            self._notify_changes()
-
-    def _note_change(self, url: str, outcome: Outcome, redelivered: bool) -> None:
-        """IndexNow hears of every applied change (publish or unpublish: a removed page
-        should be crawled to see its 404/410), not of stale or duplicate events. Except a
-        duplicate SQS has delivered before: the delivery that applied it may have died
-        before queueing the URL (a timeout after the commit), and a second submission is
-        cheaper than a lost one."""
-        if self.indexnow is None:
+    def _notify(self, urls: list[str]) -> None:
+        """Queue the changed URLs for IndexNow, even when the rebuild requests failed (the
+        retry finds duplicates, not queued). Never raises: IndexNow must never fail the
+        sitemap work; a failure is counted (IndexNowUrlsNotQueued, alarmed) and logged."""
+        if self.indexnow is None or not urls:
             return
-        if outcome is Outcome.APPLIED or (outcome is Outcome.DUPLICATE and redelivered):
-            self.changed.append(url)
-
-    def _notify_changes(self) -> None:
-        """Queue the batch's changed URLs for IndexNow. Never raises, and runs after the
-        rebuild requests: IndexNow must never hold up or fail the sitemap work. A failure
-        is logged with the URLs and counted (IndexNowUrlsNotQueued, alarmed)."""
-        if self.indexnow is None or not self.changed:
-            return
-        urls = list(dict.fromkeys(self.changed))
-        self.changed.clear()
         try:
             self.indexnow.notify(urls)
         except Exception as exc:  # noqa: BLE001 - any failure: the sitemap work goes on
@@ -486,7 +435,27 @@ class IngestBatch:
             metrics.add_metric(name=Metric.INDEXNOW_QUEUED, unit="Count", value=len(urls))
 
 
+def _member(record: UrlRecord | None) -> Member:
+    """A newly declared page as a member, placed as its record says (None: unpublished)."""
+    if record is None:
+        return Member()
+    return Member(live=record.live, shard=record.shard, base=record.base, reserved=record.reserved)
+
+
+def _with_cluster(commit: Commit, write: ClusterWrite | None, pointer: str | None) -> Commit:
+    """The commit with its cluster's write (this URL's member at its new place and
+    reservation), conditional on the cluster pointer its record was read with."""
+    if write is not None:
+        url = commit.change.url
+        member = replace(
+            write.cluster.all[url], shard=commit.shard, base=commit.base, reserved=commit.reserved
+        )
+        write = replace(write, cluster=with_member(write.cluster, url, member))
+    return replace(commit, cluster=write, expected_cluster=pointer)
+
+
 _OUTCOME_METRICS = {
+    Outcome.REJECTED: Metric.EVENTS_REJECTED,
     Outcome.APPLIED: Metric.EVENTS_APPLIED,
     Outcome.DUPLICATE: Metric.EVENTS_DUPLICATE,
     Outcome.STALE: Metric.EVENTS_STALE,

@@ -1,54 +1,31 @@
 """Writing a derived object: skip identical bytes, compare-and-set on the ETag, adopt the truth.
 
-Every object the updater writes carries its own description in its metadata (content hash,
-entry count, uncompressed size, lastmod). When a conditional write loses, the writer reads
-what is really there and records that (``observe``), then tries again from a fresh read of
-the registry. Because the registry is read *after* the ETag the write is conditional on,
-an object is only ever replaced by output at least as new: an older read cannot win.
+Every object carries its own description in its metadata (hash, entry count, size,
+lastmod). When a conditional write loses, the writer records what is really there
+(``adopt``) and tries again from a fresh read of the registry. The registry is read *after*
+the ETag the write is conditional on, so an older read can never win.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Protocol
+from typing import Any
 
+from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.records import ObjectState
+from sitemap_updater.observability import Metric, logger, metrics
+from sitemap_updater.usecases.ports import ObjectStore
 
 XML_CONTENT_TYPE = "application/xml; charset=utf-8"
 GZIP_CONTENT_TYPE = "application/gzip"
 TEXT_CONTENT_TYPE = "text/plain; charset=utf-8"
 
 
-class StoredObjectView(Protocol):
-    @property
-    def etag(self) -> str: ...
-    @property
-    def metadata(self) -> dict[str, str]: ...
-
-
-class ObjectStore(Protocol):
-    def put(
-        self,
-        key: str,
-        body: bytes,
-        *,
-        content_type: str,
-        cache_control: str,
-        expected_etag: str | None,
-        metadata: dict[str, str] | None = None,
-    ) -> str: ...
-
-    def head(self, key: str) -> StoredObjectView | None: ...
-
-    def delete(self, key: str, expected_etag: str | None = None) -> None: ...
-
-
-class Invalidator(Protocol):
-    """Makes the CDN forget the given keys; never raises (a failure is logged and counted)."""
-
-    def invalidate(self, keys: Sequence[str]) -> bool: ...
+class NewerOutput(WriteConflict):
+    """The object holds output newer than its record: never put the recorded bytes over it."""
 
 
 def sha256(document: bytes) -> str:
@@ -59,68 +36,77 @@ def w3c_now(clock_value: datetime) -> str:
     return clock_value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def write_object(
-    store: ObjectStore,
-    state: ObjectState,
-    body: bytes,
-    *,
-    content_type: str,
-    cache_control: str,
-    previous: ObjectState | None,
-) -> ObjectState:
-    """Write ``body`` under ``state.key`` if it still holds ``previous`` (raises WriteConflict)."""
-    expected = previous.etag if previous is not None and previous.key == state.key else None
-    etag = store.put(
-        state.key,
-        body,
-        content_type=content_type,
-        cache_control=cache_control,
-        expected_etag=expected,
-        metadata={
-            "sha256": state.sha256,
-            "entries": str(state.entries),
-            "bytes": str(state.bytes),
-            "lastmod": state.lastmod,
-        },
-    )
-    return ObjectState(
-        key=state.key,
-        etag=etag,
-        sha256=state.sha256,
-        entries=state.entries,
-        bytes=state.bytes,
-        lastmod=state.lastmod,
-    )
+@dataclass(frozen=True)
+class Writer:
+    """Writes objects of one Content-Type and Cache-Control, each described by its metadata."""
+
+    store: ObjectStore
+    content_type: str
+    cache_control: str
+
+    def write(self, state: ObjectState, body: bytes, previous: ObjectState | None) -> ObjectState:
+        """Write ``body`` under ``state.key`` if it still holds ``previous`` (or WriteConflict)."""
+        etag = self.store.put(
+            state.key,
+            body,
+            content_type=self.content_type,
+            cache_control=self.cache_control,
+            expected_etag=previous.etag if previous and previous.key == state.key else None,
+            metadata={name: str(getattr(state, name)) for name in _DESCRIPTION},
+        )
+        return replace(state, etag=etag)
+
+    def rewrite(self, recorded: ObjectState, body: bytes) -> ObjectState | None:
+        """Write the recorded object again if it is missing or altered (None: it is intact)."""
+        found = self.store.head(recorded.key)
+        meta = found.metadata if found is not None else {}
+        if found is not None and meta.get("sha256") == recorded.sha256:
+            return None
+        # Other output of ours, not an altered object nor an older one put back: a writer
+        # takes its lastmod after it read the record, so never before the recorded one
+        # (equal within a second: newer, the safe side).
+        if "sha256" in meta and meta.get("lastmod", "") >= recorded.lastmod:
+            raise NewerOutput(f"{recorded.key} was rewritten since its record was read")
+        return self.write(
+            recorded, body, None if found is None else replace(recorded, etag=found.etag)
+        )
 
 
-def observe(store: ObjectStore, key: str, fallback_lastmod: str) -> ObjectState | None:
-    """What is really stored under ``key``, described from its metadata (None: nothing)."""
-    found = store.head(key)
-    if found is None:
-        return None
-    meta = found.metadata
-    return ObjectState(
-        key=key,
-        etag=found.etag,
-        sha256=meta.get("sha256", ""),
-        entries=_int(meta.get("entries")),
-        bytes=_int(meta.get("bytes")),
-        lastmod=meta.get("lastmod", fallback_lastmod),
-    )
+def take_back(store: ObjectStore, written: ObjectState, recorded: ObjectState | None) -> None:
+    """Delete an object written back whose record moved on meanwhile, unless that record now
+    holds it (``recorded``) or it was replaced since: no bytes outlive their record."""
+    if recorded is not None and recorded.etag == written.etag:
+        return
+    try:
+        store.delete(written.key, expected_etag=written.etag)
+    except WriteConflict:
+        logger.info("restored object replaced since; kept", key=written.key)
 
 
-def newer_output(found: StoredObjectView, recorded: ObjectState) -> bool:
-    """Whether ``found`` is output of ours written since ``recorded`` (by a concurrent writer
-    that has not recorded it yet), rather than an altered object or an older one put back.
+def adopt(
+    store: ObjectStore, key: str, lastmod: str, save: Callable[[ObjectState | None], None]
+) -> None:
+    """Record (``save``) what is really under ``key``, described by its metadata, so the next
+    attempt's condition can hold; unless the record moved on: a newer writer's state, which
+    the next attempt reads."""
+    found, state = store.head(key), None
+    if found is not None:
+        meta = found.metadata
+        sha, lastmod = meta.get("sha256", ""), meta.get("lastmod", lastmod)
+        entries, size = _int(meta.get("entries")), _int(meta.get("bytes"))
+        state = ObjectState(key, found.etag, sha, entries, size, lastmod)
+    try:
+        save(state)
+    except ConcurrentChange:
+        logger.info("record moved on; not adopting", key=key)
 
-    A restore must never put the recorded (older) bytes over it. Our objects carry their
-    hash and lastmod; a writer's lastmod is taken after it read the record, so it is never
-    before the recorded one (equal within a second: counted as newer, the safe side).
-    """
-    meta = found.metadata
-    if "sha256" not in meta or meta["sha256"] == recorded.sha256:
-        return False
-    return meta.get("lastmod", "") >= recorded.lastmod
+
+def conflicts(what: str, **context: Any) -> Callable[[int, Exception], None]:
+    def lost(attempt: int, error: Exception) -> None:
+        metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
+        logger.warning(f"{what} write conflict", attempt=attempt, reason=str(error), **context)
+
+    return lost
 
 
 def _int(value: str | None) -> int:
@@ -128,3 +114,6 @@ def _int(value: str | None) -> int:
         return int(value) if value is not None else 0
     except ValueError:
         return 0
+
+
+_DESCRIPTION = ("sha256", "entries", "bytes", "lastmod")  # an object's metadata

@@ -1,28 +1,22 @@
 """Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records.
 
-One run, serialised by the index queue's single FIFO message group:
+One run at a time (the index queue's single FIFO message group): mark each shard to name as
+``listed`` before naming it; write the index files whose bytes changed; make robots.txt's
+own Sitemap lines name exactly those files; delete the files no longer needed; clear
+``listed`` on retiring shards no file names, and ask their rebuild to delete them.
 
-1. mark every shard the index is about to name as ``listed`` (before naming it);
-2. render the index files (50,000 shards each) and write those whose bytes changed;
-3. make robots.txt's own Sitemap lines name exactly those index files;
-4. delete index files that are no longer needed (robots.txt no longer names them);
-5. clear ``listed`` on retiring shards the index no longer names, and ask their rebuild
-   (in the shard's own message group) to delete their objects.
-
-:meth:`PublishIndex.restore` (the operators' ``sitemap-updater rebuild``, which runs outside
-the index queue's message group) never publishes anything new: it only writes again an
-index file whose recorded bytes are still current but whose object is missing or altered,
-conditionally, with its recorded lastmod, and then robots.txt's Sitemap lines. When the
-registry has moved on, the index function has to publish: restore says so.
+:meth:`PublishIndex.restore` (``sitemap-updater rebuild``, outside that message group) never
+publishes anything new: it writes back an index file whose recorded bytes are current but
+whose object is missing or altered, then robots.txt's lines; if the registry has moved on,
+it says the index function must publish.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
 
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput
@@ -34,45 +28,24 @@ from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     TEXT_CONTENT_TYPE,
     XML_CONTENT_TYPE,
+    NewerOutput,
+    Writer,
+    adopt,
+    conflicts,
+    sha256,
+    take_back,
+    w3c_now,
+)
+from sitemap_updater.usecases.ports import (
+    IndexRegistry,
     Invalidator,
     ObjectStore,
-    newer_output,
-    observe,
-    sha256,
-    w3c_now,
-    write_object,
+    RebuildRequests,
+    SiteFiles,
 )
+from sitemap_updater.usecases.retry import retry
 
 MAX_ATTEMPTS = 3
-
-
-class IndexRegistry(Protocol):
-    def shard_outputs(self) -> list[ShardOutput]: ...
-    def set_listed(self, shard: str, listed: bool) -> None: ...
-    def index_outputs(self) -> dict[str, IndexOutput]: ...
-    def save_index_output(self, output: IndexOutput, previous_generation: int) -> None: ...
-    def delete_index_output(self, key: str) -> None: ...
-
-
-class TextStore(ObjectStore, Protocol):
-    def get(self, key: str) -> _Body | None: ...
-
-
-class _Body(Protocol):
-    @property
-    def etag(self) -> str: ...
-    @property
-    def body(self) -> bytes | None: ...
-
-
-class SiteFiles(Protocol):
-    """Static files served next to the index (usecases/site_files.py); returns keys written."""
-
-    def __call__(self, *, verify: bool = False) -> list[str]: ...
-
-
-class RetireRequests(Protocol):
-    def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None: ...
 
 
 class RobotsOutcome(StrEnum):
@@ -106,101 +79,38 @@ class IndexResult:
     retired: list[str]
 
 
-class UpdateRobots:
-    """Keep robots.txt's own Sitemap lines right without losing a byte of the owner's."""
-
-    def __init__(self, site: Site, cache_control: str, store: TextStore):
-        self.site = site
-        self.cache_control = cache_control
-        self.store = store
-
-    def __call__(self, sitemap_urls: list[str]) -> RobotsOutcome:
-        contested = False
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            current = self.store.get(ROBOTS_KEY)
-            before = current.body if current is not None else None
-            after = with_sitemaps(before, sitemap_urls, self.site)
-            if after == (before or b""):
-                # After a lost condition the bytes wanted may be our own write, landed with
-                # its answer lost: written, then (so that the CDN's copy is invalidated).
-                return RobotsOutcome.WRITTEN if contested else RobotsOutcome.UNCHANGED
-            if len(after) > MAX_ROBOTS_BYTES and len(after) > len(before or b""):
-                # Refused only when it grows: an owner's file already over the limit still
-                # loses the lines of index files that are going (then deleted).
-                metrics.add_metric(name=Metric.ROBOTS_TOO_LARGE, unit="Count", value=1)
-                logger.error(
-                    "robots.txt not updated",
-                    reason=f"it would be {len(after)} bytes, over {MAX_ROBOTS_BYTES}",
-                )
-                return RobotsOutcome.TOO_LARGE
-            try:
-                self.store.put(
-                    ROBOTS_KEY,
-                    after,
-                    content_type=TEXT_CONTENT_TYPE,
-                    cache_control=self.cache_control,
-                    expected_etag=current.etag if current is not None else None,
-                )
-            except WriteConflict:
-                # The owner edited it meanwhile: read their edit and apply ours on top.
-                logger.info("robots.txt changed during update", attempt=attempt)
-                contested = True
-                continue
-            metrics.add_metric(name=Metric.ROBOTS_WRITTEN, unit="Count", value=1)
-            return RobotsOutcome.WRITTEN
-        raise WriteConflict(f"robots.txt kept changing over {MAX_ATTEMPTS} attempts")
-
-
+@dataclass(kw_only=True)
 class PublishIndex:
-    def __init__(
-        self,
-        *,
-        site: Site,
-        limits: Limits,
-        cache_control: str,
-        registry: IndexRegistry,
-        store: TextStore,
-        retire: RetireRequests,
-        clock: Callable[[], datetime],
-        cdn: Invalidator | None = None,
-        stylesheet: str | None = None,
-        site_files: SiteFiles | None = None,
-    ):
-        """``stylesheet``: the human view's href for the index files; ``site_files`` are
-        published before the index files (which may reference them)."""
-        self.stylesheet = stylesheet
-        self.site_files = site_files
-        self.site = site
-        self.limits = limits
-        self.cache_control = cache_control
-        self.registry = registry
-        self.store = store
-        self.retire = retire
-        self.clock = clock
-        self.cdn = cdn
-        self.robots = UpdateRobots(site, cache_control, store)
+    site: Site
+    limits: Limits
+    cache_control: str
+    registry: IndexRegistry
+    store: ObjectStore
+    retire: RebuildRequests
+    clock: Callable[[], datetime]
+    cdn: Invalidator | None = None
+    stylesheet: str | None = None  # the human view's href, referenced from the index
+    site_files: SiteFiles | None = None  # published first: the index may reference them
+
+    @property
+    def _writer(self) -> Writer:
+        return Writer(self.store, XML_CONTENT_TYPE, self.cache_control)
 
     def __call__(self) -> IndexResult:
-        # Keys written by an attempt that then lost a race are still invalidated, by the
-        # attempt that succeeds: the next one finds them as recorded and writes nothing.
-        earlier: list[str] = []
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                return self._publish(earlier)
-            except (WriteConflict, ConcurrentChange) as lost:
-                metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
-                logger.warning("index write conflict", attempt=attempt, reason=str(lost))
-                if attempt == MAX_ATTEMPTS:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        # Keys written by an attempt that then lost a race are invalidated by the attempt
+        # that succeeds (which finds them as recorded and writes nothing).
+        touched: list[str] = []
+        return retry(
+            lambda: self._publish(touched),
+            MAX_ATTEMPTS,
+            (WriteConflict, ConcurrentChange),
+            lost=conflicts("index"),
+        )
 
-    def _publish(self, earlier: list[str]) -> IndexResult:
-        """``earlier``: keys written by attempts of this call that failed (this one appends
-        what it writes, and invalidates them with its own)."""
-        static = self.site_files() if self.site_files is not None else []
-        earlier.extend(static)
+    def _publish(self, touched: list[str]) -> IndexResult:
+        if self.site_files is not None:
+            touched.extend(self.site_files())
         outputs = sorted(self.registry.shard_outputs(), key=lambda output: output.shard)
-        named_until_now = [output.shard for output in outputs if output.listed]
         named = {output.shard: output for output in outputs if output.nameable}
         for output in named.values():
             if not output.listed:
@@ -208,25 +118,37 @@ class PublishIndex:
         files = split_index(list(named), self.limits)
         previous = self.registry.index_outputs()
         written = []
-        for key, shards in write_order(files, named_until_now, self.limits):
-            try:
-                wrote = self._write_index(key, [named[s] for s in shards], previous)
-            except WriteConflict:
-                # Possibly our own write, landed with its answer lost (botocore sent it
-                # again, and the condition failed): the next attempt finds it as wanted.
-                earlier.append(key)
-                raise
-            if wrote:
+        listed = [output.shard for output in outputs if output.listed]
+        for key, shards in write_order(files, listed, self.limits):
+            if self._write_index(key, [named[s] for s in shards], previous, touched):
                 written.append(key)
-                earlier.append(key)
         robots = self.robots([self.site.url_for(key) for key, _ in files])
         wanted = {key for key, _ in files}
         deleted = [key for key in sorted(previous) if key not in wanted]
         for key in deleted:
             self.store.delete(key)
-            earlier.append(key)
+            touched.append(key)
             self.registry.delete_index_output(key)
         retired = [o for o in outputs if o.listed and o.shard not in named]
+        self._request_rebuilds(outputs, retired)
+        if written:
+            metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
+        if robots is RobotsOutcome.WRITTEN:
+            touched.append(ROBOTS_KEY)
+        if self.cdn is not None and touched:
+            self.cdn.invalidate(list(dict.fromkeys(touched)))
+        logger.info(
+            "index published",
+            shards=len(named),
+            written=written,
+            deleted=deleted,
+            robots=robots.value,
+        )
+        return IndexResult(sorted(wanted), written, deleted, robots, [o.shard for o in retired])
+
+    def _request_rebuilds(self, outputs: list[ShardOutput], retired: list[ShardOutput]) -> None:
+        """Clear ``listed`` on the retiring shards no index names now, and ask their rebuild
+        to delete them; ask for the rebuild of every shard whose news have aged out."""
         for output in retired:
             self.registry.set_listed(output.shard, False)
         requests = {o.shard: [f"unlisted@{o.generation}"] for o in retired}
@@ -239,27 +161,6 @@ class PublishIndex:
                 requests.setdefault(output.shard, []).append(f"news@{output.news_expiry}")
         if requests:
             self.retire.request_rebuilds(requests)
-        if written:
-            metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
-        robots_written = [ROBOTS_KEY] if robots is RobotsOutcome.WRITTEN else []
-        changed = list(dict.fromkeys([*earlier, *robots_written]))
-        if self.cdn is not None and changed:
-            self.cdn.invalidate(changed)
-        result = IndexResult(
-            index_files=sorted(wanted),
-            written=written,
-            deleted=deleted,
-            robots=robots,
-            retired=[o.shard for o in retired],
-        )
-        logger.info(
-            "index published",
-            shards=len(named),
-            written=written,
-            deleted=deleted,
-            robots=robots.value,
-        )
-        return result
 
     def restore(self) -> RestoreResult:
         """Write again the index files (and robots.txt's lines) that went missing."""
@@ -289,32 +190,20 @@ class PublishIndex:
         recorded = before.obj if before is not None else None
         if before is None or recorded is None or recorded.sha256 != sha256(document):
             return Restored.BEHIND
-        found = self.store.head(key)
-        if found is not None and found.metadata.get("sha256") == recorded.sha256:
-            return Restored.UNCHANGED
-        if found is not None and newer_output(found, recorded):
+        try:
+            written = self._writer.rewrite(recorded, document)
+        except NewerOutput:
             return Restored.BEHIND  # the index function has published since: never undo it
-        written = write_object(
-            self.store,
-            recorded,
-            document,
-            content_type=XML_CONTENT_TYPE,
-            cache_control=self.cache_control,
-            previous=None if found is None else replace(recorded, etag=found.etag),
-        )
+        if written is None:
+            return Restored.UNCHANGED
         restored = IndexOutput(key=key, generation=before.generation + 1, obj=written)
         try:
             self.registry.save_index_output(restored, before.generation)
         except ConcurrentChange:
-            # The index function moved on meanwhile (it may have dropped this file): take
-            # back what was written unless its record now accounts for it, or it was
-            # replaced since. An index file no record names would never be deleted.
+            # The index function moved on meanwhile (it may have dropped this file): an index
+            # file no record names would never be deleted.
             now = self.registry.index_outputs().get(key)
-            if now is None or now.obj is None or now.obj.etag != written.etag:
-                try:
-                    self.store.delete(key, expected_etag=written.etag)
-                except WriteConflict:
-                    logger.info("restored index file replaced since; kept", key=key)
+            take_back(self.store, written, now.obj if now is not None else None)
             raise
         return Restored.RESTORED
 
@@ -323,8 +212,13 @@ class PublishIndex:
         return len(entries), render_index(entries, stylesheet=self.stylesheet)
 
     def _write_index(
-        self, key: str, shards: list[ShardOutput], previous: dict[str, IndexOutput]
+        self,
+        key: str,
+        shards: list[ShardOutput],
+        previous: dict[str, IndexOutput],
+        touched: list[str],
     ) -> bool:
+        """Write the index file if its bytes changed (True: written)."""
         count, document = self._render(shards)
         digest = sha256(document)
         before = previous.get(key)
@@ -344,23 +238,64 @@ class PublishIndex:
             expected = None if stored is None else replace(expected, etag=stored.etag)
         now = w3c_now(self.clock())
         state = ObjectState(key, "", digest, count, len(document), now)
+        generation = before.generation
+
+        def save(obj: ObjectState | None) -> None:
+            self.registry.save_index_output(IndexOutput(key, generation + 1, obj), generation)
+
         try:
-            written = write_object(
-                self.store,
-                state,
-                document,
-                content_type=XML_CONTENT_TYPE,
-                cache_control=self.cache_control,
-                previous=expected,
-            )
+            written = self._writer.write(state, document, expected)
         except WriteConflict:
-            found = observe(self.store, key, now)
-            adopted = IndexOutput(key=key, generation=before.generation + 1, obj=found)
-            try:
-                self.registry.save_index_output(adopted, before.generation)
-            except ConcurrentChange:
-                logger.info("index record moved on; not adopting", key=key)
+            # Possibly our own write, landed with its answer lost (botocore sent it again,
+            # and the condition failed): the next attempt finds it as wanted.
+            touched.append(key)
+            adopt(self.store, key, now, save)
             raise
-        after = IndexOutput(key=key, generation=before.generation + 1, obj=written)
-        self.registry.save_index_output(after, before.generation)
+        save(written)
+        touched.append(key)
         return True
+
+    def robots(self, sitemap_urls: list[str]) -> RobotsOutcome:
+        """Keep robots.txt's own Sitemap lines right without losing a byte of the owner's."""
+        contested = False
+
+        def attempt() -> RobotsOutcome:
+            current = self.store.get(ROBOTS_KEY)
+            before = current.body if current is not None else None
+            after = with_sitemaps(before, sitemap_urls, self.site)
+            if after == (before or b""):
+                # After a lost condition the bytes wanted may be our own write, landed with
+                # its answer lost: written, then (so that the CDN's copy is invalidated).
+                return RobotsOutcome.WRITTEN if contested else RobotsOutcome.UNCHANGED
+            if len(after) > MAX_ROBOTS_BYTES and len(after) > len(before or b""):
+                # Refused only when it grows: an owner's file already over the limit still
+                # loses the lines of index files that are going (then deleted).
+                metrics.add_metric(name=Metric.ROBOTS_TOO_LARGE, unit="Count", value=1)
+                logger.error(
+                    "robots.txt not updated",
+                    reason=f"it would be {len(after)} bytes, over {MAX_ROBOTS_BYTES}",
+                )
+                return RobotsOutcome.TOO_LARGE
+            self.store.put(
+                ROBOTS_KEY,
+                after,
+                content_type=TEXT_CONTENT_TYPE,
+                cache_control=self.cache_control,
+                expected_etag=current.etag if current is not None else None,
+            )
+            metrics.add_metric(name=Metric.ROBOTS_WRITTEN, unit="Count", value=1)
+            return RobotsOutcome.WRITTEN
+
+        def lost(attempt: int, _: Exception) -> None:
+            # The owner edited it meanwhile: read their edit and apply ours on top.
+            nonlocal contested
+            contested = True
+            logger.info("robots.txt changed during update", attempt=attempt)
+
+        return retry(
+            attempt,
+            MAX_ATTEMPTS,
+            (WriteConflict,),
+            lost=lost,
+            give_up=lambda: WriteConflict(f"robots.txt kept changing over {MAX_ATTEMPTS} attempts"),
+        )

@@ -1,31 +1,26 @@
 """Rebuild one shard from the registry: render, gzip, write only when the bytes changed.
 
-Order matters for invariant 10: the shard's output record (with the ETag the write will be
-conditional on) is read *before* the entries. A shard whose last entry is gone is not
-deleted at once: it is marked retiring, the index drops it, and only when no index can name
-it any more (``listed`` is cleared) is the object deleted, by a rebuild in the shard's own
-FIFO message group, so a concurrent republish into it is serialised with the delete.
+The shard's record (with the ETag the write is conditional on) is read *before* its
+entries, so an older read can never overwrite newer output. An emptied shard is marked
+retiring; its object is deleted only once no index names it (``listed`` cleared), by a
+rebuild in its own FIFO message group, so a concurrent republish is serialised with it.
 
-When the bytes did not change (by the record), the object is checked (one HEAD): a run
-that died between its PutObject and its record leaves newer bytes than the record says,
-and if the registry then returns to the recorded state, trusting the record would leave
-them served for good. Found newer, they are adopted and the shard is written again; found
-missing or altered, the recorded bytes are written back with their recorded lastmod, so
-the index stays as it was. ``restore=True`` (the operators' ``sitemap-updater rebuild``)
-runs outside the shard's message group, so it also reads again until nothing changes.
+When the record says the bytes are unchanged, the object is checked (one HEAD): a run that
+died between its PutObject and its record leaves bytes the record does not describe. Found
+newer, they are adopted and the shard written again; missing or altered, the recorded bytes
+are written back, with their recorded lastmod.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
 
 import msgspec
 
-from sitemap_updater.domain.clusters import Cluster, alternates
+from sitemap_updater.domain.clusters import alternates
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.news import current_news
@@ -35,27 +30,17 @@ from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
     XML_CONTENT_TYPE,
-    Invalidator,
-    ObjectStore,
-    newer_output,
-    observe,
+    Writer,
+    adopt,
+    conflicts,
     sha256,
+    take_back,
     w3c_now,
-    write_object,
 )
+from sitemap_updater.usecases.ports import IndexRequests, Invalidator, ObjectStore, ShardRegistry
+from sitemap_updater.usecases.retry import retry
 
 MAX_ATTEMPTS = 3
-
-
-class ShardRegistry(Protocol):
-    def shard_output(self, shard: str) -> ShardOutput: ...
-    def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]: ...
-    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
-    def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None: ...
-
-
-class IndexRequests(Protocol):
-    def request_index(self, cause: str) -> None: ...
 
 
 class Rebuilt(StrEnum):
@@ -67,29 +52,22 @@ class Rebuilt(StrEnum):
     RESTORED = "restored"  # same bytes, rewritten because the object was missing or altered
 
 
+@dataclass(kw_only=True)
 class RebuildShard:
-    def __init__(
-        self,
-        *,
-        limits: Limits,
-        compress: bool,
-        cache_control: str,
-        registry: ShardRegistry,
-        store: ObjectStore,
-        index: IndexRequests,
-        clock: Callable[[], datetime],
-        cdn: Invalidator | None = None,
-        stylesheet: str | None = None,
-    ):
-        self.stylesheet = stylesheet  # the human view's href, referenced from each shard
-        self.limits = limits
-        self.compress = compress
-        self.cache_control = cache_control
-        self.registry = registry
-        self.store = store
-        self.index = index
-        self.clock = clock
-        self.cdn = cdn
+    limits: Limits
+    compress: bool
+    cache_control: str
+    registry: ShardRegistry
+    store: ObjectStore
+    index: IndexRequests
+    clock: Callable[[], datetime]
+    cdn: Invalidator | None = None
+    stylesheet: str | None = None  # the human view's href, referenced from each shard
+
+    @property
+    def _writer(self) -> Writer:
+        content_type = GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE
+        return Writer(self.store, content_type, self.cache_control)
 
     def __call__(self, shard: str, *, restore: bool = False) -> Rebuilt:
         outcome = last = self._attempts(shard, restore)
@@ -110,35 +88,27 @@ class RebuildShard:
         # writes nothing, so the keys are invalidated here, once, however the attempts end.
         touched: list[str] = []
         try:
-            return self._attempt_until_done(shard, restore, touched)
+            outcome = retry(
+                lambda: self._rebuild(shard, restore, touched),
+                MAX_ATTEMPTS,
+                (WriteConflict, ConcurrentChange),
+                lost=conflicts("shard", shard=shard),
+            )
         finally:
             if self.cdn is not None and touched:
                 self.cdn.invalidate(list(dict.fromkeys(touched)))
-
-    def _attempt_until_done(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            try:
-                outcome = self._rebuild(shard, restore, touched)
-            except (WriteConflict, ConcurrentChange) as lost:
-                metrics.add_metric(name=Metric.WRITE_CONFLICTS, unit="Count", value=1)
-                logger.warning(
-                    "shard write conflict", shard=shard, attempt=attempt, reason=str(lost)
-                )
-                if attempt == MAX_ATTEMPTS:
-                    raise
-                continue
-            metrics.add_metric(
-                name=_METRICS.get(outcome, Metric.SHARDS_UNCHANGED), unit="Count", value=1
-            )
-            logger.info("shard rebuilt", shard=shard, outcome=outcome.value)
-            return outcome
-        raise AssertionError("unreachable")  # pragma: no cover
+        metrics.add_metric(
+            name=_METRICS.get(outcome, Metric.SHARDS_UNCHANGED), unit="Count", value=1
+        )
+        logger.info("shard rebuilt", shard=shard, outcome=outcome.value)
+        return outcome
 
     def _rebuild(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
+        read_at = w3c_now(self.clock())  # before the reads (see _delete_unrecorded)
         output = self.registry.shard_output(shard)  # before the entries: see the module doc
         stored = self.registry.shard_entries(shard)
         if not stored:
-            return self._retire(output, touched)
+            return self._retire(output, touched, read_at)
         moment = self.clock()
         entries, expiry = self._as_rendered(stored, moment)
         news_expiry = w3c_now(expiry) if expiry is not None else None
@@ -151,50 +121,11 @@ class RebuildShard:
                 # Republished while retiring: its own rebuild, in the shard's message group,
                 # brings it back. A restore doing so could race that group's delete.
                 return Rebuilt.UNCHANGED
-            try:
-                restored = self._restore(current, document)
-            except WriteConflict:
-                touched.append(key)
-                self._adopt(output, key, current.lastmod)
-                raise
-            if restored is not None:
-                touched.append(key)
-            if not output.retiring:
-                if restored is not None:
-                    self._save_restored(
-                        output.with_object(restored, news_expiry=news_expiry), output.generation
-                    )
-                    return Rebuilt.RESTORED
-                if output.news_expiry != news_expiry:
-                    # An adopted record carries no (or an old) news expiry: without the one
-                    # these entries have, the index's sweep would never age them out.
-                    output = output.with_object(current, news_expiry=news_expiry)
-                    self.registry.save_shard_output(output, output.generation - 1)
-                # Nothing to write, but the index may never have heard of this state: the
-                # run that wrote (or adopted) it may have died before asking. Asking again
-                # is cheap, and deduplicated by the FIFO queue for five minutes.
-                self.index.request_index(f"{shard}@{output.generation}")
-                return Rebuilt.UNCHANGED
-            # Republished to exactly the bytes it had: keep the object and its lastmod.
-            revived = output.with_object(restored or current, news_expiry=news_expiry)
-            if restored is not None:
-                self._save_restored(revived, output.generation)
-            else:
-                self.registry.save_shard_output(revived, output.generation)
-            self.index.request_index(f"{shard}@{revived.generation}")
-            return Rebuilt.WRITTEN
+            return self._same_bytes(output, current, document, news_expiry, touched)
         now = w3c_now(moment)
-        body = shard_body(document, self.compress)
         state = ObjectState(key, "", digest, len(entries), len(document), now)
         try:
-            written = write_object(
-                self.store,
-                state,
-                body,
-                content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
-                cache_control=self.cache_control,
-                previous=current,
-            )
+            written = self._writer.write(state, shard_body(document, self.compress), current)
         except WriteConflict:
             touched.append(key)
             self._adopt(output, key, now)
@@ -203,6 +134,46 @@ class RebuildShard:
         updated = output.with_object(written, news_expiry=news_expiry)
         self.registry.save_shard_output(updated, output.generation)
         self.index.request_index(f"{shard}@{updated.generation}")
+        return Rebuilt.WRITTEN
+
+    def _same_bytes(
+        self,
+        output: ShardOutput,
+        current: ObjectState,
+        document: bytes,
+        news_expiry: str | None,
+        touched: list[str],
+    ) -> Rebuilt:
+        """The record says these bytes are there. The object is checked (one HEAD), and
+        written back if it is missing or altered (see the module doc)."""
+        try:
+            restored = self._writer.rewrite(current, shard_body(document, self.compress))
+        except WriteConflict:
+            touched.append(current.key)
+            self._adopt(output, current.key, current.lastmod)
+            raise
+        if restored is None and not output.retiring:
+            if output.news_expiry != news_expiry:
+                # An adopted record carries no (or an old) news expiry: without the one
+                # these entries have, the index's sweep would never age them out.
+                output = output.with_object(current, news_expiry=news_expiry)
+                self.registry.save_shard_output(output, output.generation - 1)
+            # Nothing to write, but the index may never have heard of this state: the run
+            # that wrote (or adopted) it may have died before asking. Asking again is
+            # cheap, and deduplicated by the FIFO queue for five minutes.
+            self.index.request_index(f"{output.shard}@{output.generation}")
+            return Rebuilt.UNCHANGED
+        # Written back (same key, hash, counts and lastmod: the index need not change), or
+        # republished while retiring to exactly the bytes it had: its object and lastmod kept.
+        updated = output.with_object(restored or current, news_expiry=news_expiry)
+        if restored is None:
+            self.registry.save_shard_output(updated, output.generation)
+        else:
+            touched.append(current.key)
+            self._save_restored(updated, output.generation)
+        if not output.retiring:
+            return Rebuilt.RESTORED
+        self.index.request_index(f"{output.shard}@{updated.generation}")
         return Rebuilt.WRITTEN
 
     def _as_rendered(
@@ -220,57 +191,27 @@ class RebuildShard:
         ]
         return current_news(entries, moment)
 
-    def _adopt(self, output: ShardOutput, key: str, now: str) -> None:
-        """Record what is really stored, so the next attempt's condition can hold."""
-        found = observe(self.store, key, now)
-        try:
-            self.registry.save_shard_output(
-                output.with_object(found, retiring=output.retiring, news_expiry=output.news_expiry),
-                output.generation,
-            )
-        except ConcurrentChange:
-            # The record moved on since we read it: a newer writer recorded its own state,
-            # which the next attempt reads. Nothing of ours to adopt.
-            logger.info("shard record moved on; not adopting", shard=output.shard)
+    def _adopt(self, output: ShardOutput, key: str, lastmod: str) -> None:
+        def save(found: ObjectState | None) -> None:
+            kept = output.with_object(found, output.retiring, output.news_expiry)
+            self.registry.save_shard_output(kept, output.generation)
 
-    def _restore(self, recorded: ObjectState, document: bytes) -> ObjectState | None:
-        """Write the recorded object again if it is missing or altered (None: it is intact)."""
-        found = self.store.head(recorded.key)
-        if found is not None and found.metadata.get("sha256") == recorded.sha256:
-            return None
-        if found is not None and newer_output(found, recorded):
-            raise WriteConflict(f"{recorded.key} was rewritten since its record was read")
-        there = None if found is None else replace(recorded, etag=found.etag)
-        return write_object(
-            self.store,
-            recorded,  # same key, hash, counts and lastmod: the index need not change
-            shard_body(document, self.compress),
-            content_type=GZIP_CONTENT_TYPE if self.compress else XML_CONTENT_TYPE,
-            cache_control=self.cache_control,
-            previous=there,
-        )
+        adopt(self.store, key, lastmod, save)
 
     def _save_restored(self, output: ShardOutput, previous_generation: int) -> None:
         """Record an object written back; if the record moved on meanwhile (the shard was
-        deleted, or rewritten), take back what was written, unless it was replaced since:
-        the bytes must never outlive the record that accounts for them."""
+        deleted, or rewritten), take back what was written (objects.take_back)."""
         try:
             self.registry.save_shard_output(output, previous_generation)
         except ConcurrentChange:
-            written = output.obj
-            assert written is not None  # noqa: S101 - a restored object
-            now = self.registry.shard_output(output.shard).obj
-            if now is None or now.etag != written.etag:  # not adopted by whoever moved it on
-                try:
-                    self.store.delete(written.key, expected_etag=written.etag)
-                except WriteConflict:
-                    logger.info("restored object replaced since; kept", shard=output.shard)
+            assert output.obj is not None  # noqa: S101 - a restored object
+            take_back(self.store, output.obj, self.registry.shard_output(output.shard).obj)
             raise
 
-    def _retire(self, output: ShardOutput, touched: list[str]) -> Rebuilt:
+    def _retire(self, output: ShardOutput, touched: list[str], read_at: str) -> Rebuilt:
         obj = output.obj
         if obj is None:
-            return self._delete_unrecorded(output.shard, touched)
+            return self._delete_unrecorded(output.shard, touched, read_at)
         if not output.retiring:
             retiring = replace(output, retiring=True, generation=output.generation + 1)
             self.registry.save_shard_output(retiring, output.generation)
@@ -292,9 +233,12 @@ class RebuildShard:
         self.registry.save_shard_output(output.with_object(None), output.generation)
         return Rebuilt.DELETED
 
-    def _delete_unrecorded(self, shard: str, touched: list[str]) -> Rebuilt:
+    def _delete_unrecorded(self, shard: str, touched: list[str], read_at: str) -> Rebuilt:
         """An empty shard with no object recorded may still have one: written by a run that
-        died before its first record. No index names it (none can: it was never listed)."""
+        died before its first record. No index names it (none can: it was never listed).
+        One written since this run read the registry is a concurrent rebuild's, about to be
+        recorded (its lastmod is taken after its read: equal within a second counts as
+        newer, the safe side): deleting it would leave its record naming nothing."""
         try:
             key = shard_key(shard, self.compress)
         except ValueError:  # not a shard id: it names no object
@@ -302,6 +246,8 @@ class RebuildShard:
         found = self.store.head(key)
         if found is None or "sha256" not in found.metadata:  # nothing, or not ours
             return Rebuilt.ABSENT
+        if found.metadata.get("lastmod", "") >= read_at:
+            return Rebuilt.UNCHANGED
         self.store.delete(key, expected_etag=found.etag)
         touched.append(key)
         return Rebuilt.DELETED

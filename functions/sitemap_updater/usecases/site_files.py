@@ -1,22 +1,19 @@
-"""Static files the site serves next to its sitemaps: the human view's stylesheet
-(``/sitemap.xsl``) and the IndexNow key file (``/<key>.txt``).
+"""Static files served next to the sitemaps: the human view's stylesheet (``/sitemap.xsl``)
+and the IndexNow key file (``/<key>.txt``), from the settings and the package.
 
-Their bytes come from the settings and the package, not from the registry. The index
-function publishes them (before the index that references the stylesheet), writing a file
-only when its stored bytes differ: the object's ``sha256`` metadata is compared with what
-it should hold (body and Content-Type), so an unchanged file costs one HEAD per file per
-execution environment, and nothing at all afterwards. The write is conditional on the
-ETag the HEAD saw (or on there being no object), like every other write of the updater.
+The index function publishes them before the index that references the stylesheet. A file
+is written (conditionally, as every write) only when its object's ``sha256`` metadata
+differs from its body and Content-Type: one HEAD per file per execution environment.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sitemap_updater.observability import Metric, logger, metrics
-from sitemap_updater.usecases.objects import ObjectStore
+from sitemap_updater.usecases.ports import ObjectStore
 
 
 @dataclass(frozen=True)
@@ -26,19 +23,16 @@ class SiteFile:
     content_type: str
 
     @property
-    def digest(self) -> str:
-        """What the stored object must say it holds: its Content-Type and bytes."""
+    def digest(self) -> str:  # what the object must say it holds
         return hashlib.sha256(self.content_type.encode() + b"\0" + self.body).hexdigest()
 
 
+@dataclass
 class PublishSiteFiles:
-    """Write each file whose object is missing or differs; remember the ones that are right."""
-
-    def __init__(self, files: Sequence[SiteFile], store: ObjectStore, cache_control: str):
-        self.files = tuple(files)
-        self.store = store
-        self.cache_control = cache_control
-        self._current: set[str] = set()  # keys checked (or written) by this process
+    files: Sequence[SiteFile]
+    store: ObjectStore
+    cache_control: str
+    _current: set[str] = field(default_factory=set, init=False)  # keys checked or written
 
     def __call__(self, *, verify: bool = False) -> list[str]:
         """The keys written. ``verify`` checks every file again (the operators' restore)."""

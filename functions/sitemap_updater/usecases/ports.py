@@ -1,0 +1,105 @@
+"""What the use cases need of the registry, the bucket, the queues and the CDN (the adapters
+and the tests' fakes provide it), and the SQS message they take."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from sitemap_updater.domain.clusters import Cluster
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.indexnow import Submission
+from sitemap_updater.domain.placement import Commit
+from sitemap_updater.domain.records import IndexOutput, ShardOutput, UrlState
+
+
+@dataclass(frozen=True)
+class Message:
+    message_id: str
+    body: str
+    redelivered: bool = False  # SQS delivered it before (ApproximateReceiveCount > 1)
+    sent_timestamp: int | None = None  # when SQS received it, in epoch milliseconds
+
+
+class UrlRegistry(Protocol):
+    def url_state(self, url: str) -> UrlState: ...
+    def url_states(self, urls: Sequence[str]) -> dict[str, UrlState]: ...
+    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
+    def entry(self, shard: str, url: str) -> SitemapEntry | None: ...
+    def commit(self, commit: Commit) -> None: ...
+    def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]: ...
+    def commit_all(self, commits: Sequence[Commit]) -> None: ...
+    def open_shard(self, group: str) -> str: ...
+    def close_shard(self, shard: str) -> None: ...
+
+
+class ShardRegistry(Protocol):
+    def shard_output(self, shard: str) -> ShardOutput: ...
+    def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]: ...
+    def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
+    def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None: ...
+
+
+class IndexRegistry(Protocol):
+    def shard_outputs(self) -> list[ShardOutput]: ...
+    def set_listed(self, shard: str, listed: bool) -> None: ...
+    def index_outputs(self) -> dict[str, IndexOutput]: ...
+    def save_index_output(self, output: IndexOutput, previous_generation: int) -> None: ...
+    def delete_index_output(self, key: str) -> None: ...
+
+
+class RebuildRequests(Protocol):
+    def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None: ...
+
+
+class IndexRequests(Protocol):
+    def request_index(self, cause: str) -> None: ...
+
+
+class DeadLetters(Protocol):
+    def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None: ...
+
+
+class IngestQueues(RebuildRequests, DeadLetters, Protocol): ...
+
+
+class ChangeNotifier(Protocol):
+    def notify(self, urls: Sequence[str]) -> None: ...  # queues URLs for IndexNow
+
+
+class UrlSubmitter(Protocol):
+    def submit(self, urls: Sequence[str], deadline: float | None = None) -> Submission: ...
+
+
+class StoredObject(Protocol):
+    @property
+    def etag(self) -> str: ...
+    @property
+    def metadata(self) -> dict[str, str]: ...
+    @property
+    def body(self) -> bytes | None: ...  # only from get()
+
+
+class ObjectStore(Protocol):
+    def put(
+        self,
+        key: str,
+        body: bytes,
+        *,
+        content_type: str,
+        cache_control: str,
+        expected_etag: str | None,
+        metadata: dict[str, str] | None = None,
+    ) -> str: ...
+    def head(self, key: str) -> StoredObject | None: ...
+    def get(self, key: str) -> StoredObject | None: ...
+    def delete(self, key: str, expected_etag: str | None = None) -> None: ...
+
+
+class Invalidator(Protocol):
+    def invalidate(self, keys: Sequence[str]) -> bool: ...  # never raises: logs and counts
+
+
+class SiteFiles(Protocol):
+    def __call__(self, *, verify: bool = False) -> list[str]: ...  # the keys written

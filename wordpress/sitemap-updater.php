@@ -56,9 +56,6 @@ function sitemap_updater_event( $post, $gone ) {
 		$event['lastmod'] = gmdate( 'Y-m-d\TH:i:s\Z', $modified );
 	}
 	$event['id'] = (string) $post->ID;
-	if ( ! $gone && '' !== trim( $post->post_title ) ) {
-		$event['title'] = $post->post_title;
-	}
 	return $event;
 }
 

@@ -18,6 +18,10 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
+from sitemap_updater.domain.dates import epoch_ms, moment, time_version, version
+
+__all__ = ["epoch_ms", "moment", "time_version", "version"]  # the connectors' times, from domain
+
 # Why a request is refused (an HTTP 401 at the endpoint).
 MISSING_SIGNATURE = "missing_signature"
 MALFORMED_SIGNATURE = "malformed_signature"
@@ -33,12 +37,6 @@ MISSING_SLUG = "missing_slug"
 MISSING_VERSION = "missing_version"
 
 _DIGITS = re.compile(r"[0-9]{1,20}", re.ASCII)
-_TIME = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?"
-    r"(?P<zone>Z|[+-][0-9]{2}:[0-9]{2})?",
-    re.ASCII,
-)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -227,41 +225,6 @@ def identifier(value: Any) -> str | None:
     return text(value)
 
 
-# --- versions --------------------------------------------------------------------------------
-
-
-def moment(value: Any, naive_utc: bool = False) -> datetime | None:
-    """An RFC 3339 time (``T`` or a space between date and time). A time without a zone is
-    refused unless ``naive_utc`` (WordPress's ``post_modified_gmt``)."""
-    if not isinstance(value, str):
-        return None
-    match = _TIME.fullmatch(value)
-    if match is None or (match["zone"] is None and not naive_utc):
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:  # a 13th month, a 25th hour
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def epoch_ms(when: datetime) -> int:
-    delta = when - _EPOCH  # exact: no float on the way
-    return delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
-
-
-def version(ms: int, unpublish: bool) -> int:
-    """The version of a change made at ``ms`` (epoch milliseconds): ``ms * 10``, plus 1 for an
-    unpublish. The digit breaks ties stably. Several CMSes give times to the second only, and a
-    delete carries the time of the last edit: the unpublish made in the same instant as a
-    publish wins, and a later publish (a bigger time) still wins over both."""
-    return ms * 10 + (1 if unpublish else 0)
-
-
-def time_version(when: datetime, unpublish: bool) -> int:
-    return version(epoch_ms(when), unpublish)
-
-
 def w3c(when: datetime) -> str:
     """A ``lastmod``: UTC, to the second."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -277,16 +240,12 @@ def page_url(template: str, slug: str, locale: str | None = None) -> str:
     return url.replace("{locale}", quote(locale or "", safe=""))
 
 
-def publish(
-    url: str, version: int, id: str | None, lastmod: str | None = None, title: str | None = None
-) -> dict[str, Any]:
+def publish(url: str, version: int, id: str | None, lastmod: str | None = None) -> dict[str, Any]:
     event: dict[str, Any] = {"type": "publish", "url": url, "version": version}
     if lastmod is not None:
         event["lastmod"] = lastmod
     if id is not None:
         event["id"] = id
-    if title is not None:
-        event["title"] = title.strip()
     return event
 
 

@@ -31,7 +31,7 @@ _NEEDS_TEMPLATE = {"strapi", "contentful", "sanity", "shopify"}
 _DEFAULT_TYPES = {"ghost": ("post", "page"), "wp-webhooks": ("post", "page")}
 _KEYS = {"name", "cms", "secret", "secrets", "secret_arn", "content_types", "tolerance_seconds"}
 _EXTRA_KEYS = {"strapi": {"auth_header"}, "wp-webhooks": {"signature"}, "shopify": {"event_source"}}
-_TYPE_KEYS = {"url_template", "slug_field", "title_field", "locale_field", "locales"}
+_TYPE_KEYS = {"url_template", "slug_field", "locale_field", "locales"}
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}", re.ASCII)
 _ARN = re.compile(r"arn:aws[a-z-]*:(secretsmanager|ssm):[a-z0-9-]+:[0-9]{12}:\S+", re.ASCII)
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
@@ -49,7 +49,6 @@ class ContentType:
 
     url_template: str | None = None  # None: the CMS sends the URL (Ghost, WordPress)
     slug_field: str = "slug"
-    title_field: str = "title"
     locale_field: str = "locale"
     locales: tuple[tuple[str, str], ...] = ()  # (CMS locale, its {locale} in URLs), in order
 
@@ -190,9 +189,7 @@ def _content_type(table: dict[str, Any], cms: str) -> ContentType:
     if unknown:
         raise ConfigError(f"unknown key {sorted(unknown)[0]!r}")
     template = _template(table, cms)
-    fields = {
-        key: _string(table, key, None) for key in ("slug_field", "title_field", "locale_field")
-    }
+    fields = {key: _string(table, key, None) for key in ("slug_field", "locale_field")}
     for key, value in fields.items():
         if value is not None and not _FIELD.fullmatch(value):
             raise ConfigError(f"{key} {value!r}: a field name, or a dotted path (seo.slug)")
@@ -202,7 +199,6 @@ def _content_type(table: dict[str, Any], cms: str) -> ContentType:
     return ContentType(
         url_template=template,
         slug_field=fields["slug_field"] or ("handle" if cms == "shopify" else "slug"),
-        title_field=fields["title_field"] or "title",
         locale_field=fields["locale_field"] or ("language" if cms == "sanity" else "locale"),
         locales=locales,
     )

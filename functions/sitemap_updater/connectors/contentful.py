@@ -161,9 +161,8 @@ def _published(
         if url is None:
             events.append(Refusal(MISSING_SLUG, f"entry {cms_id} ({locale}): no {kind.slug_field}"))
             continue
-        title = _field(fields, kind.title_field, locale, kind)
         name = entity_id(cms_id, locale)
-        events.append(publish(url, time_version(updated, False), name, w3c(updated), title))
+        events.append(publish(url, time_version(updated, False), name, w3c(updated)))
     return events
 
 

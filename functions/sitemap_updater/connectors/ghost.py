@@ -112,7 +112,7 @@ def _published(post: dict[str, Any], kind: ContentType) -> dict[str, Any] | Refu
         url = text(post.get("url"))
     if url is None:
         return Refusal(MISSING_SLUG, f"post {cms_id}: no url and no slug")
-    return publish(url, time_version(updated, False), cms_id, w3c(updated), text(post.get("title")))
+    return publish(url, time_version(updated, False), cms_id, w3c(updated))
 
 
 def _gone(post: dict[str, Any], request: Request) -> dict[str, Any] | Refusal:

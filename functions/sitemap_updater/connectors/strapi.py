@@ -107,5 +107,4 @@ def _event(
     if url is None:
         return Refusal(MISSING_SLUG, f"entry {cms_id}: no {kind.slug_field}")
     updated = moment(entry.get("updatedAt")) or when
-    title = text(lookup(entry, kind.title_field))
-    return publish(url, time_version(when, False), name, w3c(updated), title)
+    return publish(url, time_version(when, False), name, w3c(updated))

@@ -105,5 +105,4 @@ def _event(
         url = text(document.get("post_permalink"))
     if url is None:
         return Refusal(MISSING_SLUG, f"post {cms_id}: no permalink and no post_name")
-    title = text(post.get("post_title"))
-    return publish(url, time_version(modified, False), cms_id, w3c(modified), title)
+    return publish(url, time_version(modified, False), cms_id, w3c(modified))

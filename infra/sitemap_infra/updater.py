@@ -7,6 +7,7 @@ validated by the code's own model.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,8 +28,10 @@ from sitemap_infra.functions import Functions
 from sitemap_infra.monitoring import Monitoring
 from sitemap_infra.queues import Queues
 from sitemap_infra.storage import Storage
+from sitemap_infra.webhooks import Webhooks
 from sitemap_updater.adapters.queues import INDEX_GROUP
 from sitemap_updater.bootstrap import site_file_keys
+from sitemap_updater.connectors import parse as parse_connectors
 from sitemap_updater.resources import (
     INDEX,
     INDEXNOW,
@@ -54,7 +57,10 @@ class SitemapUpdater(Construct):
         certificate: acm.ICertificate | None = None,
         alarm_topic: sns.ITopic | None = None,
         code: lambda_.Code | None = None,
+        connectors: Mapping[str, Any] | None = None,
     ) -> None:
+        """``connectors``: the connectors file's document, without secrets in clear
+        (``config.deployed_connectors``); None: no webhook endpoint."""
         super().__init__(scope, construct_id)
         self._check_same_stack(distribution)
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
@@ -78,10 +84,11 @@ class SitemapUpdater(Construct):
         self.distribution = self.cdn.distribution
         #: The functions' settings, with the deployed resources' names (tokens) filled in.
         self.settings: Settings = tuned.model_copy(update=self._resource_names())
+        code = code or function_code()
         self.functions = Functions(
             self,
             "Functions",
-            code=code or function_code(),
+            code=code,
             environment=self.settings.to_env(),
             storage=self.storage,
             queues=self.queues,
@@ -90,6 +97,7 @@ class SitemapUpdater(Construct):
             service=self.service,
         )
         self.news_sweep = self._news_sweep()
+        self.webhooks = self._webhooks(connectors, code, alarm_topic) if connectors else None
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -121,6 +129,22 @@ class SitemapUpdater(Construct):
             "indexnow_queue_url": indexnow.queue.queue_url if indexnow else "",
             "indexnow_dlq_url": indexnow.dead_letter.queue_url if indexnow else "",
         }
+
+    def _webhooks(
+        self, document: Mapping[str, Any], code: lambda_.Code, topic: sns.ITopic | None
+    ) -> Webhooks:
+        ingest = self.queues[INGEST.name]
+        endpoint = {"connectors": json.dumps(document), "ingest_queue_url": ingest.queue.queue_url}
+        return Webhooks(
+            self,
+            "Webhooks",
+            connectors=parse_connectors(document),
+            code=code,
+            environment=self.settings.model_copy(update=endpoint).to_env(),
+            ingest=ingest,
+            alarm_topic=topic,
+            service=self.service,
+        )
 
     def _news_sweep(self) -> events.Rule:
         # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).

@@ -37,6 +37,7 @@ from sitemap_updater.connectors.config import (
     load,
     parse,
     parse_secret_string,
+    read,
 )
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "map_request",
     "parse",
     "parse_secret_string",
+    "read",
     "request",
     "verify",
     "verify_event",

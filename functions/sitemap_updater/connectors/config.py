@@ -78,6 +78,12 @@ class Connector:
 
 def load(path: str | Path) -> tuple[Connector, ...]:
     """Every connector in the file; :class:`ConfigError` for a file that cannot be used."""
+    return parse(read(path), str(path))
+
+
+def read(path: str | Path) -> dict[str, Any]:
+    """The file's document, checked (:func:`parse`): what the stack and the local runtime
+    pass to the endpoint as JSON (the ``CONNECTORS`` setting)."""
     origin = str(path)
     try:
         document = tomllib.loads(Path(path).read_bytes().decode("utf-8"))
@@ -87,7 +93,8 @@ def load(path: str | Path) -> tuple[Connector, ...]:
         raise ConfigError(f"{origin}: not UTF-8 text (byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{origin}: not TOML: {exc}") from exc
-    return parse(document, origin)
+    parse(document, origin)
+    return document
 
 
 def parse(document: Mapping[str, Any], origin: str = "connectors") -> tuple[Connector, ...]:

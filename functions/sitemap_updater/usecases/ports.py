@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sitemap_updater.domain.clusters import Cluster
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.indexnow import Submission
 from sitemap_updater.domain.placement import Commit, EntityWrite
 from sitemap_updater.domain.records import EntityRecord, IndexOutput, ShardOutput, UrlState
+
+if TYPE_CHECKING:  # the connectors load only in the webhook function
+    from sitemap_updater.connectors.config import Connector
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,14 @@ class DeadLetters(Protocol):
 
 
 class IngestQueues(RebuildRequests, DeadLetters, Protocol): ...
+
+
+class IngestInbox(DeadLetters, Protocol):
+    def send(self, bodies: Sequence[str]) -> None: ...  # events onto the ingest queue
+
+
+class SecretValues(Protocol):
+    def values(self, connector: Connector) -> tuple[str, ...]: ...  # one, or two rotating
 
 
 class ChangeNotifier(Protocol):

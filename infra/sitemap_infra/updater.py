@@ -2,7 +2,8 @@
 (an example: docs/DEPLOY.md). Given ``distribution`` (the site's own, in the same stack), the
 sitemap paths become behaviours of it (``cdn.SitemapCdn``); without, it gets one of its own.
 ``settings`` takes the function settings by field name (``sitemap_updater.settings``),
-validated by the code's own model.
+validated by the code's own model. ``connectors``: the connectors file's document, without
+secrets in clear (``config.deployed_connectors``), for a webhook endpoint (None: none).
 """
 
 from __future__ import annotations
@@ -59,8 +60,6 @@ class SitemapUpdater(Construct):
         code: lambda_.Code | None = None,
         connectors: Mapping[str, Any] | None = None,
     ) -> None:
-        """``connectors``: the connectors file's document, without secrets in clear
-        (``config.deployed_connectors``); None: no webhook endpoint."""
         super().__init__(scope, construct_id)
         self._check_same_stack(distribution)
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
@@ -128,13 +127,15 @@ class SitemapUpdater(Construct):
             "distribution_id": self.distribution.distribution_id,
             "indexnow_queue_url": indexnow.queue.queue_url if indexnow else "",
             "indexnow_dlq_url": indexnow.dead_letter.queue_url if indexnow else "",
+            "ingest_queue_url": self.queues[INGEST.name].queue.queue_url,
+            "connectors": "",  # the webhook function's alone
         }
 
     def _webhooks(
         self, document: Mapping[str, Any], code: lambda_.Code, topic: sns.ITopic | None
     ) -> Webhooks:
         ingest = self.queues[INGEST.name]
-        endpoint = {"connectors": json.dumps(document), "ingest_queue_url": ingest.queue.queue_url}
+        endpoint = {"connectors": json.dumps(document)}
         return Webhooks(
             self,
             "Webhooks",

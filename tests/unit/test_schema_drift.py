@@ -192,7 +192,7 @@ def test_every_good_sample_event_satisfies_the_schema() -> None:
     schema = json.loads(committed())
     samples = good_samples()
 
-    assert len(samples) == 19  # 01..07: 1 + 5 + 1 + 1 + 1 + 1 + 3; 09..12: 1 + 1 + 3 + 1
+    assert len(samples) == 22  # 01..07: 1 + 5 + 1 + 1 + 1 + 1 + 3; 09..13: 1 + 1 + 3 + 1 + 3
     for origin, document in samples:
         assert violations(schema, schema, document, "$") == [], origin
         assert type(msgspec.convert(document, Event)).__name__.lower() == document["type"]

@@ -435,9 +435,13 @@ class Ingest:
             # IndexNow hears of every applied change (an unpublished page too: it should be
             # crawled to see its 404/410), and of a duplicate SQS delivered before: the
             # delivery that applied it may have died before queueing its URL.
-            if isinstance(change, PageChange) and (
-                result.outcome is Outcome.APPLIED
-                or (result.outcome is Outcome.DUPLICATE and message.redelivered)
+            if (
+                isinstance(change, PageChange)
+                and change.url
+                and (  # an id alone names none
+                    result.outcome is Outcome.APPLIED
+                    or (result.outcome is Outcome.DUPLICATE and message.redelivered)
+                )
             ):
                 changed.append(change.url)
         try:

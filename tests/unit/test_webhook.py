@@ -222,3 +222,13 @@ def test_the_handler_refuses_a_large_body_by_its_declared_length(
     event = url_event(signed("native", "publish"), True, **{"content-length": "9999999"})
     answer = handler_module.handler(event, Context(), FakeApp(receive))  # type: ignore[arg-type]
     assert answer["statusCode"] == 413
+
+
+def test_a_secret_that_cannot_be_read_is_503_not_401(inbox: Inbox, counted: list[str]) -> None:
+    class Unreadable:
+        def values(self, connector: Connector) -> tuple[str, ...]:
+            raise RetryableError("Secrets Manager throttled")
+
+    receive = ReceiveWebhook(CONNECTORS, Unreadable(), inbox, max_body_bytes=262_144)
+    assert receive(signed("ghost", "post-published"), "r1").status == 503
+    assert (inbox.sent, counted) == ([], [])

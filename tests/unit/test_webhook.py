@@ -232,3 +232,39 @@ def test_a_secret_that_cannot_be_read_is_503_not_401(inbox: Inbox, counted: list
     receive = ReceiveWebhook(CONNECTORS, Unreadable(), inbox, max_body_bytes=262_144)
     assert receive(signed("ghost", "post-published"), "r1").status == 503
     assert (inbox.sent, counted) == ([], [])
+
+
+# --- the local runtime's server: POST /hooks/<name> -------------------------------------------
+
+
+def test_the_local_server_serves_the_hooks(receive: ReceiveWebhook, inbox: Inbox) -> None:
+    import http.client
+    import time
+
+    from sitemap_updater.local.server import SiteServer
+
+    server = SiteServer(None, "bucket", webhook=receive).start()  # type: ignore[arg-type]
+    host, port = server.url.removeprefix("http://").split(":")
+    try:
+        request = signed("native", "publish", at=time.time())
+        headers = {"X-Sitemap-Signature": request.headers["x-sitemap-signature"]}
+        answers = []
+        for body, extra in (
+            (request.body, {}),
+            (b" " * 262_145, {}),
+            (b"{}", {"Transfer-Encoding": "chunked"}),
+        ):
+            connection = http.client.HTTPConnection(host, int(port), timeout=10)
+            if extra:
+                connection.putrequest("POST", "/hooks/native")
+                for name, value in {**headers, **extra}.items():
+                    connection.putheader(name, value)
+                connection.endheaders()
+            else:
+                connection.request("POST", "/hooks/native", body, headers)
+            answers.append(connection.getresponse().status)
+            connection.close()
+    finally:
+        server.stop()
+    assert answers == [202, 413, 411]
+    assert len(inbox.sent) == 1

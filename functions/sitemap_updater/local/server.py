@@ -34,8 +34,8 @@ class SiteHandler(BaseHTTPRequestHandler):
     webhook: ReceiveWebhook | None = None
 
     def do_POST(self) -> None:
-        if self.webhook is None:
-            self._send(HTTPStatus.METHOD_NOT_ALLOWED, {"Allow": "GET, HEAD"})
+        if self.webhook is None:  # as http.server answers a method it has no handler for
+            self.send_error(HTTPStatus.NOT_IMPLEMENTED, f"Unsupported method ({self.command!r})")
             return
         length = self.headers.get("Content-Length", "")
         if not length.isdigit():  # chunked or none: the size would be known only once read

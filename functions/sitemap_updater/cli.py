@@ -506,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:
-        message = aws_error_message(exc)
+        message = aws_error_message(exc, getattr(args, "endpoint_url", None))
         if message is None:
             raise
         _print_error(message)

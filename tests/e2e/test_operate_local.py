@@ -161,6 +161,23 @@ def test_a_wrong_endpoint_is_one_line_and_exit_1(served: Served) -> None:
     assert result.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize("mistake", ["site port", "no scheme", "mistyped region"])
+def test_a_wrong_endpoint_or_region_is_one_line_and_exit_1(served: Served, mistake: str) -> None:
+    endpoint = served.target[served.target.index("--endpoint-url") + 1]
+    given = {
+        "site port": ["--endpoint-url", served.site],
+        "no scheme": ["--endpoint-url", endpoint.removeprefix("http://")],
+        "mistyped region": ["--endpoint-url", endpoint, "--region", "us-eats-1"],
+    }[mistake]
+    for command in ("status", "send"):
+        events = [] if command == "status" else [str(Path(__file__).parents[2] / "events")]
+        result = served.run(command, *events, "--stack", "sitemap-updater-local", *given)
+        assert result.returncode == 1, result.stderr
+        assert result.stderr.startswith("sitemap-updater: error: "), result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr
+        assert ("scheme" if mistake == "no scheme" else "--region") in result.stderr
+
+
 def _shard(served: Served) -> bytes:
     import gzip
 

@@ -45,7 +45,7 @@ def call_batch(
     return response.get("Successful", []), refused_entries(response)
 
 
-def aws_error_message(exc: BaseException) -> str | None:
+def aws_error_message(exc: BaseException, endpoint_url: str | None = None) -> str | None:
     """One line for an AWS or SDK error a person can act on; None if ``exc`` is not one."""
     from botocore.exceptions import (  # noqa: PLC0415 - only the AWS commands need botocore
         BotoCoreError,
@@ -54,7 +54,16 @@ def aws_error_message(exc: BaseException) -> str | None:
         NoCredentialsError,
         NoRegionError,
     )
+    from botocore.parsers import ResponseParserError  # noqa: PLC0415
 
+    if isinstance(exc, ValueError) and str(exc).startswith("Invalid endpoint: "):  # botocore's
+        url = str(exc).removeprefix("Invalid endpoint: ")
+        return f"endpoint {url!r} is not a URL: give its scheme too, e.g. http://{url}"
+    if isinstance(exc, ResponseParserError):  # a web page or a server error, not an AWS answer
+        return (
+            f"{endpoint_url or 'the endpoint'} did not answer as AWS does: check --endpoint-url "
+            "(against `local --serve`, the moto port it prints, not the site's) and --region"
+        )
     if isinstance(exc, RetryableError):  # an adapter's throttled or failed-for-now call
         return f"{exc}: AWS is throttling or failing for now; run the same command again"
     if isinstance(exc, NoCredentialsError):

@@ -196,17 +196,25 @@ def test_ctrl_c_stops_sending_with_the_summary_of_what_was_sent(
     assert len(site_entries(deployed.objects())) == 10
 
 
-def test_a_file_that_is_not_utf8_is_one_line_and_exit_status_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("command", ["build", "backfill", "send"])
+@pytest.mark.parametrize("name", ["pages.csv", "pages.jsonl"])
+def test_a_file_in_windows_1252_is_the_same_one_line_everywhere(
+    deployed: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, name: str
 ) -> None:
-    source = tmp_path / "latin1.jsonl"
-    source.write_bytes(
-        b'{"type": "publish", "url": "https://www.example.com/k\xf6ln", "version": 1}\n'
+    source = tmp_path / name
+    page = {"type": "publish", "url": "https://www.example.com/köln", "version": 1}
+    text = (
+        f"url\n{page['url']}\n" if name.endswith(".csv") else json.dumps(page, ensure_ascii=False)
     )
-    assert main(["send", str(source), "--ingest-queue-url", "https://sqs.invalid/q"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert f"{source} is not UTF-8 text" in err
+    source.write_bytes(text.encode("cp1252"))
+    where = ["--site-url", "https://www.example.com", "--out", str(tmp_path / "out")]
+    assert main([command, str(source), *(where if command == "build" else STACK)]) == 2
+    line = 2 if name.endswith(".csv") else 1
+    assert capsys.readouterr().err == (
+        f"sitemap-updater: error: {source} is not UTF-8 (line {line}: byte 0xF6): save it as "
+        "UTF-8 (in Excel: CSV UTF-8)\n"
+    )
+    assert deployed.dead_letters() == []
 
 
 def big_event(path: str) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sitemap_updater.local.feeder import MessageBody, read_file, read_paths
+from sitemap_updater.ops.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = "https://www.example.com"
@@ -217,7 +218,7 @@ def test_a_file_that_is_not_utf8_is_an_error_naming_it(tmp_path: Path) -> None:
         b'{"type": "publish", "url": "https://www.example.com/k\xf6ln", "version": 1}\n'
     )
 
-    with pytest.raises(ValueError, match=r"latin1\.jsonl is not UTF-8 text"):
+    with pytest.raises(UserError, match=r"latin1\.jsonl is not UTF-8 \(line 1: byte 0xF6\)"):
         read_paths([path])
 
 

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sitemap_updater.ops.errors import utf8_text
+
 EVENT_SUFFIXES = {".json", ".jsonl", ".ndjson"}
 LINE_SUFFIXES = {".jsonl", ".ndjson"}
 
@@ -35,10 +37,7 @@ def _lines(path: Path, text: str) -> Iterator[MessageBody]:
 
 
 def read_file(path: Path) -> Iterator[MessageBody]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
-    except UnicodeDecodeError as exc:  # SQS carries Unicode text only: no CMS could send it
-        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}): {exc.reason}") from exc
+    text = utf8_text(path, path.read_bytes())  # SQS carries Unicode text only
     if path.suffix.lower() in LINE_SUFFIXES:
         yield from _lines(path, text)
         return

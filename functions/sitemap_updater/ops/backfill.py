@@ -34,7 +34,7 @@ from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops import crawl
 from sitemap_updater.ops.errors import UserError, aws_error_message
 from sitemap_updater.ops.fetch import GZIP_MAGIC, Fetched, fetch, gunzip
-from sitemap_updater.ops.pages import Record, page_change, read_records
+from sitemap_updater.ops.pages import Record, page_change, read_bytes, read_records
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import is_local, resolve
 
@@ -108,21 +108,20 @@ def document_records(
 
 def source_records(
     source: str, *, timeout: float, workers: int, faults: list[Problem]
-) -> Iterator[Record]:
-    """Every page record the source holds, in order. A walk stays on its origins."""
+) -> Iterable[Record]:
+    """Every page record the source holds, in order: a list when it is a file of records (so
+    its total is known). A walk stays on its origins."""
     walk = crawl.Walk(
         fetch=partial(fetch, timeout=timeout, same_origin=True), workers=workers, same_origin=True
     )
     if source.lower().startswith(("http://", "https://")):
-        yield from document_records(walk.run(source), faults)
-        return
+        return document_records(walk.run(source), faults)
     path = Path(source)
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"no such file, and not an http(s) URL: {source}")
     if path.suffix.lower() in _RECORD_SUFFIXES:
-        yield from read_records(path)
-        return
-    body = path.read_bytes()
+        return list(read_records(path))
+    body = read_bytes(path)
     if body.startswith(GZIP_MAGIC):
         body, too_large = gunzip(body, PROTOCOL_MAX_BYTES)
         if too_large:
@@ -131,7 +130,7 @@ def source_records(
     if document.kind not in (crawl.INDEX, crawl.URLSET):
         raise UserError(f"{path}: {document.error or 'not a sitemap, index or page records'}")
     children = [(entry.loc, f"{path}:{entry.line}", 1) for entry in document.sitemaps if entry.loc]
-    yield from document_records(chain([document], walk.run_from(children)), faults)
+    return document_records(chain([document], walk.run_from(children)), faults)
 
 
 def page_changes(

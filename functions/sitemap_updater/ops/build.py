@@ -397,9 +397,6 @@ def run(args: argparse.Namespace) -> int:
             robots = robots_path.read_bytes()
         except OSError as exc:
             raise UserError(f"cannot read {robots_path}: {exc.strerror}") from exc
-    for path in args.pages:
-        if not path.is_file():
-            raise UserError(f"no such file: {path}")
     built = render_site(
         read_paths(args.pages),
         site,

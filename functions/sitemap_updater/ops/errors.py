@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from sitemap_updater.domain.errors import RetryableError
@@ -12,6 +13,25 @@ from sitemap_updater.domain.errors import RetryableError
 
 class UserError(Exception):
     """A mistake in the command line or its inputs: reported in one line, exit status 2."""
+
+
+def warn(message: str) -> None:
+    """A warning: the run goes on (stdout keeps the summary alone)."""
+    print(f"sitemap-updater: warning: {message}", file=sys.stderr, flush=True)
+
+
+def utf8_text(path: Path, data: bytes) -> str:
+    """A file's text, a byte order mark dropped. Every command that reads files says the same
+    of one that is not UTF-8 (Excel's plain CSV is Windows-1252): refused whole, not row by
+    row, as every row would be."""
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UserError(
+            f"{path} is not UTF-8 (line {line}: byte 0x{data[exc.start]:02X}): save it as UTF-8 "
+            "(in Excel: CSV UTF-8)"
+        ) from exc
 
 
 def error_code(exc: BaseException) -> tuple[str, str]:

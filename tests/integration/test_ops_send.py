@@ -160,8 +160,22 @@ def test_an_error_about_the_queue_stops_sending_and_counts_the_rest() -> None:
     bodies = [MessageBody("bad", f"f:{n}") for n in range(25)]
     result = send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
     assert sqs.calls == 1
-    assert (len(result.failed), result.not_sent) == (10, 15)
+    assert (len(result.failed), result.not_sent) == (0, 25)
     assert result.stopped == "AWS.SimpleQueueService.NonExistentQueue: refused"
+
+
+def test_send_to_a_missing_queue_counts_every_event_once(
+    deployed: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "events.jsonl"
+    source.write_text("".join(json.dumps(publish(f"/{n}", 1)) + "\n" for n in range(6)))
+    missing = deployed.stack.queues["ingest"].url + "-missing"
+    assert main(["send", str(source), "--ingest-queue-url", missing, "--json"]) == 1
+    *lines, summary = capsys.readouterr().out.splitlines()
+    assert (json.loads(summary)["sent"], json.loads(summary)["not_sent"]) == (0, 6)
+    assert lines[0].startswith("stopped: AWS.SimpleQueueService.NonExistentQueue: ")
+    assert lines[0].endswith("; 6 event(s) not sent")
+    assert lines[1].endswith("in 0 batch(es); 0 failed, 6 not sent")
 
 
 def test_ctrl_c_stops_sending_with_the_summary_of_what_was_sent(
@@ -196,8 +210,11 @@ def test_ctrl_c_stops_sending_with_the_summary_of_what_was_sent(
     assert len(site_entries(deployed.objects())) == 10
 
 
-@pytest.mark.parametrize("command", ["build", "backfill", "send"])
-@pytest.mark.parametrize("name", ["pages.csv", "pages.jsonl"])
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [(command, name) for command in ("build", "backfill") for name in ("pages.csv", "pages.jsonl")]
+    + [("send", "pages.jsonl")],  # send refuses a .csv by name
+)
 def test_a_file_in_windows_1252_is_the_same_one_line_everywhere(
     deployed: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, name: str
 ) -> None:

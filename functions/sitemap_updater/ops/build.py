@@ -410,6 +410,9 @@ def run(args: argparse.Namespace) -> int:
         stylesheet=args.stylesheet,
     )
     result = built.result
+    if not result.pages:  # a site of no pages would replace the one in --out: write nothing
+        _report(result, args.out, as_json=args.json)
+        return 1
     result.stale_removed = write_site(built.files, args.out)
     _report(result, args.out, as_json=args.json)
     return 1 if args.strict and result.rejected else 0
@@ -424,18 +427,10 @@ def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
         f"unpublished: {result.removed:,}",
     ]
     lines.extend(f"  rejected {r.origin}: {r.reason}" for r in result.rejected)
-    lines.append(f"wrote {out_dir}/:")
-    lines.append(f"  {out_dir}/{ROBOTS_KEY}")
-    if result.stylesheet:
-        lines.append(f"  {out_dir}/{STYLESHEET_KEY}")
-    lines.extend(f"  {out_dir}/{key}" for key in result.index_files)
-    shown = result.shards if len(result.shards) <= _SHOW_SHARDS else result.shards[:_SHOW_SHARDS]
-    lines.extend(
-        f"  {out_dir}/{s.key}  {s.entries:,} entries, {s.bytes:,} bytes uncompressed" for s in shown
-    )
-    if len(shown) < len(result.shards):
-        lines.append(f"  ... and {len(result.shards) - len(shown):,} more shards")
-    lines.extend(f"  removed stale {out_dir}/{name}" for name in result.stale_removed)
+    if not result.pages:
+        lines.append(f"no valid page: nothing written, {out_dir}/ left as it was")
+    else:
+        lines.extend(_written(result, out_dir))
     print("\n".join(lines), flush=True)
     if as_json:
         summary = {
@@ -453,3 +448,18 @@ def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
             "seconds": round(result.seconds, 3),
         }
         print(json.dumps(summary, ensure_ascii=False), flush=True)
+
+
+def _written(result: BuildResult, out_dir: Path) -> list[str]:
+    lines = [f"wrote {out_dir}/:", f"  {out_dir}/{ROBOTS_KEY}"]
+    if result.stylesheet:
+        lines.append(f"  {out_dir}/{STYLESHEET_KEY}")
+    lines.extend(f"  {out_dir}/{key}" for key in result.index_files)
+    shown = result.shards if len(result.shards) <= _SHOW_SHARDS else result.shards[:_SHOW_SHARDS]
+    lines.extend(
+        f"  {out_dir}/{s.key}  {s.entries:,} entries, {s.bytes:,} bytes uncompressed" for s in shown
+    )
+    if len(shown) < len(result.shards):
+        lines.append(f"  ... and {len(result.shards) - len(shown):,} more shards")
+    lines.extend(f"  removed stale {out_dir}/{name}" for name in result.stale_removed)
+    return lines

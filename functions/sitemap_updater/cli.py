@@ -146,7 +146,7 @@ BUILD = _command(
     "so the files are what the pipeline would serve. The same input gives byte-identical files. A "
     "URL given twice: the greater version wins, else the later record. A shard's lastmod in the "
     "index is its newest entry's lastmod (or --lastmod). Exits 0 even if records were rejected (1 "
-    "with --strict).",
+    "with --strict); 1, writing nothing, when no record is a valid page.",
     _arg(
         "pages",
         "page records: JSON Lines (.jsonl), a JSON array (.json) or CSV with a header",

@@ -291,7 +291,12 @@ VALIDATE = _command(
     ),
     TIMEOUT,
     _int("--workers", "sitemaps fetched in parallel (default 4)", 4),
-    _int("--max-sitemaps", "stop after this many sitemap files (default 100000)", 100_000),
+    _int(
+        "--max-sitemaps",
+        "check at most this many sitemap and index files, robots.txt not counted (default "
+        "100000); a walk stopped there is a fault",
+        100_000,
+    ),
     _json("end with the report as JSON"),
 )
 MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -70,6 +70,11 @@ class BackfillResult:
     shards: set[str] = field(default_factory=set)
     rebuilds_requested: int = 0
     interrupted: bool = False
+    not_applied: int = 0  # read, but Ctrl-C came first
+
+    def settled(self) -> int:
+        """Pages read that were applied, found there, rejected or failed."""
+        return self.applied + self.duplicate + self.stale + len(self.rejected) + len(self.failed)
 
 
 def entry_record(entry: crawl.Entry) -> dict[str, Any]:
@@ -184,6 +189,7 @@ class Importer:
                 for record, change in changes:
                     window.append((record, pool.submit(self._apply, change)))
                     while len(window) >= self.workers * 4:
+                        wait([window[0][1]])  # Ctrl-C here: the write is still in the window
                         self._collect(*window.popleft(), result, progress)
                     if result.read % 50 == 0:
                         metrics.clear_metrics()  # never published from here
@@ -196,6 +202,7 @@ class Importer:
                     if not future.cancelled():
                         self._collect(record, future, result, progress)
                 metrics.clear_metrics()
+                result.not_applied = result.read - result.settled()
 
     @staticmethod
     def _collect(
@@ -306,6 +313,7 @@ def _report(result: BackfillResult, args: argparse.Namespace) -> None:
             f"backfill: {result.read:,} page(s) read: {result.applied:,} applied, "
             f"{result.duplicate:,} already there (duplicate), {result.stale:,} stale (the "
             f"registry has a newer version), {rejected:,} rejected, {failed:,} failed"
+            + (f", {result.not_applied:,} not applied (interrupted)" if result.not_applied else "")
         )
         lines.append(
             f"rebuild requested for {result.rebuilds_requested:,} shard(s); the rebuild and "

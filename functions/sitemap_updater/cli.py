@@ -259,18 +259,19 @@ REDRIVE = _command(
         action="append",
         choices=["ingest", "rebuild", "index", "indexnow"],
     ),
-    _flag("--dry-run", "count only; move nothing"),
+    _flag("--dry-run", "count, per reason_code with a sample; move nothing"),
     _int("--max-messages", "move at most this many per queue"),
     _json(),
     aws=True,
 )
 STATUS = _command(
     "status",
-    "shard fill levels, queue depths and ages, dead letters, the index's lastmod",
+    "shard fill levels, queue depths and ages, dead letters by reason, the index's lastmod",
     "status --stack sitemap-updater-prod",
     "Show each shard's entries and bytes against the limits, each queue's depth and the age of "
-    "its oldest message (CloudWatch's ApproximateAgeOfOldestMessage), the dead-letter counts, and "
-    "the newest index lastmod. Exits 1 when a dead-letter queue holds messages.",
+    "its oldest message (CloudWatch's ApproximateAgeOfOldestMessage), the dead letters per "
+    "reason_code with a sample, and the newest index lastmod. Exits 1 when a dead-letter queue "
+    "holds messages.",
     _json("print the status as JSON only"),
     aws=True,
 )

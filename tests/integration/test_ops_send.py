@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from sitemap_updater.cli import main
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.ops import progress
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import Deployment
 from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, batches, send_bodies
@@ -313,3 +314,27 @@ def test_the_summary_counts_every_dead_letter_of_a_fifo_queue(
         )
     assert len(pipeline.dead_letters()) == 10  # what a receive can see of one group
     assert pipeline.summarise(0, tmp_path / "out").dead_lettered == 12
+
+
+@pytest.mark.parametrize("command", ["build", "backfill", "send"])
+def test_on_a_terminal_the_bar_shows_the_total_and_the_time_left(
+    deployed: Pipeline,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    monkeypatch.setattr(progress, "_is_tty", lambda stream: True)
+    source = tmp_path / "pages.jsonl"
+    source.write_text("".join(json.dumps(publish(f"/{n}", 1)) + "\n" for n in range(25)))
+    where = ["--site-url", "https://www.example.com", "--out", str(tmp_path / "out")]
+    args = [*(where if command == "build" else STACK), "--json"]
+    assert (
+        main([command, str(source), *args, *(["--workers", "1"] if command == "backfill" else [])])
+        == 0
+    )
+    out, err = capsys.readouterr()
+    json.loads(out.splitlines()[-1])  # stdout: the summary alone
+    assert f"\r\x1b[K{command} [" in err
+    assert "/25 " in err
+    assert " eta " in err

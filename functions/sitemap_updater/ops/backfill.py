@@ -269,7 +269,8 @@ def run(args: argparse.Namespace) -> int:
     result = BackfillResult()
     faults = result.source_faults
     records = source_records(args.source, timeout=args.timeout, workers=4, faults=faults)
-    with Progress("backfill") as progress:
+    total = len(records) if isinstance(records, list) else None  # a walk's is not known
+    with Progress("backfill", total=total) as progress:
         if args.dry_run:
             changes = page_changes(records, deployment.site, version, result, progress)
             dry_run(changes, deployment.limits, result, progress)

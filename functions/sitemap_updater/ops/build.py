@@ -140,8 +140,9 @@ def collect(
     """URL -> its newest record, checked (``_checked``), in order of first appearance."""
     pages: dict[str, Checked] = {}
     read = list(records)
-    progress.advance(len(read))
+    progress.total = len(read)
     done = in_two(read, partial(_checked, site=site, rules=rules or GroupRules()), Checked)
+    progress.advance(len(read))
     for record, checked in zip(read, done, strict=True):
         result.records += 1
         change = checked.change
@@ -404,7 +405,7 @@ def run(args: argparse.Namespace) -> int:
         compress=not args.no_compress,
         lastmod=lastmod,
         robots=robots,
-        progress=Progress("reading"),
+        progress=Progress("build"),
         rules=rules,
         now=now,
         stylesheet=args.stylesheet,

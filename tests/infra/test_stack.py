@@ -221,6 +221,26 @@ def test_event_sources_report_batch_item_failures(default: Synthesized, spec: An
     assert {"ingest": 5, "rebuild": 5, "index": 2}[spec.name] == spec.max_concurrency
 
 
+@pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda spec: spec.name)
+def test_throttling_outlasts_the_alarm_before_it_can_dead_letter(
+    default: Synthesized, spec: Any
+) -> None:
+    """docs/RELIABILITY.md#throttling: the mapping's maximum concurrency keeps a burst from
+    throttling at all; throttling from outside must last maxReceiveCount visibility timeouts
+    without a break to dead-letter a message, and the throttles alarm fires well before."""
+    pair = default.stack.updater.queues[spec.name]
+    queue = queues(default)[default.logical_id(pair.queue)]["Properties"]
+    visibility = queue["VisibilityTimeout"]
+    assert visibility >= VISIBILITY_TIMEOUT_FACTOR * spec.timeout_seconds
+    assert visibility >= spec.timeout_seconds + spec.batching_window_seconds
+    to_dead_letter = queue["RedrivePolicy"]["maxReceiveCount"] * visibility
+    assert to_dead_letter >= 15 * 60
+    function_id, _ = function_of(default, spec.name)
+    throttles = by_metric(default)["Throttles", function_id]
+    alarm_after = throttles["Period"] * throttles["DatapointsToAlarm"]
+    assert alarm_after <= 10 * 60 < to_dead_letter
+
+
 def test_max_concurrency_comes_from_context() -> None:
     synth = synthesize(site_url=SITE, rebuild_max_concurrency="12", index_max_concurrency=3)
     found = {

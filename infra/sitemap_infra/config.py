@@ -115,14 +115,8 @@ class DeployConfig:
             )
         if self.alarm_topic_arn is not None and not _TOPIC_ARN.fullmatch(self.alarm_topic_arn):
             raise ConfigError(f"alarm_topic_arn={self.alarm_topic_arn!r} is not an SNS topic ARN")
-        if self.alarm_email is not None:
-            if not _EMAIL.fullmatch(self.alarm_email):
-                raise ConfigError(f"alarm_email={self.alarm_email!r} is not an e-mail address")
-            if self.alarm_topic_arn is not None:
-                raise ConfigError(
-                    "alarm_email subscribes the stack's own topic: with alarm_topic_arn, "
-                    "subscribe the address to that topic where it is managed"
-                )
+        if self.alarm_email is not None and not _EMAIL.fullmatch(self.alarm_email):
+            raise ConfigError(f"alarm_email={self.alarm_email!r} is not an e-mail address")
         if not _STACK_NAME.fullmatch(self.stack_name):
             raise ConfigError(
                 f"stack_name={self.stack_name!r}: letters, digits and hyphens, starting with a "

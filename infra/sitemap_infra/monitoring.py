@@ -39,9 +39,8 @@ MIN_AGE_ALARM_SECONDS = 900
 PERIOD = Duration.minutes(5)
 NEAR_TIMEOUT = 0.8  # of the function's timeout
 CLOUDFRONT_5XX_PERCENT = 5
-# Two of three periods: one retried hiccup is no page, a quarter of an hour of them is.
+# Two of three periods: a single retried hiccup pages no one, a recurring one does.
 SUSTAINED: dict[str, Any] = {"evaluation_periods": 3, "datapoints_to_alarm": 2}
-CLOUDWATCH = iam.ServicePrincipal("cloudwatch.amazonaws.com")
 # The dashboard's graphs of the functions' own metrics, by title.
 PIPELINE_GRAPHS = {
     "Events": (
@@ -128,15 +127,18 @@ class Monitoring(Construct):
             enable_key_rotation=True,
             removal_policy=RemovalPolicy.DESTROY,  # it encrypts notifications in flight only
         )
-        key.grant(CLOUDWATCH, "kms:Decrypt", "kms:GenerateDataKey*")
+        cloudwatch_service = iam.ServicePrincipal("cloudwatch.amazonaws.com")
+        key.grant(cloudwatch_service, "kms:Decrypt", "kms:GenerateDataKey*")
         topic = sns.Topic(self, "Alarms", master_key=key, enforce_ssl=True)
         alarms = Stack.of(self).format_arn(
-            service="cloudwatch", resource="alarm", resource_name="*",
+            service="cloudwatch",
+            resource="alarm",
+            resource_name="*",
             arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )  # fmt: skip
+        )
         topic.add_to_resource_policy(
             iam.PolicyStatement(
-                principals=[CLOUDWATCH],
+                principals=[cloudwatch_service],
                 actions=["sns:Publish"],
                 resources=[topic.topic_arn],
                 conditions={"ArnLike": {"aws:SourceArn": alarms}},

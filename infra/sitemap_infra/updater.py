@@ -70,6 +70,11 @@ class SitemapUpdater(Construct):
         mapping's maximum concurrency (default: ``resources.FunctionSpec.max_concurrency``)."""
         super().__init__(scope, construct_id)
         self._check_same_stack(distribution)
+        if alarm_topic is not None and alarm_email is not None:
+            raise ConfigError(
+                "alarm_email subscribes the stack's own alarm topic: with an existing topic "
+                "(alarm_topic_arn), subscribe the address where that topic is managed"
+            )
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
         #: The functions' Powertools service name: the ``service`` dimension of their metrics.
         self.service = deployment_service(self)

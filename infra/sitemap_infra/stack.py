@@ -44,6 +44,8 @@ class SitemapUpdaterStack(Stack):
             certificate=certificate,
             alarm_topic=topic,
             connectors=deployed_connectors(config.connectors) if config.connectors else None,
+            alarm_email=config.alarm_email,
+            max_concurrency=config.max_concurrency,
         )
         self._outputs()
 

@@ -24,9 +24,10 @@ from constructs import Construct
 
 from sitemap_infra.bundling import function_code
 from sitemap_infra.cdn import SitemapCdn
-from sitemap_infra.config import ConfigError, validated_settings
+from sitemap_infra.config import ConfigError, validated_concurrency, validated_settings
 from sitemap_infra.functions import Functions
 from sitemap_infra.monitoring import Monitoring
+from sitemap_infra.nag import acknowledge
 from sitemap_infra.queues import Queues
 from sitemap_infra.storage import Storage
 from sitemap_infra.webhooks import Webhooks
@@ -34,6 +35,7 @@ from sitemap_updater.adapters.queues import INDEX_GROUP
 from sitemap_updater.bootstrap import site_file_keys
 from sitemap_updater.connectors import parse as parse_connectors
 from sitemap_updater.resources import (
+    DLQ_RETENTION_DAYS,
     INDEX,
     INDEXNOW,
     INGEST,
@@ -43,6 +45,12 @@ from sitemap_updater.resources import (
     functions_for,
 )
 from sitemap_updater.settings import Settings
+
+NEWS_SWEEP_RETRIES = 8
+NEWS_SWEEP_DEAD_LETTER = (
+    "The dead-letter queue of the news sweep's EventBridge target (EventBridge's DeadLetterConfig, "
+    "which cdk-nag does not recognise as one): it needs none of its own."
+)
 
 
 class SitemapUpdater(Construct):
@@ -57,11 +65,21 @@ class SitemapUpdater(Construct):
         domain_name: str | None = None,
         certificate: acm.ICertificate | None = None,
         alarm_topic: sns.ITopic | None = None,
+        alarm_email: str | None = None,
+        max_concurrency: Mapping[str, int] | None = None,
         code: lambda_.Code | None = None,
         connectors: Mapping[str, Any] | None = None,
     ) -> None:
+        """``alarm_topic``: where the alarms go (default: a topic of its own, which
+        ``alarm_email`` subscribes to). ``max_concurrency``: function name -> its event source
+        mapping's maximum concurrency (default: ``resources.FunctionSpec.max_concurrency``)."""
         super().__init__(scope, construct_id)
         self._check_same_stack(distribution)
+        if alarm_topic is not None and alarm_email is not None:
+            raise ConfigError(
+                "alarm_email subscribes the stack's own alarm topic: with an existing topic "
+                "(alarm_topic_arn), subscribe the address where that topic is managed"
+            )
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
         #: The functions' Powertools service name: the ``service`` dimension of their metrics.
         self.service = deployment_service(self)
@@ -94,17 +112,22 @@ class SitemapUpdater(Construct):
             distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
             site_file_keys=site_files,
             service=self.service,
+            max_concurrency=validated_concurrency(max_concurrency or {}),
         )
         self.news_sweep = self._news_sweep()
-        self.webhooks = self._webhooks(connectors, code, alarm_topic) if connectors else None
         self.monitoring = Monitoring(
             self,
             "Monitoring",
             functions=self.functions.functions,
             queues=self.queues,
+            table=self.storage.table,
+            news_sweep=self.news_sweep,
+            distribution=self.distribution,
             alarm_topic=alarm_topic,
+            alarm_email=alarm_email,
             service=self.service,
         )
+        self.webhooks = self._webhooks(connectors, code) if connectors else None
 
     def _check_same_stack(self, distribution: cloudfront.Distribution | None) -> None:
         if distribution is not None and Stack.of(distribution) is not Stack.of(self):
@@ -131,9 +154,7 @@ class SitemapUpdater(Construct):
             "connectors": "",  # the webhook function's alone
         }
 
-    def _webhooks(
-        self, document: Mapping[str, Any], code: lambda_.Code, topic: sns.ITopic | None
-    ) -> Webhooks:
+    def _webhooks(self, document: Mapping[str, Any], code: lambda_.Code) -> Webhooks:
         ingest = self.queues[INGEST.name]
         endpoint = {"connectors": json.dumps(document)}
         return Webhooks(
@@ -143,18 +164,35 @@ class SitemapUpdater(Construct):
             code=code,
             environment=self.settings.model_copy(update=endpoint).to_env(),
             ingest=ingest,
-            alarm_topic=topic,
+            alarm_topic=self.monitoring.topic,
             service=self.service,
         )
 
     def _news_sweep(self) -> events.Rule:
         # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).
+        # A delivery EventBridge cannot make within one period is dropped into its own
+        # dead-letter queue (the NewsSweepFailed alarm): the next sweep does the same work.
+        dead_letter = sqs.Queue(
+            self,
+            "NewsSweepDeadLetter",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(DLQ_RETENTION_DAYS),
+        )
+        acknowledge(dead_letter, "AwsSolutions-SQS3", NEWS_SWEEP_DEAD_LETTER)
+        target = targets.SqsQueue(
+            self.queues[INDEX.name].queue,
+            message_group_id=INDEX_GROUP,
+            dead_letter_queue=dead_letter,
+            max_event_age=Duration.minutes(NEWS_SWEEP_MINUTES),
+            retry_attempts=NEWS_SWEEP_RETRIES,
+        )
         return events.Rule(
             self,
             "NewsSweep",
             description="Runs the index so shards whose news blocks aged out are rebuilt",
             schedule=events.Schedule.rate(Duration.minutes(NEWS_SWEEP_MINUTES)),
-            targets=[targets.SqsQueue(self.queues[INDEX.name].queue, message_group_id=INDEX_GROUP)],
+            targets=[target],
         )
 
     @property

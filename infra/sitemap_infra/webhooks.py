@@ -44,7 +44,7 @@ class Webhooks(Construct):
         code: lambda_.Code,
         environment: Mapping[str, str],
         ingest: QueuePair,
-        alarm_topic: sns.ITopic | None,
+        alarm_topic: sns.ITopic,
         service: str,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -101,7 +101,7 @@ class Webhooks(Construct):
             targets=[targets.LambdaFunction(self.function, retry_attempts=8)],
         )
 
-    def _refused_alarm(self, service: str, topic: sns.ITopic | None) -> cloudwatch.Alarm:
+    def _refused_alarm(self, service: str, topic: sns.ITopic) -> cloudwatch.Alarm:
         metric = cloudwatch.Metric(
             namespace=METRICS_NAMESPACE,
             metric_name=Metric.WEBHOOKS_REFUSED,
@@ -118,8 +118,8 @@ class Webhooks(Construct):
             comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        if topic is not None:
-            alarm.add_alarm_action(actions.SnsAction(topic))
+        alarm.add_alarm_action(actions.SnsAction(topic))  # where every alarm goes
+        alarm.add_ok_action(actions.SnsAction(topic))
         return alarm
 
 

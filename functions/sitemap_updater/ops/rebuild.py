@@ -76,7 +76,13 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserError(f"--shard {shard!r}: a shard id is like pages-00001") from exc
     app = resolve(args).app
-    shards = all_shards(app.registry) if args.all else args.shard
+    known = all_shards(app.registry)
+    if unknown := [shard for shard in args.shard or [] if shard not in known]:
+        raise UserError(
+            f"--shard {unknown[0]}: the registry has no such shard (it has {len(known):,}: "
+            f"{', '.join(known[:3])}{', ...' if len(known) > 3 else ''}; `status` lists them)"
+        )
+    shards = known if args.all else args.shard
     failed: dict[str, str] = {}
     outcomes = _rebuild(app, shards, failed)
     index = _restore_index(app, failed)

@@ -74,30 +74,14 @@ class SitemapUpdater(Construct):
         ``alarm_email`` subscribes to). ``max_concurrency``: function name -> its event source
         mapping's maximum concurrency (default: ``resources.FunctionSpec.max_concurrency``)."""
         super().__init__(scope, construct_id)
-        self._check_same_stack(distribution)
-        if alarm_topic is not None and alarm_email is not None:
-            raise ConfigError(
-                "alarm_email subscribes the stack's own alarm topic: with an existing topic "
-                "(alarm_topic_arn), subscribe the address where that topic is managed"
-            )
+        self._check_arguments(distribution, alarm_topic, alarm_email)
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
         #: The functions' Powertools service name: the ``service`` dimension of their metrics.
         self.service = deployment_service(self)
         site_files = site_file_keys(tuned)  # served from the bucket at the site root
         self.storage = Storage(self, "Storage")
         self.queues = Queues(self, "Queues", functions_for(bool(tuned.indexnow_key)))
-        self.cdn = SitemapCdn(
-            self,
-            "Cdn",
-            bucket=self.storage.bucket,
-            cache_max_age_seconds=tuned.cache_max_age_seconds,
-            site_url=tuned.site_url,
-            distribution=distribution,
-            domain_name=domain_name,
-            certificate=certificate,
-            log_bucket=self.storage.logs,
-            extra_paths=[f"/{key}" for key in site_files],
-        )
+        self.cdn = self._cdn(tuned, site_files, distribution, domain_name, certificate)
         self.distribution = self.cdn.distribution
         #: The functions' settings, with the deployed resources' names (tokens) filled in.
         self.settings: Settings = tuned.model_copy(update=self._resource_names())
@@ -129,7 +113,38 @@ class SitemapUpdater(Construct):
         )
         self.webhooks = self._webhooks(connectors, code) if connectors else None
 
-    def _check_same_stack(self, distribution: cloudfront.Distribution | None) -> None:
+    def _cdn(
+        self,
+        tuned: Settings,
+        site_files: list[str],
+        distribution: cloudfront.Distribution | None,
+        domain_name: str | None,
+        certificate: acm.ICertificate | None,
+    ) -> SitemapCdn:
+        return SitemapCdn(
+            self,
+            "Cdn",
+            bucket=self.storage.bucket,
+            cache_max_age_seconds=tuned.cache_max_age_seconds,
+            site_url=tuned.site_url,
+            distribution=distribution,
+            domain_name=domain_name,
+            certificate=certificate,
+            log_bucket=self.storage.logs,
+            extra_paths=[f"/{key}" for key in site_files],
+        )
+
+    def _check_arguments(
+        self,
+        distribution: cloudfront.Distribution | None,
+        alarm_topic: sns.ITopic | None,
+        alarm_email: str | None,
+    ) -> None:
+        if alarm_topic is not None and alarm_email is not None:
+            raise ConfigError(
+                "alarm_email subscribes the stack's own alarm topic: with an existing topic "
+                "(alarm_topic_arn), subscribe the address where that topic is managed"
+            )
         if distribution is not None and Stack.of(distribution) is not Stack.of(self):
             # The bucket policy would name the distribution and the distribution the bucket:
             # across two stacks that is a dependency cycle CloudFormation cannot deploy.

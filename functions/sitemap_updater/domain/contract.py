@@ -43,6 +43,7 @@ class PageChange(Struct, frozen=True, gc=False):
     hreflang: str | None = None  # this page's own language, if the event says
     alternates: tuple[tuple[str, str], ...] = ()  # declared (hreflang, href), sorted
     group: str | None = None  # an explicit sitemap group
+    sent: int | None = None  # when SQS received the event (epoch ms), to measure freshness
 
     @property
     def live(self) -> bool:

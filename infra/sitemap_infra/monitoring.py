@@ -23,6 +23,8 @@ from sitemap_updater.observability import Metric
 from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, FunctionSpec
 
 MIN_AGE_ALARM_SECONDS = 900
+# A change visible later than this, at p99 over three periods, means the pipeline is behind.
+FRESHNESS_ALARM_MS = 900_000
 PERIOD = Duration.minutes(5)
 # The dashboard's graphs of the functions' own metrics, by title.
 PIPELINE_GRAPHS = {
@@ -78,6 +80,14 @@ class Monitoring(Construct):
         pairs = list(queues.pairs.values())  # IndexNow's too, when on
         for pair in pairs:
             self._function_alarms(pair, functions[pair.spec.name])
+        self._alarm(
+            "PublishToVisibleP99",
+            self._pipeline_metric(Metric.PUBLISH_TO_VISIBLE, "p99"),
+            threshold=FRESHNESS_ALARM_MS,
+            evaluation_periods=3,
+            description="Published changes take long to reach the sitemap index (p99 of the "
+            "time from SQS receiving the event to the index showing it).",
+        )
         indexnow = INDEXNOW.name in queues.pairs
         if indexnow:
             self._alarm(
@@ -149,13 +159,13 @@ class Monitoring(Construct):
             )
         )
 
-    def _pipeline_metric(self, name: str) -> cloudwatch.Metric:
+    def _pipeline_metric(self, name: str, statistic: str = "Sum") -> cloudwatch.Metric:
         """One of the functions' own metrics (Powertools EMF, dimension ``service``)."""
         return cloudwatch.Metric(
             namespace=METRICS_NAMESPACE,
             metric_name=name,
             dimensions_map={"service": self.service},
-            statistic="Sum",
+            statistic=statistic,
             period=PERIOD,
         )
 
@@ -195,6 +205,8 @@ class Monitoring(Construct):
             _graph("Duration p99 (ms)", [f.metric_duration(statistic="p99") for f in fns]),
         )
         dashboard.add_widgets(*(self._pipeline_graph(*graph) for graph in PIPELINE_GRAPHS.items()))
+        freshness = [self._pipeline_metric(Metric.PUBLISH_TO_VISIBLE, p) for p in ("p50", "p99")]
+        dashboard.add_widgets(_graph("Publish to visible (ms)", freshness))
         if indexnow:
             dashboard.add_widgets(self._pipeline_graph("IndexNow", INDEXNOW_GRAPH))
         return dashboard

@@ -28,7 +28,7 @@ NAMED_AS = {
     "AWS::Events::Rule": "EventBridge schedule",
 }
 PART_OF_ANOTHER = {"AWS::IAM::Policy", "AWS::S3::BucketPolicy", "AWS::SQS::QueuePolicy"}
-NUMBERS = {"three": 3, "six": 6, "nine": 9}
+NUMBERS = {"three": 3, "six": 6, "nine": 9, "ten": 10}
 
 
 def what_is_created() -> str:

@@ -177,7 +177,7 @@ class RebuildShard:
             return Rebuilt.UNCHANGED
         moment = self.clock()
         lines = self._recorded_lines(current)
-        changes = self._changed_lines(output.shard, pending, moment)
+        changes = None if lines is None else self._changed_lines(output.shard, pending, moment)
         if lines is None or changes is None:
             return None
         rendered = patched(lines, changes)

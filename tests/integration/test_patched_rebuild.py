@@ -273,7 +273,9 @@ def test_other_render_settings_are_rebuilt_in_full(
     site.send_events([publish("/c", 2, lastmod="2026-11-20")])
     site.drain()
     assert full_reads(recorder) == 1
+    assert shard_records_read(recorder) == 1  # the index too: rendered in full
     assert b"xml-stylesheet" in gzip.decompress(site.objects()[KEY])
+    assert b"xml-stylesheet" in site.objects()["sitemap.xml"]
     recorder.reset()
     site.send_events([publish("/d", 2, lastmod="2026-11-20")])
     site.drain()

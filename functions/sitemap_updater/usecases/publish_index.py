@@ -151,8 +151,8 @@ class PublishIndex:
         if found is None or found.body is None or found.etag != before.obj.etag:
             return None
         lines = index_lines(found.body) if sha256(found.body) == before.obj.sha256 else None
-        if lines is None:
-            return None
+        if lines is None or index_of(lines, stylesheet=self.stylesheet) != found.body:
+            return None  # not the recorded file, or rendered with another stylesheet
         changes: dict[str, str | None] = {}
         for shard in sorted(set(shards)):
             output = self.registry.shard_output(shard)

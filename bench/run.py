@@ -27,7 +27,10 @@ FULL = {
 }
 SMALL = {
     "render": ["--pages", "2000", "--runs", "1"],
-    "work": ["--sizes", "100,300", "--shard-size", "100", "--burst", "100"],
+    "work": [
+        *("--sizes", "100,300", "--shard-size", "100", "--burst", "100"),
+        *("--simulate", "2000", "--sim-shard-size", "1000"),
+    ],
     "coldstart": ["--runs", "1"],
 }
 
@@ -38,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", choices=("render", "work", "coldstart"), action="append", help="run only these"
     )
+    parser.add_argument("--json", action="store_true", help="work: end with its figures as JSON")
     args = parser.parse_args(argv)
     sizes = SMALL if args.small else FULL
     benches = {"render": render.main, "work": work.main, "coldstart": coldstart.main}
@@ -45,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.only and name not in args.only:
             continue
         print(f"\n=== {name} ===", flush=True)
-        status = bench(sizes[name])
+        status = bench(sizes[name] + (["--json"] if args.json and name == "work" else []))
         if status:
             return status
     return 0

@@ -15,7 +15,7 @@ from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, too_many_red
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
 from sitemap_updater.domain.placement import MAX_COMMITS_TOGETHER, Commit, EntityWrite
-from sitemap_updater.domain.records import EntityRecord, UrlRecord, UrlState
+from sitemap_updater.domain.records import EntityRecord, Pending, UrlRecord, UrlState
 from sitemap_updater.domain.sharding import Limits, parse_shard_id, shard_id
 
 
@@ -38,6 +38,7 @@ class MemoryRegistry:
         self.commits: list[Commit] = []
         self.flaky = flaky or {}  # url -> how many commits fail (throttled) first
         self.before_commit: Callable[[Commit], None] | None = None  # a rival's interleaving
+        self.marked: dict[str, list[Pending]] = defaultdict(list)  # shard -> sibling markers
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -196,6 +197,11 @@ class MemoryRegistry:
             raise ConcurrentChange(url)
 
     # -- shards ------------------------------------------------------------------------------
+
+    def mark_pending(self, shards: Iterable[str], marker: Pending) -> None:
+        with self.lock:
+            for shard in shards:
+                self.marked[shard].append(marker)
 
     def open_shard(self, group: str) -> str:
         with self.lock:

@@ -492,6 +492,11 @@ def _print_summary(summary: Summary, as_json: bool) -> None:
         event = rejection.event if isinstance(rejection.event, str) else json.dumps(rejection.event)
         lines.append(f"  rejected: {rejection.reason}")
         lines.append(f"            {event[:200]}")
+    if summary.freshness_ms:
+        lines.append(
+            "publish to visible: p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {max:.0f} ms "
+            "({changes:.0f} changes)".format(**summary.freshness_ms)
+        )
     lines.append(f"objects written: {summary.objects_written}; the site is in {summary.out}/:")
     lines.extend(f"  {summary.out}/{key}" for key in summary.objects)
     encoding = sys.stdout.encoding or "utf-8"

@@ -24,6 +24,7 @@ class Metric:
     SHARDS_DELETED = "ShardsDeleted"
     SHARD_MOVES = "EntriesMoved"
     INDEX_FILES_WRITTEN = "IndexFilesWritten"
+    PUBLISH_TO_VISIBLE = "PublishToVisibleMs"  # SQS SentTimestamp of an event -> index written
     ROBOTS_WRITTEN = "RobotsTxtWritten"
     ROBOTS_TOO_LARGE = "RobotsTxtTooLarge"
     WRITE_CONFLICTS = "WriteConflicts"

@@ -36,6 +36,8 @@ from sitemap_updater.observability import Metric
 from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, FunctionSpec
 
 MIN_AGE_ALARM_SECONDS = 900
+# A change visible later than this, at p99 over three periods, means the pipeline is behind.
+FRESHNESS_ALARM_MS = 900_000
 PERIOD = Duration.minutes(5)
 NEAR_TIMEOUT = 0.8  # of the function's timeout
 CLOUDFRONT_5XX_PERCENT = 5
@@ -99,6 +101,14 @@ class Monitoring(Construct):
         pairs = list(queues.pairs.values())  # IndexNow's too, when on
         for pair in pairs:
             self._function_alarms(pair, functions[pair.spec.name])
+        self._alarm(
+            "PublishToVisibleP99",
+            self._pipeline_metric(Metric.PUBLISH_TO_VISIBLE, "p99"),
+            threshold=FRESHNESS_ALARM_MS,
+            evaluation_periods=3,
+            description="Published changes take long to reach the sitemap index (p99 of the "
+            "time from SQS receiving the event to the index showing it).",
+        )
         indexnow = INDEXNOW.name in queues.pairs
         if indexnow:
             self._alarm(
@@ -272,13 +282,13 @@ class Monitoring(Construct):
         self.alarms.append(alarm)
         return alarm
 
-    def _pipeline_metric(self, name: str) -> cloudwatch.Metric:
+    def _pipeline_metric(self, name: str, statistic: str = "Sum") -> cloudwatch.Metric:
         """One of the functions' own metrics (Powertools EMF, dimension ``service``)."""
         return cloudwatch.Metric(
             namespace=METRICS_NAMESPACE,
             metric_name=name,
             dimensions_map={"service": self.service},
-            statistic="Sum",
+            statistic=statistic,
             period=PERIOD,
         )
 
@@ -325,8 +335,9 @@ class Monitoring(Construct):
         dashboard.add_widgets(*(self._pipeline_graph(*graph) for graph in PIPELINE_GRAPHS.items()))
         # A dashboard reads any region: CloudFront's 5xx rate shows from us-east-1.
         cdn = [_graph("CloudFront 5xx (%)", [_cdn_5xx_rate(distribution, "us-east-1")])]
+        freshness = [self._pipeline_metric(Metric.PUBLISH_TO_VISIBLE, p) for p in ("p50", "p99")]
         indexnow_graph = [self._pipeline_graph("IndexNow", INDEXNOW_GRAPH)] if indexnow else []
-        dashboard.add_widgets(*cdn, *indexnow_graph)
+        dashboard.add_widgets(*cdn, _graph("Publish to visible (ms)", freshness), *indexnow_graph)
         return dashboard
 
 

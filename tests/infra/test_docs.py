@@ -36,7 +36,7 @@ PART_OF_ANOTHER = {
     "AWS::SQS::QueuePolicy",
     "AWS::SNS::TopicPolicy",
 }
-NUMBERS = {"three": 3, "six": 6, "eighteen": 18}
+NUMBERS = {"three": 3, "six": 6, "nineteen": 19}
 
 
 def what_is_created() -> str:

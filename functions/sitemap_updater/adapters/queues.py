@@ -35,8 +35,10 @@ class RebuildRequest(msgspec.Struct, frozen=True):
     shard: str
 
 
-class IndexRequest(msgspec.Struct, frozen=True):
+class IndexRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     cause: str  # e.g. the shard and its generation: it deduplicates the request
+    shard: str | None = None  # the one shard whose entry changed (None: publish in full)
+    sent: int | None = None  # when SQS received the oldest change it shows (epoch ms)
 
 
 class UrlsMessage(msgspec.Struct, frozen=True):
@@ -45,6 +47,14 @@ class UrlsMessage(msgspec.Struct, frozen=True):
 
 def encode(message: msgspec.Struct) -> str:
     return msgspec.json.encode(message).decode()
+
+
+def index_request(body: str) -> IndexRequest | None:
+    """The index request a body holds (None: another message, e.g. the schedule's)."""
+    try:
+        return msgspec.json.decode(body, type=IndexRequest)
+    except msgspec.DecodeError:
+        return None
 
 
 def requested_shard(body: str) -> str:
@@ -98,10 +108,12 @@ class Queues(_DeadLetters):
         ]
         _send_all(self.client, self.rebuild_queue_url, entries)
 
-    def request_index(self, cause: str) -> None:
+    def request_index(
+        self, cause: str, *, shard: str | None = None, sent: int | None = None
+    ) -> None:
         self.client.send_message(
             QueueUrl=self.index_queue_url,
-            MessageBody=encode(IndexRequest(cause)),
+            MessageBody=encode(IndexRequest(cause, shard, sent)),
             MessageGroupId=INDEX_GROUP,
             MessageDeduplicationId=_dedup(cause),
         )

@@ -10,6 +10,9 @@ pk                         sk                  item
 ``SHARD#<shard>``          ``URL#<url>``       a live entry of the shard (fields to render,
                                                extensions as JSON, its cluster)
 ``SHARD#<shard>``          ``#CAPACITY``       slots and bytes reserved in the shard
+``SHARD#<shard>``          ``PEND#<url>#<v>``  a change of version v not yet applied to the
+                                               shard's object (url, version, SQS sent time,
+                                               cluster)
 ``GROUP#<group>``          ``#OPEN``           the group's open shard number
 ``CLUSTER#<id>``           ``CLUSTER``         an hreflang cluster: its members (languages,
                                                declarations, placement), or a redirect to the
@@ -24,10 +27,12 @@ Query: it always sees every commit that happened before it started (no GSI lag t
 An event's commit is one transaction: URL record (conditional on the version and cluster
 pointer it was planned against), entry put/delete, the cluster record (conditional on its
 version) and the records of pages it newly links, capacity reservation (conditional on
-room), and, for a page named by its CMS id, the entity record (conditional on its version)
-with the record and entry of the URL the entity leaves. A page declared by a sibling before
-it is published has a record with only a cluster pointer. URLs longer than 1,000 characters
-are keyed by a prefix and their SHA-256 (DynamoDB's sort key limit).
+room), a pending marker in each shard it touches (the rebuild applies those changes to the
+shard's object, then deletes them), and, for a page named by its CMS id, the entity record
+(conditional on its version) with the record, entry and marker of the URL the entity leaves.
+A page declared by a sibling before it is published has a record with only a cluster
+pointer. URLs longer than 1,000 characters are keyed by a prefix and their SHA-256
+(DynamoDB's sort key limit).
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from sitemap_updater.domain.records import (
     EntityRecord,
     IndexOutput,
     ObjectState,
+    Pending,
     ShardOutput,
     UrlRecord,
     UrlState,
@@ -131,6 +137,10 @@ def entity_key(entity: str) -> Item:
 
 def capacity_key(shard: str) -> Item:
     return _key(f"SHARD#{shard}", "#CAPACITY")
+
+
+def pending_key(shard: str, url: str, version: str) -> Item:
+    return _key(f"SHARD#{shard}", f"PEND#{url_token(url)}#{version}")
 
 
 @dataclass
@@ -267,6 +277,9 @@ class Registry:
             actions.append(self._delete(entry_key(commit.shard, commit.change.url)))
         if commit.previous_shard is not None:
             actions.append(self._delete(entry_key(commit.previous_shard, commit.change.url)))
+        change = commit.change
+        marker = Pending(change.url, str(change.version), change.sent, commit.cluster_id)
+        actions.extend(self._put(_pending_item(shard, marker)) for shard in sorted(commit.touched))
         return actions
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
@@ -385,6 +398,39 @@ class Registry:
         entries.sort(key=lambda pair: pair[0].url)
         return entries
 
+    def entries(
+        self, shard: str, urls: Sequence[str]
+    ) -> dict[str, tuple[SitemapEntry, str | None]]:
+        """Those of ``urls`` that have a live entry in the shard, and their clusters
+        (BatchGetItem, strongly consistent)."""
+        pairs = map(_entry, self._batch_get([entry_key(shard, url) for url in urls]))
+        return {entry.url: (entry, cid) for entry, cid in pairs}
+
+    def pending(self, shard: str) -> list[Pending]:
+        """The shard's changes not yet applied to its object (strongly consistent)."""
+        items = self._query(
+            "pk = :pk AND begins_with(sk, :prefix)",
+            {":pk": {"S": f"SHARD#{shard}"}, ":prefix": {"S": "PEND#"}},
+        )
+        return [
+            Pending(
+                item["url"]["S"],
+                item["version"]["S"],
+                int(item["sent"]["N"]) if "sent" in item else None,
+                item["cluster"]["S"] if "cluster" in item else None,
+            )
+            for item in items
+        ]
+
+    def mark_pending(self, shards: Iterable[str], marker: Pending) -> None:
+        """Record ``marker`` in each shard (the siblings of a cluster that changed)."""
+        self._batch_write([{"PutRequest": {"Item": _pending_item(s, marker)}} for s in shards])
+
+    def clear_pending(self, shard: str, applied: Sequence[Pending]) -> None:
+        """Delete the markers applied: a newer change of the same URL has its own."""
+        keys = [pending_key(shard, marker.url, marker.version) for marker in applied]
+        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
+
     def capacities(self, shards: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(slots, reserved bytes) of each shard (BatchGetItem)."""
         found = dict.fromkeys(shards, (0, 0))
@@ -405,10 +451,11 @@ class Registry:
     def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None:
         """Record a shard's new state if nobody changed it since ``previous_generation``.
         ``listed`` is left alone: only the index writes it (see set_listed)."""
-        expiry = output.news_expiry
+        expiry, rendering = output.news_expiry, output.rendering
         fields = {
             "retiring": {"BOOL": output.retiring},
             "news_expiry": {"S": expiry} if expiry is not None else None,
+            "rendering": {"S": rendering} if rendering is not None else None,
         }
         self._save_output(_key("SHARDS", output.shard), output, previous_generation, fields)
 
@@ -504,13 +551,22 @@ class Registry:
                 if request:
                     raise RetryableError("registry throttled: keys left unprocessed")
 
-            retry(
-                attempt,
-                8,
-                (RetryableError,),
-                lost=lambda number, _: time.sleep(min(0.05 * 2 ** (number - 1), 1.0)),
-            )
+            retry(attempt, 8, (RetryableError,), lost=_back_off)
         return items
+
+    def _batch_write(self, requests: Sequence[Item]) -> None:
+        """BatchWriteItem, 25 requests a call, unprocessed requests retried."""
+        for start in range(0, len(requests), 25):
+            request: Any = {self.table: list(requests[start : start + 25])}
+
+            def attempt() -> None:
+                nonlocal request
+                response = self.client.batch_write_item(RequestItems=request)
+                request = response.get("UnprocessedItems") or {}
+                if request:
+                    raise RetryableError("registry throttled: requests left unprocessed")
+
+            retry(attempt, 8, (RetryableError,), lost=_back_off)
 
     def _query(self, condition: str, values: Item) -> Iterator[Item]:
         paginator = self.client.get_paginator("query")
@@ -521,6 +577,14 @@ class Registry:
             ConsistentRead=True,
         ):
             yield from page.get("Items", [])
+
+
+def _back_off(attempt: int, _: Exception) -> None:
+    time.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
+
+
+def _pending_item(shard: str, marker: Pending) -> Item:
+    return _attrs(asdict(marker), pending_key(shard, marker.url, marker.version))
 
 
 def _cancellation(
@@ -686,6 +750,7 @@ def _shard_output(item: Item) -> ShardOutput:
         listed=item.get("listed", {}).get("BOOL", False),
         retiring=item.get("retiring", {}).get("BOOL", False),
         news_expiry=item["news_expiry"]["S"] if "news_expiry" in item else None,
+        rendering=item["rendering"]["S"] if "rendering" in item else None,
     )
 
 

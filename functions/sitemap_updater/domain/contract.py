@@ -44,6 +44,7 @@ class PageChange(Struct, frozen=True, gc=False):
     alternates: tuple[tuple[str, str], ...] = ()  # declared (hreflang, href), sorted
     group: str | None = None  # an explicit sitemap group
     entity: str | None = None  # the CMS's id for the page; "" url: an unpublish by id alone
+    sent: int | None = None  # when SQS received the event (epoch ms), to measure freshness
 
     @property
     def live(self) -> bool:

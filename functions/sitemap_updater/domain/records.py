@@ -70,6 +70,7 @@ class ShardOutput:
     listed: bool = False
     retiring: bool = False
     news_expiry: str | None = None  # when its rendering next changes by itself (news ageing)
+    rendering: str | None = None  # the render settings its bytes were written with
 
     @property
     def nameable(self) -> bool:
@@ -86,6 +87,17 @@ class ShardOutput:
             news_expiry=news_expiry,
             generation=self.generation + 1,
         )
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A change committed to a shard's entries that its object may not show yet: recorded in
+    the transaction that commits it, deleted by the rebuild that applied it."""
+
+    url: str
+    version: str  # with the URL, it names the marker: a newer change has a marker of its own
+    sent: int | None = None  # when SQS received the event (epoch ms): freshness is measured
+    cluster: str | None = None  # its hreflang cluster: the members in the shard change too
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.placement import ClusterWrite, Commit, EntityWrite, plan_commit
-from sitemap_updater.domain.records import UrlRecord, UrlState
+from sitemap_updater.domain.records import Pending, UrlRecord, UrlState
 from sitemap_updater.domain.sharding import GroupRules, Limits, checked_entry_size, parse_shard_id
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
@@ -104,7 +104,7 @@ class ApplyChange:
             if record is not None and record.version == change.version:
                 # The delivery that committed it may have died before settling the cluster
                 # or asking for rebuilds: do both again (both are idempotent).
-                return IngestResult(Outcome.DUPLICATE, self._settle(change.url))
+                return IngestResult(Outcome.DUPLICATE, self._settle(change))
             write = self._cluster_write(change, state)
             size = base
             if write is not None and change.live:
@@ -124,7 +124,7 @@ class ApplyChange:
         done = self._until_committed(plan, f"{change.url}: gave up after")
         if isinstance(done, IngestResult):
             return replace(done, shards=done.shards | retired)
-        settled = self._settle(change.url) if done.cluster else frozenset()
+        settled = self._settle(change) if done.cluster else frozenset()
         return IngestResult(Outcome.APPLIED, done.touched | settled | retired)
 
     # -- entities: a page named by its CMS id -------------------------------------------------
@@ -336,9 +336,11 @@ class ApplyChange:
         absorbed = tuple((c.cid, c.version) for c in distinct if c.cid != cluster.cid)
         return ClusterWrite(cluster, expected, absorbed, tuple(target_writes))
 
-    def _settle(self, url: str) -> frozenset[str]:
+    def _settle(self, change: PageChange) -> frozenset[str]:
         """Grow (or move) every sibling whose entry outgrew its reservation when the cluster
-        changed; return the shards to rebuild: the URL's and every published sibling's."""
+        changed, and leave a pending marker in each sibling's shard; return the shards to
+        rebuild: the URL's and every published sibling's."""
+        url = change.url
         state = self.registry.url_state(url)
         own = (
             frozenset({state.record.shard}) if state.record and state.record.shard else frozenset()
@@ -357,8 +359,11 @@ class ApplyChange:
             ):
                 shards |= self._resize(member_url)
         cluster = self.registry.clusters([state.cluster])[state.cluster]
-        shards |= {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
-        return frozenset(shards)
+        siblings = {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
+        if siblings - own:  # its own shard's marker was committed with the change
+            marker = Pending(url, str(change.version), change.sent, cluster.cid)
+            self.registry.mark_pending(sorted(siblings - own), marker)
+        return frozenset(shards | siblings)
 
     def _resize(self, url: str) -> frozenset[str]:
         """Reserve what a sibling's entry now needs, in place or in the open shard."""
@@ -421,7 +426,7 @@ class Ingest:
     indexnow: ChangeNotifier | None = None  # only when IndexNow is on
 
     def __call__(self, messages: Sequence[Message]) -> dict[str, IngestResult]:
-        parsed = {message.message_id: self._parse(message.body) for message in messages}
+        parsed = {message.message_id: self._parse(message) for message in messages}
         together = self._apply_together(messages, parsed)
         results: dict[str, IngestResult] = {}
         touched: dict[str, list[str]] = defaultdict(list)
@@ -451,11 +456,12 @@ class Ingest:
             self._notify(list(dict.fromkeys(changed)))
         return results
 
-    def _parse(self, body: str) -> PageChange | InvalidEvent:
+    def _parse(self, message: Message) -> PageChange | InvalidEvent:
         try:
-            return parse_body(body, self.site, self.max_event_bytes)
+            change = parse_body(message.body, self.site, self.max_event_bytes)
         except InvalidEvent as rejected:
             return rejected
+        return msgspec.structs.replace(change, sent=message.sent_timestamp)
 
     def _apply_together(
         self, messages: Sequence[Message], parsed: dict[str, PageChange | InvalidEvent]

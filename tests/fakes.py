@@ -71,6 +71,9 @@ class MemoryRegistry:
             found = self.entries[shard].get(url)
             return found[0] if found else None
 
+    def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]:
+        return {r.url for r in records if r.live and r.shard and not self.entry(r.shard, r.url)}
+
     def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]:
         with self.lock:
             return sorted(self.entries[shard].values(), key=lambda pair: pair[0].url)

@@ -23,6 +23,9 @@ class Metric:
     SHARDS_UNCHANGED = "ShardsUnchanged"
     SHARDS_DELETED = "ShardsDeleted"
     SHARD_MOVES = "EntriesMoved"
+    SHARDS_CHECKED = "ShardsReconciled"
+    SHARDS_REPAIRED = "ShardsRepaired"  # drift: found by the reconciler
+    ENTRIES_REPAIRED = "EntriesRepaired"  # a live record without its entry, or the reverse
     INDEX_FILES_WRITTEN = "IndexFilesWritten"
     ROBOTS_WRITTEN = "RobotsTxtWritten"
     ROBOTS_TOO_LARGE = "RobotsTxtTooLarge"

@@ -35,6 +35,8 @@ from sitemap_updater.resources import (
     INGEST,
     NEWS_SWEEP_MINUTES,
     REBUILD,
+    RECONCILE,
+    RECONCILE_MINUTES,
     SERVICE_NAME,
     functions_for,
 )
@@ -90,6 +92,13 @@ class SitemapUpdater(Construct):
             service=self.service,
         )
         self.news_sweep = self._news_sweep()
+        self.reconcile_schedule = events.Rule(
+            self,
+            "ReconcileSchedule",
+            description="Checks a slice of the shards against the registry, repairing drift",
+            schedule=events.Schedule.rate(Duration.minutes(RECONCILE_MINUTES)),
+            targets=[targets.LambdaFunction(self.functions[RECONCILE.name], retry_attempts=0)],
+        )
         self.monitoring = Monitoring(
             self,
             "Monitoring",

@@ -26,9 +26,10 @@ NAMED_AS = {
     "AWS::CloudWatch::Alarm": "alarms",
     "AWS::CloudWatch::Dashboard": "dashboard",
     "AWS::Events::Rule": "EventBridge schedule",
+    "AWS::Lambda::Permission": "permission to invoke",
 }
 PART_OF_ANOTHER = {"AWS::IAM::Policy", "AWS::S3::BucketPolicy", "AWS::SQS::QueuePolicy"}
-NUMBERS = {"three": 3, "six": 6, "nine": 9}
+NUMBERS = {"three": 3, "four": 4, "six": 6, "nine": 9, "eleven": 11}
 
 
 def what_is_created() -> str:

@@ -86,7 +86,7 @@ def test_the_indexnow_function_and_its_event_source(extras: Synthesized) -> None
 def test_off_there_is_no_indexnow_resource(default: Synthesized) -> None:
     assert INDEXNOW.name not in default.stack.updater.queues.pairs
     assert INDEXNOW.name not in default.stack.updater.functions.functions
-    assert len(default.resources("AWS::Lambda::Function")) == 3
+    assert len(default.resources("AWS::Lambda::Function")) == 4  # with the reconciler
     assert len(default.resources("AWS::SQS::Queue")) == 6
 
 
@@ -171,7 +171,7 @@ def test_indexnow_alarms(extras: Synthesized) -> None:
         (alarm,) = [
             a
             for a in found
-            if a["MetricName"] == metric
+            if a.get("MetricName") == metric
             and any(
                 ref(d["Value"]) == dimension
                 for d in a["Dimensions"]
@@ -184,10 +184,10 @@ def test_indexnow_alarms(extras: Synthesized) -> None:
     age = on("ApproximateAgeOfOldestMessage", extras.logical_id(pair.queue))
     assert age["Threshold"] == age_threshold_seconds(INDEXNOW)
     assert on("Errors", function_id)["Threshold"] == 1
-    (lost,) = [a for a in found if a["MetricName"] == "IndexNowUrlsNotQueued"]
+    (lost,) = [a for a in found if a.get("MetricName") == "IndexNowUrlsNotQueued"]
     assert lost["Namespace"] == "SitemapUpdater"
     assert lost["Threshold"] == 1
-    assert len(found) == 3 * 4 + 1
+    assert len(found) == 3 * 4 + 1 + 2  # and the reconciler's two
 
 
 def test_outputs_carry_the_new_settings(extras: Synthesized) -> None:

@@ -59,6 +59,7 @@ class ShardOutput:
     listed: bool = False
     retiring: bool = False
     news_expiry: str | None = None  # when its rendering next changes by itself (news ageing)
+    checked: str | None = None  # when the reconciler last checked it (W3C datetime, UTC)
 
     @property
     def nameable(self) -> bool:

@@ -150,7 +150,7 @@ def _isolate_transactions() -> None:
         return value if isinstance(value, Table) else copy.deepcopy(value, memo)
 
     locked_call.tuned = True  # type: ignore[attr-defined]
-    models.copy = types.SimpleNamespace(deepcopy=snapshot, copy=copy.copy)  # type: ignore[attr-defined]
+    models.copy = types.SimpleNamespace(deepcopy=snapshot, copy=copy.copy)  # type: ignore[assignment,attr-defined]
     models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     DynamoHandler.call_action = locked_call  # type: ignore[method-assign]
 
@@ -162,9 +162,9 @@ def _cheap_sqs_clock() -> None:
         period = int(backend.get_queue(queue_name).message_retention_period)
         return bool(period + message.sent_timestamp / 1000 > time.time())
 
-    models.unix_time = time.time  # type: ignore[attr-defined]
-    models.unix_time_millis = lambda: time.time() * 1000  # type: ignore[attr-defined]
-    models.SQSBackend.is_message_valid_based_on_retention_period = retained  # type: ignore[method-assign]
+    models.unix_time = lambda dt=None: time.time()  # type: ignore[attr-defined]
+    models.unix_time_millis = lambda dt=None: time.time() * 1000  # type: ignore[attr-defined]
+    models.SQSBackend.is_message_valid_based_on_retention_period = retained  # type: ignore[assignment]
 
 
 def local_environment() -> dict[str, str]:
@@ -273,11 +273,22 @@ def _create_table(dynamodb: DynamoDBClient, name: str) -> str:
         TABLE.partition_key: "HASH",
         TABLE.sort_key: "RANGE",
     }
+    index: Any = {
+        "IndexName": TABLE.shard_index,
+        "KeySchema": [{"AttributeName": TABLE.shard_attribute, "KeyType": "HASH"}],
+        "Projection": {
+            "ProjectionType": "INCLUDE",
+            "NonKeyAttributes": list(TABLE.shard_index_attributes),
+        },
+    }
     dynamodb.create_table(
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"} for key in keys],
+        AttributeDefinitions=[
+            {"AttributeName": key, "AttributeType": "S"} for key in (*keys, TABLE.shard_attribute)
+        ],
         KeySchema=[{"AttributeName": key, "KeyType": kind} for key, kind in keys.items()],
+        GlobalSecondaryIndexes=[index],
     )
     dynamodb.update_time_to_live(
         TableName=name,

@@ -53,28 +53,33 @@ W3cDate = Annotated[str, Meta(extra_json_schema={"pattern": W3C_DATETIME.pattern
 Country = Annotated[str, Meta(extra_json_schema={"pattern": "^[A-Z]{2}$"})]
 
 
-class Image(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+class Model(Struct, forbid_unknown_fields=True, frozen=True, gc=False, omit_defaults=True):
+    """What every part of an event is. Encoded, it writes exactly the keys that hold a value,
+    which is how ``decode`` finds a key written twice or as null."""
+
+
+class Image(Model):
     """``{"loc": "https://cdn.example.com/a.jpg"}``: an image on the page (any host)."""
 
     loc: Url
 
 
-class Restriction(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+class Restriction(Model):
     relationship: Literal["allow", "deny"]
     countries: Annotated[tuple[Country, ...], Meta(min_length=1, max_length=250)]
 
 
-class Platform(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+class Platform(Model):
     relationship: Literal["allow", "deny"]
     platforms: Annotated[tuple[Literal["web", "mobile", "tv"], ...], Meta(min_length=1)]
 
 
-class Uploader(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+class Uploader(Model):
     name: Text
     info: Url | None = None
 
 
-class VideoEvent(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+class VideoEvent(Model):
     """Google's required fields (thumbnail_loc, title, description, content_loc or
     player_loc) and the optional ones it still reads."""
 
@@ -97,12 +102,12 @@ class VideoEvent(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     live: bool | None = None
 
 
-class Publication(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+class Publication(Model):
     name: Text
     language: Annotated[str, Meta(examples=["en", "zh-cn"])]
 
 
-class NewsEvent(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+class NewsEvent(Model):
     """Google News: the publication, when the article was first published, its title."""
 
     publication: Publication
@@ -110,7 +115,7 @@ class NewsEvent(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     title: Text
 
 
-class Alternate(Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+class Alternate(Model):
     """A language version of this page: ``{"hreflang": "de", "href": "https://.../de/a"}``."""
 
     hreflang: HrefLang
@@ -127,9 +132,7 @@ Version = Annotated[
 ]
 
 
-class Publish(
-    Struct, forbid_unknown_fields=True, frozen=True, gc=False, tag_field="type", tag="publish"
-):
+class Publish(Model, tag_field="type", tag="publish"):
     """A page was published or updated: list it (again) with these fields."""
 
     url: Url
@@ -188,9 +191,7 @@ class Publish(
     ) = None
 
 
-class Unpublish(
-    Struct, forbid_unknown_fields=True, frozen=True, gc=False, tag_field="type", tag="unpublish"
-):
+class Unpublish(Model, tag_field="type", tag="unpublish"):
     """A page was unpublished: removed, and remembered so that a late, older publish cannot
     bring it back."""
 
@@ -201,6 +202,7 @@ class Unpublish(
 Event = Publish | Unpublish
 _EVENT = msgspec.json.Decoder(Event, float_hook=JsonNumber)
 _RECORD = msgspec.json.Decoder(Publish, float_hook=JsonNumber)
+_ENCODER = msgspec.json.Encoder(enc_hook=str)  # a JsonNumber: its text, quoted
 
 
 class _Envelope(Struct):
@@ -217,20 +219,6 @@ _KEY_END = re.compile(rb'"[ \t\n\r]*:')
 
 
 # --- decoding -----------------------------------------------------------------------------
-
-
-def _present(value: Any) -> int:
-    """How many keys a decoded value was written with (nulls not counted; ``type`` is the
-    structs' tag, not a field)."""
-    values = msgspec.structs.astuple(value)
-    count = len(values) - values.count(None) - (getattr(value, "version", None) is UNSET)
-    for name in NESTED.get(type(value), {}):
-        item = getattr(value, name)
-        if type(item) is tuple:
-            count += sum(_present(element) for element in item)
-        elif item is not None:
-            count += _present(item)
-    return count
 
 
 # The fields of each model that hold models, and theirs (a test holds this to the models).
@@ -258,11 +246,14 @@ def _in_field_order(value: Any, model: type[Any]) -> Any:
 
 
 def _keys_written(data: bytes) -> int:
-    """The keys a JSON text writes: exact unless a string holds an escaped quote before a
-    colon, which counts one more."""
+    """The keys a JSON text writes, ``type`` aside: exact unless a string holds a quote
+    before a colon or the word "type" in quotes, which the same string counts alike in the
+    text and in msgspec's encoding of what was decoded from it."""
     if data.find(b'" ') < 0 and data.find(b'"\t') < 0 and data.find(b'"\n') < 0:
-        return data.count(b'":')  # no space between a key and its colon
-    return len(_KEY_END.findall(data))
+        keys = data.count(b'":')  # no space between a key and its colon
+    else:
+        keys = len(_KEY_END.findall(data))
+    return keys - data.count(b'"type"')
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -336,21 +327,20 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
     decoder = _RECORD if record else _EVENT
     events: list[Publish | Unpublish | InvalidEvent] = []
     quick: list[int] = []  # positions msgspec decoded, pending the key check
-    decoded = 0
     for text in texts:
         try:
             event = decoder.decode(text)
         except _DECODE_ERRORS:
             events.append(_refusal_or(_exactly, text, record))
             continue
-        decoded += _present(event)
         quick.append(len(events))
         events.append(event)
-    joined = b"\n".join(texts[position] for position in quick)
-    if _keys_written(joined) - joined.count(b'"type"') != decoded:
+    # Encoded, an event writes each key that holds a value once: the texts wrote as many.
+    written = _keys_written(b"\n".join(texts[position] for position in quick))
+    if written != _keys_written(_ENCODER.encode([events[position] for position in quick])):
         for position in quick:
             text, event = texts[position], events[position]
-            if _keys_written(text) - text.count(b'"type"') != _present(event):
+            if _keys_written(text) != _keys_written(_ENCODER.encode(event)):
                 events[position] = _refusal_or(_exactly, text, record)
     return events
 

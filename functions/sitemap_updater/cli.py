@@ -146,7 +146,7 @@ BUILD = _command(
     "so the files are what the pipeline would serve. The same input gives byte-identical files. A "
     "URL given twice: the greater version wins, else the later record. A shard's lastmod in the "
     "index is its newest entry's lastmod (or --lastmod). Exits 0 even if records were rejected (1 "
-    "with --strict).",
+    "with --strict); 1, writing nothing, when no record is a valid page.",
     _arg(
         "pages",
         "page records: JSON Lines (.jsonl), a JSON array (.json) or CSV with a header",
@@ -259,18 +259,19 @@ REDRIVE = _command(
         action="append",
         choices=["ingest", "rebuild", "index", "indexnow"],
     ),
-    _flag("--dry-run", "count only; move nothing"),
+    _flag("--dry-run", "count, per reason_code with a sample; move nothing"),
     _int("--max-messages", "move at most this many per queue"),
     _json(),
     aws=True,
 )
 STATUS = _command(
     "status",
-    "shard fill levels, queue depths and ages, dead letters, the index's lastmod",
+    "shard fill levels, queue depths and ages, dead letters by reason, the index's lastmod",
     "status --stack sitemap-updater-prod",
     "Show each shard's entries and bytes against the limits, each queue's depth and the age of "
-    "its oldest message (CloudWatch's ApproximateAgeOfOldestMessage), the dead-letter counts, and "
-    "the newest index lastmod. Exits 1 when a dead-letter queue holds messages.",
+    "its oldest message (CloudWatch's ApproximateAgeOfOldestMessage), the dead letters per "
+    "reason_code with a sample, and the newest index lastmod. Exits 1 when a dead-letter queue "
+    "holds messages.",
     _json("print the status as JSON only"),
     aws=True,
 )
@@ -291,7 +292,12 @@ VALIDATE = _command(
     ),
     TIMEOUT,
     _int("--workers", "sitemaps fetched in parallel (default 4)", 4),
-    _int("--max-sitemaps", "stop after this many sitemap files (default 100000)", 100_000),
+    _int(
+        "--max-sitemaps",
+        "check at most this many sitemap and index files, robots.txt not counted (default "
+        "100000); a walk stopped there is a fault",
+        100_000,
+    ),
     _json("end with the report as JSON"),
 )
 MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
@@ -506,7 +512,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:
-        message = aws_error_message(exc)
+        message = aws_error_message(exc, getattr(args, "endpoint_url", None))
         if message is None:
             raise
         _print_error(message)

@@ -56,9 +56,10 @@ class FunctionSpec:
     memory_mb: int
     batch_size: int = 10
     batching_window_seconds: int = 0  # not supported on FIFO queues
-    # How many invocations its event source mapping runs at once (None: as many as Lambda
-    # scales to). On a FIFO queue the message groups already bound it.
-    max_concurrency: int | None = None
+    # How many invocations its event source mapping runs at once, by default (context key
+    # ``<name>_max_concurrency``); Lambda's pollers receive no more than that many can take,
+    # so a burst never throttles the function (docs/RELIABILITY.md#throttling).
+    max_concurrency: int = 2
     max_receive_count: int = 5
     # A scheduled (EventBridge) sender cannot give a deduplication id: the queue derives it.
     content_based_deduplication: bool = False
@@ -94,7 +95,11 @@ INGEST = FunctionSpec(
     batching_window_seconds=1,
     max_concurrency=5,
 )
-REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=1024)
+# Five shards at once: each rebuild reads its whole shard in one strongly consistent Query
+# (about 2,500 read units for 10,000 URLs), and a backfill touching thousands of shards must
+# leave the account's concurrency and the table's throughput to everything else.
+REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=1024, max_concurrency=5)
+# One message group: one run at a time whatever the setting (2 is Lambda's least).
 INDEX = FunctionSpec(
     "index", fifo=True, timeout_seconds=120, memory_mb=1024, content_based_deduplication=True
 )

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
+from sitemap_updater.resources import FUNCTIONS, INDEXNOW
 from sitemap_updater.settings import Settings
 
 # Filled in from the deployed resources, never from context.
@@ -32,12 +33,16 @@ RESOURCE_FIELDS = frozenset(
     }
 )
 SETTING_KEYS = tuple(name for name in Settings.model_fields if name not in RESOURCE_FIELDS)
-INFRA_KEYS = ("domain_name", "certificate_arn", "alarm_topic_arn", "stack_name")
+INFRA_KEYS = ("domain_name", "certificate_arn", "alarm_topic_arn", "alarm_email", "stack_name")
+# ``rebuild_max_concurrency=10``: an event source mapping's MaximumConcurrency (Lambda: 2-1000).
+CONCURRENCY_KEYS = {f"{spec.name}_max_concurrency": spec.name for spec in (*FUNCTIONS, INDEXNOW)}
+MAX_CONCURRENCY_RANGE = range(2, 1001)
 DEFAULT_STACK_NAME = "SitemapUpdater"
 
 _PLACEHOLDER = "resolved-at-deploy"
 _CERTIFICATE_ARN = re.compile(r"arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[0-9a-f-]{36}")
 _TOPIC_ARN = re.compile(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _STACK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,127}")
 _HOST = re.compile(r"(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
 
@@ -80,7 +85,9 @@ class DeployConfig:
     domain_name: str | None = None
     certificate_arn: str | None = None
     alarm_topic_arn: str | None = None
+    alarm_email: str | None = None
     stack_name: str = DEFAULT_STACK_NAME
+    max_concurrency: dict[str, int] = field(default_factory=dict)  # function name -> value
     resolved: Settings = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -89,6 +96,7 @@ class DeployConfig:
                 "site_url is required, e.g. cdk synth -c site_url=https://www.example.com"
             )
         object.__setattr__(self, "resolved", validated_settings(self.settings))
+        object.__setattr__(self, "max_concurrency", validated_concurrency(self.max_concurrency))
         if (self.domain_name is None) != (self.certificate_arn is None):
             raise ConfigError("domain_name and certificate_arn go together: give both or neither")
         if self.domain_name is not None:
@@ -107,6 +115,8 @@ class DeployConfig:
             )
         if self.alarm_topic_arn is not None and not _TOPIC_ARN.fullmatch(self.alarm_topic_arn):
             raise ConfigError(f"alarm_topic_arn={self.alarm_topic_arn!r} is not an SNS topic ARN")
+        if self.alarm_email is not None and not _EMAIL.fullmatch(self.alarm_email):
+            raise ConfigError(f"alarm_email={self.alarm_email!r} is not an e-mail address")
         if not _STACK_NAME.fullmatch(self.stack_name):
             raise ConfigError(
                 f"stack_name={self.stack_name!r}: letters, digits and hyphens, starting with a "
@@ -119,13 +129,33 @@ def read_context(context: Mapping[str, Any]) -> DeployConfig:
     CDK's own (feature flags, lookups) and are left alone; any other key must be ours, so a
     misspelt ``-c`` fails the synth instead of being ignored."""
     ours = {key: value for key, value in context.items() if key.isidentifier()}
-    known = (*SETTING_KEYS, *INFRA_KEYS)
+    known = (*SETTING_KEYS, *INFRA_KEYS, *CONCURRENCY_KEYS)
     unknown = sorted(set(ours) - set(known))
     if unknown:
         raise ConfigError(f"unknown context key(s) {', '.join(unknown)}; known: {', '.join(known)}")
     infra = {key: _text(key, ours[key]) for key in INFRA_KEYS if _given(ours.get(key))}
     settings = {key: ours[key] for key in SETTING_KEYS if _given(ours.get(key))}
-    return DeployConfig(settings=settings, **infra)
+    concurrency = {
+        name: ours[key] for key, name in CONCURRENCY_KEYS.items() if _given(ours.get(key))
+    }
+    return DeployConfig(settings=settings, max_concurrency=concurrency, **infra)
+
+
+def validated_concurrency(values: Mapping[str, Any]) -> dict[str, int]:
+    """Function name -> its event source mapping's maximum concurrency, as Lambda takes it."""
+    names = set(CONCURRENCY_KEYS.values())
+    if set(values) - names:
+        raise ConfigError(f"max_concurrency: unknown function(s) {sorted(set(values) - names)}")
+    result = {}
+    for name, value in values.items():
+        try:  # "10" from -c, 10 from cdk.json; never 2.5 or true
+            number = int(str(value).strip())
+        except ValueError:
+            number = 0
+        if number not in MAX_CONCURRENCY_RANGE:
+            raise ConfigError(f"{name}_max_concurrency={value!r}: a whole number from 2 to 1000")
+        result[name] = number
+    return result
 
 
 def _given(value: Any) -> bool:

@@ -43,6 +43,8 @@ class SitemapUpdaterStack(Stack):
             domain_name=config.domain_name,
             certificate=certificate,
             alarm_topic=topic,
+            alarm_email=config.alarm_email,
+            max_concurrency=config.max_concurrency,
         )
         self._outputs()
 

@@ -22,14 +22,16 @@ from constructs import Construct
 
 from sitemap_infra.bundling import function_code
 from sitemap_infra.cdn import SitemapCdn
-from sitemap_infra.config import ConfigError, validated_settings
+from sitemap_infra.config import ConfigError, validated_concurrency, validated_settings
 from sitemap_infra.functions import Functions
 from sitemap_infra.monitoring import Monitoring
+from sitemap_infra.nag import acknowledge
 from sitemap_infra.queues import Queues
 from sitemap_infra.storage import Storage
 from sitemap_updater.adapters.queues import INDEX_GROUP
 from sitemap_updater.bootstrap import site_file_keys
 from sitemap_updater.resources import (
+    DLQ_RETENTION_DAYS,
     INDEX,
     INDEXNOW,
     INGEST,
@@ -41,6 +43,12 @@ from sitemap_updater.resources import (
     functions_for,
 )
 from sitemap_updater.settings import Settings
+
+NEWS_SWEEP_RETRIES = 8
+NEWS_SWEEP_DEAD_LETTER = (
+    "The dead-letter queue of the news sweep's EventBridge target (EventBridge's DeadLetterConfig, "
+    "which cdk-nag does not recognise as one): it needs none of its own."
+)
 
 
 class SitemapUpdater(Construct):
@@ -55,10 +63,20 @@ class SitemapUpdater(Construct):
         domain_name: str | None = None,
         certificate: acm.ICertificate | None = None,
         alarm_topic: sns.ITopic | None = None,
+        alarm_email: str | None = None,
+        max_concurrency: Mapping[str, int] | None = None,
         code: lambda_.Code | None = None,
     ) -> None:
+        """``alarm_topic``: where the alarms go (default: a topic of its own, which
+        ``alarm_email`` subscribes to). ``max_concurrency``: function name -> its event source
+        mapping's maximum concurrency (default: ``resources.FunctionSpec.max_concurrency``)."""
         super().__init__(scope, construct_id)
         self._check_same_stack(distribution)
+        if alarm_topic is not None and alarm_email is not None:
+            raise ConfigError(
+                "alarm_email subscribes the stack's own alarm topic: with an existing topic "
+                "(alarm_topic_arn), subscribe the address where that topic is managed"
+            )
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
         #: The functions' Powertools service name: the ``service`` dimension of their metrics.
         self.service = deployment_service(self)
@@ -90,6 +108,7 @@ class SitemapUpdater(Construct):
             distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
             site_file_keys=site_files,
             service=self.service,
+            max_concurrency=validated_concurrency(max_concurrency or {}),
         )
         self.news_sweep = self._news_sweep()
         self.reconcile_schedule = events.Rule(
@@ -104,7 +123,11 @@ class SitemapUpdater(Construct):
             "Monitoring",
             functions=self.functions.functions,
             queues=self.queues,
+            table=self.storage.table,
+            news_sweep=self.news_sweep,
+            distribution=self.distribution,
             alarm_topic=alarm_topic,
+            alarm_email=alarm_email,
             service=self.service,
         )
 
@@ -133,12 +156,29 @@ class SitemapUpdater(Construct):
 
     def _news_sweep(self) -> events.Rule:
         # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).
+        # A delivery EventBridge cannot make within one period is dropped into its own
+        # dead-letter queue (the NewsSweepFailed alarm): the next sweep does the same work.
+        dead_letter = sqs.Queue(
+            self,
+            "NewsSweepDeadLetter",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(DLQ_RETENTION_DAYS),
+        )
+        acknowledge(dead_letter, "AwsSolutions-SQS3", NEWS_SWEEP_DEAD_LETTER)
+        target = targets.SqsQueue(
+            self.queues[INDEX.name].queue,
+            message_group_id=INDEX_GROUP,
+            dead_letter_queue=dead_letter,
+            max_event_age=Duration.minutes(NEWS_SWEEP_MINUTES),
+            retry_attempts=NEWS_SWEEP_RETRIES,
+        )
         return events.Rule(
             self,
             "NewsSweep",
             description="Runs the index so shards whose news blocks aged out are rebuilt",
             schedule=events.Schedule.rate(Duration.minutes(NEWS_SWEEP_MINUTES)),
-            targets=[targets.SqsQueue(self.queues[INDEX.name].queue, message_group_id=INDEX_GROUP)],
+            targets=[target],
         )
 
     @property

@@ -440,7 +440,7 @@ def test_an_events_file_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> Non
 
     assert_usage_error(
         run("local", path, "--site-url", SITE, "--out", tmp_path / "out"),
-        f"{path} is not UTF-8 text",
+        f"{path} is not UTF-8 (line 1: byte 0xF6)",
     )
 
 

@@ -23,13 +23,21 @@ NAMED_AS = {
     "AWS::CloudFront::OriginAccessControl": "origin access control",
     "AWS::CloudFront::CachePolicy": "cache policy",
     "AWS::CloudFront::ResponseHeadersPolicy": "security headers",
+    "AWS::CloudFront::Function": "CloudFront function",
+    "AWS::SNS::Topic": "SNS topic",
+    "AWS::KMS::Key": "KMS key",
     "AWS::CloudWatch::Alarm": "alarms",
     "AWS::CloudWatch::Dashboard": "dashboard",
     "AWS::Events::Rule": "EventBridge schedule",
     "AWS::Lambda::Permission": "permission to invoke",
 }
-PART_OF_ANOTHER = {"AWS::IAM::Policy", "AWS::S3::BucketPolicy", "AWS::SQS::QueuePolicy"}
-NUMBERS = {"three": 3, "four": 4, "six": 6, "nine": 9, "eleven": 11}
+PART_OF_ANOTHER = {
+    "AWS::IAM::Policy",
+    "AWS::S3::BucketPolicy",
+    "AWS::SQS::QueuePolicy",
+    "AWS::SNS::TopicPolicy",
+}
+NUMBERS = {"three": 3, "four": 4, "six": 6, "twenty": 20}
 
 
 def what_is_created() -> str:

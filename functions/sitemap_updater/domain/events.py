@@ -55,31 +55,32 @@ Country = Annotated[str, Meta(extra_json_schema={"pattern": "^[A-Z]{2}$"})]
 
 class Model(Struct, forbid_unknown_fields=True, frozen=True, gc=False, omit_defaults=True):
     """What every part of an event is. Encoded, it writes exactly the keys that hold a value,
-    which is how ``decode`` finds a key written twice or as null."""
+    which is how ``decode`` finds a key written twice or as null. (``frozen`` is repeated
+    on each: type checkers do not inherit it.)"""
 
 
-class Image(Model):
+class Image(Model, frozen=True):
     """``{"loc": "https://cdn.example.com/a.jpg"}``: an image on the page (any host)."""
 
     loc: Url
 
 
-class Restriction(Model):
+class Restriction(Model, frozen=True):
     relationship: Literal["allow", "deny"]
     countries: Annotated[tuple[Country, ...], Meta(min_length=1, max_length=250)]
 
 
-class Platform(Model):
+class Platform(Model, frozen=True):
     relationship: Literal["allow", "deny"]
     platforms: Annotated[tuple[Literal["web", "mobile", "tv"], ...], Meta(min_length=1)]
 
 
-class Uploader(Model):
+class Uploader(Model, frozen=True):
     name: Text
     info: Url | None = None
 
 
-class VideoEvent(Model):
+class VideoEvent(Model, frozen=True):
     """Google's required fields (thumbnail_loc, title, description, content_loc or
     player_loc) and the optional ones it still reads."""
 
@@ -102,12 +103,12 @@ class VideoEvent(Model):
     live: bool | None = None
 
 
-class Publication(Model):
+class Publication(Model, frozen=True):
     name: Text
     language: Annotated[str, Meta(examples=["en", "zh-cn"])]
 
 
-class NewsEvent(Model):
+class NewsEvent(Model, frozen=True):
     """Google News: the publication, when the article was first published, its title."""
 
     publication: Publication
@@ -115,7 +116,7 @@ class NewsEvent(Model):
     title: Text
 
 
-class Alternate(Model):
+class Alternate(Model, frozen=True):
     """A language version of this page: ``{"hreflang": "de", "href": "https://.../de/a"}``."""
 
     hreflang: HrefLang
@@ -132,7 +133,7 @@ Version = Annotated[
 ]
 
 
-class Publish(Model, tag_field="type", tag="publish"):
+class Publish(Model, frozen=True, tag_field="type", tag="publish"):
     """A page was published or updated: list it (again) with these fields."""
 
     url: Url
@@ -191,7 +192,7 @@ class Publish(Model, tag_field="type", tag="publish"):
     ) = None
 
 
-class Unpublish(Model, tag_field="type", tag="unpublish"):
+class Unpublish(Model, frozen=True, tag_field="type", tag="unpublish"):
     """A page was unpublished: removed, and remembered so that a late, older publish cannot
     bring it back."""
 

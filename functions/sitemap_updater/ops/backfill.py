@@ -16,7 +16,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -34,7 +34,7 @@ from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops import crawl
 from sitemap_updater.ops.errors import UserError, aws_error_message
 from sitemap_updater.ops.fetch import GZIP_MAGIC, Fetched, fetch, gunzip
-from sitemap_updater.ops.pages import Record, page_change, read_records
+from sitemap_updater.ops.pages import Record, page_change, read_bytes, read_records
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import is_local, resolve
 
@@ -70,6 +70,11 @@ class BackfillResult:
     shards: set[str] = field(default_factory=set)
     rebuilds_requested: int = 0
     interrupted: bool = False
+    not_applied: int = 0  # read, but Ctrl-C came first
+
+    def settled(self) -> int:
+        """Pages read that were applied, found there, rejected or failed."""
+        return self.applied + self.duplicate + self.stale + len(self.rejected) + len(self.failed)
 
 
 def entry_record(entry: crawl.Entry) -> dict[str, Any]:
@@ -108,21 +113,20 @@ def document_records(
 
 def source_records(
     source: str, *, timeout: float, workers: int, faults: list[Problem]
-) -> Iterator[Record]:
-    """Every page record the source holds, in order. A walk stays on its origins."""
+) -> Iterable[Record]:
+    """Every page record the source holds, in order: a list when it is a file of records (so
+    its total is known). A walk stays on its origins."""
     walk = crawl.Walk(
         fetch=partial(fetch, timeout=timeout, same_origin=True), workers=workers, same_origin=True
     )
     if source.lower().startswith(("http://", "https://")):
-        yield from document_records(walk.run(source), faults)
-        return
+        return document_records(walk.run(source), faults)
     path = Path(source)
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"no such file, and not an http(s) URL: {source}")
     if path.suffix.lower() in _RECORD_SUFFIXES:
-        yield from read_records(path)
-        return
-    body = path.read_bytes()
+        return list(read_records(path))
+    body = read_bytes(path)
     if body.startswith(GZIP_MAGIC):
         body, too_large = gunzip(body, PROTOCOL_MAX_BYTES)
         if too_large:
@@ -131,7 +135,7 @@ def source_records(
     if document.kind not in (crawl.INDEX, crawl.URLSET):
         raise UserError(f"{path}: {document.error or 'not a sitemap, index or page records'}")
     children = [(entry.loc, f"{path}:{entry.line}", 1) for entry in document.sitemaps if entry.loc]
-    yield from document_records(chain([document], walk.run_from(children)), faults)
+    return document_records(chain([document], walk.run_from(children)), faults)
 
 
 def page_changes(
@@ -185,6 +189,7 @@ class Importer:
                 for record, change in changes:
                     window.append((record, pool.submit(self._apply, change)))
                     while len(window) >= self.workers * 4:
+                        wait([window[0][1]])  # Ctrl-C here: the write is still in the window
                         self._collect(*window.popleft(), result, progress)
                     if result.read % 50 == 0:
                         metrics.clear_metrics()  # never published from here
@@ -197,6 +202,7 @@ class Importer:
                     if not future.cancelled():
                         self._collect(record, future, result, progress)
                 metrics.clear_metrics()
+                result.not_applied = result.read - result.settled()
 
     @staticmethod
     def _collect(
@@ -263,7 +269,8 @@ def run(args: argparse.Namespace) -> int:
     result = BackfillResult()
     faults = result.source_faults
     records = source_records(args.source, timeout=args.timeout, workers=4, faults=faults)
-    with Progress("backfill") as progress:
+    total = len(records) if isinstance(records, list) else None  # a walk's is not known
+    with Progress("backfill", total=total) as progress:
         if args.dry_run:
             changes = page_changes(records, deployment.site, version, result, progress)
             dry_run(changes, deployment.limits, result, progress)
@@ -307,6 +314,7 @@ def _report(result: BackfillResult, args: argparse.Namespace) -> None:
             f"backfill: {result.read:,} page(s) read: {result.applied:,} applied, "
             f"{result.duplicate:,} already there (duplicate), {result.stale:,} stale (the "
             f"registry has a newer version), {rejected:,} rejected, {failed:,} failed"
+            + (f", {result.not_applied:,} not applied (interrupted)" if result.not_applied else "")
         )
         lines.append(
             f"rebuild requested for {result.rebuilds_requested:,} shard(s); the rebuild and "

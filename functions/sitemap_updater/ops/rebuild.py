@@ -66,7 +66,13 @@ def run(args: argparse.Namespace) -> int:
     app = resolve(args).app
     from sitemap_updater.usecases.reconcile import known_shards  # noqa: PLC0415 - after resolve()
 
-    shards = [o.shard for o in known_shards(app.registry)] if args.all else args.shard
+    known = [output.shard for output in known_shards(app.registry)]
+    if unknown := [shard for shard in args.shard or [] if shard not in known]:
+        raise UserError(
+            f"--shard {unknown[0]}: the registry has no such shard (it has {len(known):,}: "
+            f"{', '.join(known[:3])}{', ...' if len(known) > 3 else ''}; `status` lists them)"
+        )
+    shards = known if args.all else args.shard
     failed: dict[str, str] = {}
     outcomes = _rebuild(app, shards, failed)
     index = _restore_index(app, failed)

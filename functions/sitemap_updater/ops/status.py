@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
 from sitemap_updater.domain.sharding import DEFAULT_GROUP, Limits, parse_shard_id
 from sitemap_updater.ops.errors import exit_status
 from sitemap_updater.ops.resolve import Deployment, resolve
@@ -31,6 +33,10 @@ if TYPE_CHECKING:
     from sitemap_updater.domain.records import ShardOutput
 
 SHOW_SHARDS = 30
+PEEK = 100  # dead letters read per queue for their reasons
+# A dead letter without a reason_code was moved there by SQS after maxReceiveCount failed
+# receives (a fault that may pass after a fix); one with a reason_code was rejected for good.
+RETRIES_EXHAUSTED = "retries_exhausted"
 _COUNTS: list[QueueAttributeNameType] = [
     "ApproximateNumberOfMessages",
     "ApproximateNumberOfMessagesNotVisible",
@@ -104,6 +110,45 @@ def missing_objects(deployment: Deployment, named: list[str]) -> list[str]:
     listing = pages.paginate(Bucket=bucket)
     held = {item["Key"] for page in listing for item in page.get("Contents", [])}
     return sorted(set(named) - held)
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str
+    count: int
+    sample: str  # the first one's body and reason, cut short
+
+
+def reason_code(message: Any) -> str:
+    attribute = message.get("MessageAttributes", {}).get(REASON_CODE_ATTRIBUTE, {})
+    return str(attribute.get("StringValue") or RETRIES_EXHAUSTED)
+
+
+def dead_letter_reasons(sqs: SQSClient, dlq_url: str, visible: int) -> list[Reason]:
+    """Counts per ``reason_code`` of up to PEEK visible dead letters, the most frequent first,
+    each with a sample. They are read and made visible again at once: a dead-letter queue
+    has no receive limit to count against."""
+    if not visible:
+        return []
+    from sitemap_updater.local import poller  # noqa: PLC0415 - it logs: after resolve()
+
+    held = poller.receive(sqs, dlq_url, min(visible, PEEK), VisibilityTimeout=30)
+    poller.set_visibility(sqs, dlq_url, [message["ReceiptHandle"] for message in held], 0)
+    samples: dict[str, str] = {}
+    for message in held:
+        code = reason_code(message)
+        attributes: dict[str, Any] = dict(message.get("MessageAttributes", {}))
+        reason = str(attributes.get(REASON_ATTRIBUTE, {}).get("StringValue", ""))
+        why = f" ({reason.removeprefix(f'{code}: ')[:160]})" if reason else ""
+        samples.setdefault(code, message["Body"][:120] + why)
+    counts = Counter(reason_code(message) for message in held)
+    return [Reason(code, count, samples[code]) for code, count in counts.most_common()]
+
+
+def reason_lines(queue: str, reasons: list[Reason], waiting: int) -> list[str]:
+    read = sum(reason.count for reason in reasons)
+    first = f" (the first {read:,} of {waiting:,})" if read < waiting else ""
+    return [f"  {queue}{first}: {r.count:,} {r.code}, e.g. {r.sample}" for r in reasons]
 
 
 def oldest_age(cloudwatch: Any, queue_url: str, now: datetime) -> float | None:
@@ -207,8 +252,12 @@ def _table(
     lines.extend(f"MISSING: {key} is named by the index" for key in report["missing_objects"])
     if report["dead_letters"]:
         lines.append(
-            f"dead letters: {report['dead_letters']:,} (see `sitemap-updater redrive --dry-run`)"
+            f"dead letters: {report['dead_letters']:,} by reason_code (docs/EVENTS.md; "
+            f"{RETRIES_EXHAUSTED}: failed every retry); `sitemap-updater redrive` moves them back"
         )
+        waiting = {q.name: q.visible for q in queues}
+        for name, found in report["dead_letter_reasons"].items():
+            lines.extend(reason_lines(name, [Reason(**r) for r in found], waiting[name]))
     return "\n".join(lines)
 
 
@@ -240,6 +289,11 @@ def run(args: argparse.Namespace) -> int:
         "dead_letters": sum(
             q.visible + q.in_flight + q.delayed for q in queues if q.name.endswith("DLQ")
         ),
+        "dead_letter_reasons": {
+            q.name: [asdict(r) for r in dead_letter_reasons(deployment.sqs, q.url, q.visible)]
+            for q in queues
+            if q.name.endswith("DLQ") and q.visible
+        },
     }
     print(
         json.dumps(report) if args.json else _table(report, shards, queues, settings.limits),

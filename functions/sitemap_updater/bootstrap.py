@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from sitemap_updater.usecases.publish_index import PublishIndex
     from sitemap_updater.usecases.rebuild import RebuildShard
     from sitemap_updater.usecases.reconcile import Reconcile
+    from sitemap_updater.usecases.webhook import ReceiveWebhook
 
 # Throttling and 5xx are retried a few times by botocore, then raised so SQS retries.
 CLIENT_CONFIG = Config(
@@ -213,6 +214,22 @@ class App:
         from sitemap_updater.usecases.indexnow import SubmitChanges  # noqa: PLC0415
 
         return SubmitChanges(self.settings.site, self.indexnow_client, self.indexnow_queue)
+
+    @_once
+    def receive_webhook(self) -> ReceiveWebhook:
+        import json  # noqa: PLC0415
+
+        from sitemap_updater import connectors  # noqa: PLC0415
+        from sitemap_updater.adapters.queues import IngestInbox  # noqa: PLC0415
+        from sitemap_updater.adapters.secrets import ConnectorSecrets  # noqa: PLC0415
+        from sitemap_updater.usecases.webhook import ReceiveWebhook  # noqa: PLC0415
+
+        settings = self.settings
+        found = connectors.parse(json.loads(settings.connectors or "{}"), "CONNECTORS")
+        inbox = IngestInbox(settings.ingest_queue_url, settings.ingest_dlq_url, self._client("sqs"))
+        secrets = ConnectorSecrets(self._client, lambda: self.clock().timestamp())
+        by_name = {connector.name: connector for connector in found}
+        return ReceiveWebhook(by_name, secrets, inbox, settings.max_event_bytes)
 
     @_once
     def site_files(self) -> PublishSiteFiles | None:

@@ -115,6 +115,12 @@ LOCAL = _command(
     ),
     _int("--max-urls-per-shard", "shard size (default 10000, at most 50000)"),
     _arg(
+        "--connectors",
+        "with --serve: a connectors file (docs/CONNECTORS.md); each is served at "
+        "/hooks/<name> on the site's port",
+        type=Path,
+    ),
+    _arg(
         "--setting",
         "any other settings variable, e.g. STYLESHEET=true, INDEXNOW_KEY=... with "
         "INDEXNOW_ENDPOINT=... (repeatable; see the configuration table in docs/DEPLOY.md)",
@@ -359,6 +365,15 @@ def _local(args: argparse.Namespace) -> int:
 
     runtime.check_replaceable(args.out, args.events)
     overrides = _local_settings(args.setting, args.max_urls_per_shard)
+    if args.connectors is not None:
+        if not args.serve:
+            raise UserError("--connectors serves webhooks: give --serve too")
+        from sitemap_updater import connectors  # noqa: PLC0415
+
+        try:  # in full, the secrets in clear included: this is the local runtime
+            overrides["CONNECTORS"] = json.dumps(connectors.read(args.connectors))
+        except connectors.ConfigError as exc:
+            raise UserError(str(exc)) from exc
     try:
         moto, pipeline, summary = runtime.run_local(
             args.events, site.origin, args.out, overrides, moto_port=args.moto_port
@@ -371,7 +386,7 @@ def _local(args: argparse.Namespace) -> int:
     try:
         _print_summary(summary, as_json=args.json)
         if args.serve:
-            _serve(moto, pipeline, site, args.port)
+            _serve(moto, pipeline, site, args.port, connectors=bool(args.connectors))
     finally:
         moto.stop()
     return 0
@@ -425,7 +440,9 @@ def _one_line(exc: Exception) -> str:
     return str(exc).splitlines()[0]
 
 
-def _serve(moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None) -> None:
+def _serve(
+    moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None, connectors: bool
+) -> None:
     """Serve the bucket, keep the pipeline running, and say how to operate it."""
     from sitemap_updater.local.server import SiteServer  # noqa: PLC0415
     from sitemap_updater.local.stack import LOCAL_STACK_NAME, REGION, register_stack  # noqa: PLC0415
@@ -435,7 +452,9 @@ def _serve(moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None) -
         here = site.host in {"127.0.0.1", "localhost"}
         port = int(site.port or (443 if site.scheme == "https" else 80)) if here else 8080
     try:
-        server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port).start()
+        webhook = pipeline.app.receive_webhook if connectors else None
+        bucket = pipeline.app.settings.bucket_name
+        server = SiteServer(pipeline.s3, bucket, port=port, webhook=webhook).start()
     except (OSError, OverflowError) as exc:  # port in use, not allowed, out of range
         raise UserError(f"cannot serve on port {port}: {exc}") from exc
     # SIGTERM (a service manager, `kill`, a script's `cmd &`) stops it as Ctrl-C does.
@@ -447,7 +466,8 @@ def _serve(moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None) -
         f"running on {moto.url}; Ctrl-C stops\n"
         f"operate it: sitemap-updater status {target}\n"
         f"            sitemap-updater send EVENTS... {target}\n"
-        f"check it:   sitemap-updater validate {server.url}/robots.txt{mapped}",
+        f"check it:   sitemap-updater validate {server.url}/robots.txt{mapped}"
+        + (f"\nwebhooks:   POST {server.url}/hooks/<name>" if connectors else ""),
         file=sys.stderr,
         flush=True,
     )

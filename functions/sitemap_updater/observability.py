@@ -38,3 +38,5 @@ class Metric:
     INDEXNOW_SUBMITTED = "IndexNowUrlsSubmitted"
     INDEXNOW_RETRIED = "IndexNowMessagesRetried"
     INDEXNOW_DEAD_LETTERED = "IndexNowMessagesDeadLettered"
+    WEBHOOKS_REFUSED = "WebhooksRefused"  # 401: unsigned, forged or stale (alarmed)
+    WEBHOOK_EVENTS = "WebhookEventsQueued"

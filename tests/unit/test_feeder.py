@@ -246,7 +246,7 @@ def test_read_file_is_lazy_per_file_and_agrees_with_read_paths(tmp_path: Path) -
 
 
 def test_the_sample_events_folder() -> None:
-    """events/: 22 bodies (schema.json skipped); the rejected examples arrive verbatim."""
+    """events/: 25 bodies (schema.json skipped); the rejected examples arrive verbatim."""
     events = REPO / "events"
     rejected = (events / "90-rejected-examples.jsonl").read_text(encoding="utf-8").splitlines()
 
@@ -255,7 +255,7 @@ def test_the_sample_events_folder() -> None:
     origins = [Path(m.origin.split("#")[0].rsplit(":", 1)[0]).name for m in messages]
     assert origins == sorted(origins)
     assert "schema.json" not in origins
-    assert len(messages) == 22
+    assert len(messages) == 25
     assert bodies(messages)[-3:] == rejected
     assert messages[-1].body.endswith('"priority": 1.5')  # the malformed line, untouched
 

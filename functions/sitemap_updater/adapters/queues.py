@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from botocore.exceptions import ClientError
 
 from sitemap_updater.adapters import clients
 from sitemap_updater.domain.errors import RetryableError
@@ -95,15 +96,7 @@ class Queues(_DeadLetters):
             }
             for number, (shard, causes) in enumerate(sorted(requests.items()))
         ]
-        for start in range(0, len(entries), _BATCH):
-            chunk = entries[start : start + _BATCH]
-            response = self.client.send_message_batch(
-                QueueUrl=self.rebuild_queue_url, Entries=chunk
-            )
-            failed = response.get("Failed", [])
-            if failed:
-                details = ", ".join(f"{f['Id']}: {f.get('Code')}" for f in failed)
-                raise RetryableError(f"could not send {len(failed)} message(s): {details}")
+        _send_all(self.client, self.rebuild_queue_url, entries)
 
     def request_index(self, cause: str) -> None:
         self.client.send_message(
@@ -130,6 +123,35 @@ class IndexNowQueue(_DeadLetters):
             self.client.send_message(
                 QueueUrl=self.queue_url, MessageBody=encode(UrlsMessage(chunk))
             )
+
+
+@dataclass
+class IngestInbox(_DeadLetters):
+    """The ingest queue as the webhook endpoint fills it, and its dead-letter queue."""
+
+    queue_url: str
+    dead_letter_url: str
+    client: SQSClient = field(default_factory=lambda: clients.client("sqs"))
+
+    def send(self, bodies: Sequence[str]) -> None:
+        """Queue events (RetryableError if SQS refuses one: the sender retries them all,
+        and what was queued is then a duplicate)."""
+        entries = [{"Id": f"m{n}", "MessageBody": body} for n, body in enumerate(bodies)]
+        try:
+            _send_all(self.client, self.queue_url, entries)
+        except ClientError as exc:
+            raise RetryableError(f"ingest queue: {exc}") from exc
+
+
+def _send_all(client: SQSClient, queue_url: str, entries: Sequence[Any]) -> None:
+    """``entries`` in batches of ten; RetryableError naming those SQS refused."""
+    for start in range(0, len(entries), _BATCH):
+        chunk = list(entries[start : start + _BATCH])
+        response = client.send_message_batch(QueueUrl=queue_url, Entries=chunk)
+        failed = response.get("Failed", [])
+        if failed:
+            details = ", ".join(f"{f['Id']}: {f.get('Code')}" for f in failed)
+            raise RetryableError(f"could not send {len(failed)} message(s): {details}")
 
 
 def reason_attributes(

@@ -14,6 +14,7 @@ pk                         sk                  item
 ``CLUSTER#<id>``           ``CLUSTER``         an hreflang cluster: its members (languages,
                                                declarations, placement), or a redirect to the
                                                cluster it was merged into
+``ENTITY#<id>``             ``ENTITY``          a CMS entity's newest version and URL
 ``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput) and
                                                when the reconciler last checked it
 ``INDEXES``                ``<key>``           a published index file (IndexOutput)
@@ -24,9 +25,10 @@ Query: it always sees every commit that happened before it started (no GSI lag t
 An event's commit is one transaction: URL record (conditional on the version and cluster
 pointer it was planned against), entry put/delete, the cluster record (conditional on its
 version) and the records of pages it newly links, capacity reservation (conditional on
-room). A page declared by a sibling before it is published has a record with only a
-cluster pointer. URLs longer than 1,000 characters are keyed by a prefix and their SHA-256
-(DynamoDB's sort key limit).
+room), and, for a page named by its CMS id, the entity record (conditional on its version)
+with the record and entry of the URL the entity leaves. A page declared by a sibling before
+it is published has a record with only a cluster pointer. URLs longer than 1,000 characters
+are keyed by a prefix and their SHA-256 (DynamoDB's sort key limit).
 
 The index ``by-shard`` (partition key: a URL record's ``shard``) lists the URL records placed
 in a shard, so the reconciler can check them against the shard's entries.
@@ -56,9 +58,11 @@ from sitemap_updater.domain.placement import (
     MAX_COMMITS_TOGETHER,
     ClusterWrite,
     Commit,
+    EntityWrite,
     combined_reservations,
 )
 from sitemap_updater.domain.records import (
+    EntityRecord,
     IndexOutput,
     ObjectState,
     ShardOutput,
@@ -127,6 +131,10 @@ def entry_key(shard: str, url: str) -> Item:
     return _key(f"SHARD#{shard}", f"URL#{url_token(url)}")
 
 
+def entity_key(entity: str) -> Item:
+    return _key(f"ENTITY#{entity}", "ENTITY")
+
+
 def capacity_key(shard: str) -> Item:
     return _key(f"SHARD#{shard}", "#CAPACITY")
 
@@ -181,6 +189,19 @@ class Registry:
         item = self._get(entry_key(shard, url))
         return _entry(item)[0] if item else None
 
+    def entity(self, entity: str) -> EntityRecord | None:
+        """A CMS entity's record (strongly consistent)."""
+        item = self._get(entity_key(entity))
+        if item is None:
+            return None
+        url = item["url"]["S"] if "url" in item else None
+        return EntityRecord(url, Decimal(item["version"]["N"]), item["live"]["BOOL"])
+
+    def save_entity(self, write: EntityWrite) -> None:
+        """An entity record alone (an unpublish by id of a page never seen), or raise
+        ConcurrentChange."""
+        self._transact([self._entity_action(write)], [], write.entity)
+
     def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]:
         """The URLs of these live records whose entry is missing, or is not their version's
         (restored by the reconciler without the event's fields)."""
@@ -233,6 +254,10 @@ class Registry:
     def commit(self, commit: Commit) -> None:
         """Apply one planned commit atomically, or raise ConcurrentChange / ShardFull."""
         actions = self._record_actions(commit)
+        if commit.retired is not None:
+            actions.extend(self._record_actions(commit.retired))
+        if commit.entity is not None:
+            actions.append(self._entity_action(commit.entity))
         if commit.cluster is not None:
             actions.extend(self._cluster_actions(commit.cluster))
         reservations = [commit.reservation] if commit.reservation else []
@@ -336,6 +361,13 @@ class Registry:
         item = _attrs({**values, TTL_ATTRIBUTE: commit.tombstone_expires_at}, url_key(record.url))
         condition, expected = _record_condition(commit.expected_version, commit.expected_cluster)
         return self._put(item, condition, expected, names={"#cluster": "cluster"})
+
+    def _entity_action(self, write: EntityWrite) -> Item:
+        values = {"url": write.url, "version": write.version, "live": write.live}
+        item = _attrs({**values, TTL_ATTRIBUTE: write.expires_at}, entity_key(write.entity))
+        if write.expected is None:
+            return self._put(item, "attribute_not_exists(version)")
+        return self._put(item, "version = :expected", {":expected": {"N": str(write.expected)}})
 
     def _reservation_action(self, reservation: Reservation) -> Item:
         group, number = parse_shard_id(reservation.shard)

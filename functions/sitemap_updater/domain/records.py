@@ -24,6 +24,17 @@ class UrlRecord:
 
 
 @dataclass(frozen=True)
+class EntityRecord:
+    """A CMS entity (its id, plus locale) and its page: the URL of its newest change, which
+    a publish under another URL unpublishes and an unpublish by id alone applies to.
+    ``url`` is None when the id was only ever unpublished, by id alone."""
+
+    url: str | None
+    version: Decimal
+    live: bool
+
+
+@dataclass(frozen=True)
 class UrlState:
     """A URL's record (None: never seen) and the cluster its pointer names (None: none)."""
 

@@ -43,6 +43,7 @@ LOCAL_STACK_NAME = LOCAL_PREFIX  # the CloudFormation stack the operator command
 QUEUE_SETTINGS = {
     "REBUILD_QUEUE_URL": ("rebuild", "url"),
     "INDEX_QUEUE_URL": ("index", "url"),
+    "INGEST_QUEUE_URL": ("ingest", "url"),
     "INGEST_DLQ_URL": ("ingest", "dlq_url"),
     "INDEXNOW_QUEUE_URL": ("indexnow", "url"),
     "INDEXNOW_DLQ_URL": ("indexnow", "dlq_url"),

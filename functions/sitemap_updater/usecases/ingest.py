@@ -21,6 +21,8 @@ from enum import StrEnum
 from functools import partial
 from typing import TypeVar
 
+import msgspec
+
 from sitemap_updater.domain.clusters import (
     MAX_CLUSTER_MEMBERS,
     Cluster,
@@ -36,7 +38,7 @@ from sitemap_updater.domain.clusters import (
 from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.events import parse_body
-from sitemap_updater.domain.placement import ClusterWrite, Commit, plan_commit
+from sitemap_updater.domain.placement import ClusterWrite, Commit, EntityWrite, plan_commit
 from sitemap_updater.domain.records import UrlRecord, UrlState
 from sitemap_updater.domain.sharding import GroupRules, Limits, checked_entry_size, parse_shard_id
 from sitemap_updater.domain.urls import Site
@@ -88,9 +90,15 @@ class ApplyChange:
     _open: dict[str, str] = field(default_factory=dict, init=False, repr=False)  # group: shard
 
     def __call__(self, change: PageChange) -> IngestResult:
+        if change.entity is not None and not change.url:
+            return self._unpublish_entity(change)
         base = checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
+        retired = self._retire_in_cluster(change)
 
         def plan(move: bool) -> _Planned | IngestResult:
+            entity = self._entity_write(change) if change.entity is not None else None
+            if isinstance(entity, IngestResult):
+                return entity
             state = self.registry.url_state(change.url)
             record = state.record
             if record is not None and record.version > change.version:
@@ -115,13 +123,88 @@ class ApplyChange:
                     )
             commit = self._plan(record, change, size, base, move)
             commit = _with_cluster(commit, write, state.cluster)
+            if entity is not None:
+                commit = replace(commit, entity=entity[0], retired=self._retired(entity[1], change))
             return _Planned(commit, record.shard if record else None)
 
         done = self._until_committed(plan, f"{change.url}: gave up after")
         if isinstance(done, IngestResult):
-            return done
+            return replace(done, shards=done.shards | retired)
         settled = self._settle(change.url) if done.cluster else frozenset()
-        return IngestResult(_applied(done), done.touched | settled)
+        return IngestResult(_applied(done), done.touched | settled | retired)
+
+    # -- entities: a page named by its CMS id -------------------------------------------------
+
+    def _entity_write(self, change: PageChange) -> tuple[EntityWrite, str | None] | IngestResult:
+        """The entity's new record, and the URL it leaves (its previous, live URL); stale if
+        the entity holds a newer version, or the same version under another URL."""
+        assert change.entity is not None  # noqa: S101 - the caller's guard
+        known = self.registry.entity(change.entity)
+        if known is not None and (
+            known.version > change.version
+            or (known.version == change.version and known.url != change.url)
+        ):
+            return IngestResult(Outcome.STALE)
+        write = EntityWrite(
+            change.entity,
+            change.url or None,
+            change.version,
+            change.live,
+            known.version if known else None,
+            None if change.live else self._tombstone_expires_at(),
+        )
+        leaves = known.url if known and known.live and known.url != change.url else None
+        return write, leaves
+
+    def _retired(self, url: str | None, change: PageChange) -> Commit | None:
+        """The unpublish of the URL an entity leaves, to commit with its change (None: none,
+        or that URL already holds a newer version)."""
+        if url is None:
+            return None
+        record = self.registry.url_state(url).record
+        if record is None or record.version >= change.version:
+            return None
+        return self._plan(record, PageChange(url, change.version, None), 0, 0, move=False)
+
+    def _retire_in_cluster(self, change: PageChange) -> frozenset[str]:
+        """A URL the entity leaves that is in an hreflang cluster is unpublished first, on its
+        own (the cluster's members change with it); ``_retired`` then finds it done."""
+        if change.entity is None:
+            return frozenset()
+        known = self.registry.entity(change.entity)
+        if known is None or not known.live or known.url in (None, change.url):
+            return frozenset()
+        if known.version >= change.version or self.registry.url_state(known.url).cluster is None:
+            return frozenset()
+        return self(PageChange(known.url, change.version, None)).shards
+
+    def _unpublish_entity(self, change: PageChange) -> IngestResult:
+        """An unpublish by id alone: of the URL the registry has for the id; for an id it
+        has no URL for, the id's tombstone, so that an older publish cannot list it."""
+        assert change.entity is not None  # noqa: S101 - the caller's guard
+
+        def attempt() -> IngestResult:
+            known = self.registry.entity(change.entity or "")
+            if known is not None and known.url is not None:
+                return self(msgspec.structs.replace(change, url=known.url))
+            if known is not None and known.version >= change.version:
+                outcome = Outcome.DUPLICATE if known.version == change.version else Outcome.STALE
+                return IngestResult(outcome)
+            expires = self._tombstone_expires_at()
+            version = known.version if known else None
+            write = EntityWrite(change.entity or "", None, change.version, False, version, expires)
+            self.registry.save_entity(write)
+            return IngestResult(Outcome.APPLIED)
+
+        return retry(
+            attempt,
+            MAX_ATTEMPTS,
+            (ConcurrentChange,),
+            give_up=lambda: RetryableError(f"{change.entity}: gave up after {MAX_ATTEMPTS}"),
+        )
+
+    def _tombstone_expires_at(self) -> int:
+        return int(self.clock().timestamp()) + self.tombstone_ttl_seconds
 
     def apply_plain(self, changes: Sequence[PageChange]) -> dict[str, IngestResult]:
         """Apply changes of distinct URLs with no hreflang cluster together: one batched read,
@@ -137,7 +220,12 @@ class ApplyChange:
         for change in changes:
             state = states[change.url]
             record = state.record
-            if state.cluster is not None or change.alternates or change.hreflang is not None:
+            if (
+                state.cluster is not None
+                or change.alternates
+                or change.hreflang is not None
+                or change.entity is not None
+            ):
                 continue
             if record is not None and record.version > change.version:
                 results[change.url] = IngestResult(Outcome.STALE)
@@ -229,7 +317,7 @@ class ApplyChange:
             change,
             size,
             open_shard=partial(self._open_shard, group),
-            tombstone_expires_at=int(self.clock().timestamp()) + self.tombstone_ttl_seconds,
+            tombstone_expires_at=self._tombstone_expires_at(),
             move=move,
             base=base,
             max_slots=self.groups.max_urls(group, self.limits),
@@ -378,9 +466,13 @@ class Ingest:
             # IndexNow hears of every applied change (an unpublished page too: it should be
             # crawled to see its 404/410), and of a duplicate SQS delivered before: the
             # delivery that applied it may have died before queueing its URL.
-            if isinstance(change, PageChange) and (
-                result.outcome is Outcome.APPLIED
-                or (result.outcome is Outcome.DUPLICATE and message.redelivered)
+            if (
+                isinstance(change, PageChange)
+                and change.url
+                and (  # an id alone names none
+                    result.outcome is Outcome.APPLIED
+                    or (result.outcome is Outcome.DUPLICATE and message.redelivered)
+                )
             ):
                 changed.append(change.url)
         try:

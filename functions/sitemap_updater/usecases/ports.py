@@ -5,13 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sitemap_updater.domain.clusters import Cluster
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.indexnow import Submission
-from sitemap_updater.domain.placement import Commit
-from sitemap_updater.domain.records import IndexOutput, ShardOutput, UrlRecord, UrlState
+from sitemap_updater.domain.placement import Commit, EntityWrite
+from sitemap_updater.domain.records import (
+    EntityRecord,
+    IndexOutput,
+    ShardOutput,
+    UrlRecord,
+    UrlState,
+)
+
+if TYPE_CHECKING:  # the connectors load only in the webhook function
+    from sitemap_updater.connectors.config import Connector
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,8 @@ class UrlRegistry(Protocol):
     def clusters(self, cids: Iterable[str]) -> dict[str, Cluster]: ...
     def entry(self, shard: str, url: str) -> SitemapEntry | None: ...
     def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]: ...
+    def entity(self, entity: str) -> EntityRecord | None: ...
+    def save_entity(self, write: EntityWrite) -> None: ...
     def commit(self, commit: Commit) -> None: ...
     def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]: ...
     def commit_all(self, commits: Sequence[Commit]) -> None: ...
@@ -78,6 +89,14 @@ class DeadLetters(Protocol):
 
 
 class IngestQueues(RebuildRequests, DeadLetters, Protocol): ...
+
+
+class IngestInbox(DeadLetters, Protocol):
+    def send(self, bodies: Sequence[str]) -> None: ...  # events onto the ingest queue
+
+
+class SecretValues(Protocol):
+    def values(self, connector: Connector) -> tuple[str, ...]: ...  # one, or two rotating
 
 
 class ChangeNotifier(Protocol):

@@ -25,12 +25,10 @@ event through ingest -> rebuild -> index until the queues are drained:
 Burst: ``--burst`` publishes of existing URLs of one shard, all on the ingest queue before the
 functions start, drained as Lambda would (batches of the ingest function's batch size).
 
-One change to moto, for speed only: before each action of a TransactWriteItems, moto
-deep-copies the whole table (to roll back on failure), so a transaction costs O(table) and a
-100,000-URL registry would take hours to load. Here that snapshot copies the table's item
-index and shares the items (``shallow_transaction_snapshots``): a failed transaction still
-rolls back every put and delete, which is all these transactions need. The requests the
-functions make are the same.
+moto as the local runtime runs it (``local.stack.tune_moto``): a transaction
+keeps only the items it touches for its rollback, not a deep copy of the table, so a
+100,000-URL registry loads in minutes, not hours. The requests the functions make are the
+same.
 """
 
 from __future__ import annotations
@@ -253,32 +251,6 @@ def body_length(request: Any) -> int:
     headers = request.headers
     length = headers.get("X-Amz-Decoded-Content-Length") or headers.get("Content-Length")
     return int(length or 0)
-
-
-def shallow_transaction_snapshots() -> None:
-    """moto's rollback snapshot per transaction action, made O(partitions) instead of a deep
-    copy of every item (see the module's docstring)."""
-    import copy  # noqa: PLC0415
-    import types  # noqa: PLC0415
-    from collections import defaultdict  # noqa: PLC0415
-
-    from moto.dynamodb import models  # noqa: PLC0415
-    from moto.dynamodb.models.table import Table  # noqa: PLC0415
-
-    def snapshot(value: Any, memo: Any = None) -> Any:
-        if not isinstance(value, Table):
-            return copy.deepcopy(value, memo)
-        clone = copy.copy(value)
-        clone.items = defaultdict(  # type: ignore[assignment]
-            dict,
-            {
-                key: dict(rows) if isinstance(rows, dict) else rows
-                for key, rows in value.items.items()
-            },
-        )
-        return clone
-
-    models.copy = types.SimpleNamespace(deepcopy=snapshot, copy=copy.copy)  # type: ignore[attr-defined]
 
 
 class Ticking:
@@ -662,7 +634,9 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(size) for size in args.sizes.split(",")]
     simulated = [int(size) for size in args.simulate.split(",") if size]
     fake_aws_environment()
-    shallow_transaction_snapshots()
+    from sitemap_updater.local.stack import tune_moto  # noqa: PLC0415
+
+    tune_moto()
     by_size = measure_sizes(sizes, args.shard_size)
     print_sizes(by_size, args.shard_size)
     by_sim = measure_sizes(simulated, args.sim_shard_size, load_sparse) if simulated else {}

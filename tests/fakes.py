@@ -73,6 +73,9 @@ class MemoryRegistry:
             found = self.entries[shard].get(url)
             return found[0] if found else None
 
+    def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]:
+        return {r.url for r in records if r.live and r.shard and not self.entry(r.shard, r.url)}
+
     def entity(self, entity: str) -> EntityRecord | None:
         with self.lock:
             return self.entities.get(entity)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -24,6 +24,7 @@ from sitemap_updater.domain.stylesheet import (
     STYLESHEET_KEY,
     stylesheet_bytes,
 )
+from sitemap_updater.resources import RECONCILE_MINUTES
 from sitemap_updater.settings import Settings
 from sitemap_updater.usecases.objects import TEXT_CONTENT_TYPE
 from sitemap_updater.usecases.site_files import PublishSiteFiles, SiteFile
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from sitemap_updater.usecases.ingest import ApplyChange, Ingest
     from sitemap_updater.usecases.publish_index import PublishIndex
     from sitemap_updater.usecases.rebuild import RebuildShard
+    from sitemap_updater.usecases.reconcile import Reconcile
     from sitemap_updater.usecases.webhook import ReceiveWebhook
 
 # Throttling and 5xx are retried a few times by botocore, then raised so SQS retries.
@@ -164,6 +166,18 @@ class App:
             clock=self.clock,
             cdn=self.cdn,
             stylesheet=self.settings.stylesheet_href,
+        )
+
+    @_once
+    def reconcile(self) -> Reconcile:
+        from sitemap_updater.usecases.reconcile import Reconcile  # noqa: PLC0415
+
+        return Reconcile(
+            registry=self.registry,
+            rebuild=self.rebuild_shard,
+            period=timedelta(hours=self.settings.reconcile_period_hours),
+            interval=timedelta(minutes=RECONCILE_MINUTES),
+            clock=self.clock,
         )
 
     @_once

@@ -23,6 +23,9 @@ class Metric:
     SHARDS_UNCHANGED = "ShardsUnchanged"
     SHARDS_DELETED = "ShardsDeleted"
     SHARD_MOVES = "EntriesMoved"
+    SHARDS_CHECKED = "ShardsReconciled"
+    SHARDS_REPAIRED = "ShardsRepaired"  # drift: found by the reconciler
+    ENTRIES_REPAIRED = "EntriesRepaired"  # a live record without its entry, or the reverse
     INDEX_FILES_WRITTEN = "IndexFilesWritten"
     PUBLISH_TO_VISIBLE = "PublishToVisibleMs"  # SQS SentTimestamp of an event -> index written
     ROBOTS_WRITTEN = "RobotsTxtWritten"

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitemap_updater.adapters.registry import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+from sitemap_updater.adapters.registry import (
+    PARTITION_KEY,
+    SHARD_ATTRIBUTE,
+    SHARD_INDEX,
+    SORT_KEY,
+    TTL_ATTRIBUTE,
+)
 
 SERVICE_NAME = "sitemap-updater"
 METRICS_NAMESPACE = "SitemapUpdater"
@@ -16,6 +22,8 @@ VISIBILITY_TIMEOUT_FACTOR = 6  # a queue's visibility timeout: six times its fun
 # The index also runs on a schedule: it asks for a rebuild of every shard whose news blocks
 # have aged out (Google News: two days), so news leaves the sitemaps with no new event.
 NEWS_SWEEP_MINUTES = 15
+# The reconciler runs this often, each run a slice of the shards (usecases/reconcile.py).
+RECONCILE_MINUTES = 60
 # A work queue keeps a message 4 days; its dead-letter queue 14 (SQS's maximum), longer than
 # the source, because a standard queue's message keeps its first enqueue time when redriven.
 QUEUE_RETENTION_DAYS = 4
@@ -31,6 +39,10 @@ class TableSpec:
     partition_key: str = PARTITION_KEY
     sort_key: str = SORT_KEY
     ttl_attribute: str = TTL_ATTRIBUTE
+    # URL records by shard, for the reconciler (adapters/registry.py)
+    shard_index: str = SHARD_INDEX
+    shard_attribute: str = SHARD_ATTRIBUTE
+    shard_index_attributes: tuple[str, ...] = ("url", "live")
 
 
 @dataclass(frozen=True)
@@ -92,6 +104,8 @@ INDEX = FunctionSpec(
     "index", fifo=True, timeout_seconds=120, memory_mb=1024, content_based_deduplication=True
 )
 FUNCTIONS = (INGEST, REBUILD, INDEX)
+# Scheduled, with no queue: a run re-renders up to an hour's share of the shards.
+RECONCILE = FunctionSpec("reconcile", fifo=False, timeout_seconds=900, memory_mb=1024)
 # Optional: only when INDEXNOW_KEY is set (see functions_for). Its batches are large (up to
 # a thousand messages of up to 100 URLs each, collected for up to a minute) because one
 # IndexNow request takes 10,000 URLs and the engines prefer fewer, larger submissions.

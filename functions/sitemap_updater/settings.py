@@ -67,6 +67,13 @@ class Settings(BaseModel):
         description="How long an unpublished URL is remembered; must outlive any queued event.",
     )
     compress_shards: bool = True
+    reconcile_period_hours: int = Field(
+        168,
+        ge=1,
+        le=8760,
+        description="The reconciler checks every shard against the registry once in this "
+        "many hours, a slice each hour (default: once a week).",
+    )
     group_rules: str = Field(
         "",
         description="Path prefixes that give new URLs their own shards: '/news/=news,/shop/=shop'",

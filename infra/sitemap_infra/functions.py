@@ -24,6 +24,7 @@ from sitemap_updater.resources import (
     INGEST,
     METRICS_NAMESPACE,
     REBUILD,
+    RECONCILE,
     FunctionSpec,
 )
 
@@ -33,7 +34,7 @@ LOG_LEVEL = "INFO"
 # sitemap-<group>-<NNNNN>.xml[.gz]; index files sitemap.xml and sitemap-index-<n>.xml.
 SHARD_KEYS = ("sitemap-*",)
 INDEX_KEYS = (INDEX_KEY, "sitemap-index-*", ROBOTS_KEY)
-WRITTEN_KEYS = {REBUILD.name: SHARD_KEYS, INDEX.name: INDEX_KEYS}
+WRITTEN_KEYS = {REBUILD.name: SHARD_KEYS, RECONCILE.name: SHARD_KEYS, INDEX.name: INDEX_KEYS}
 OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
 TABLE_ACTIONS = {
     INGEST.name: (
@@ -50,6 +51,17 @@ TABLE_ACTIONS = {
         "dynamodb:UpdateItem",
     ),
     INDEX.name: ("dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
+    # The rebuild's reads and writes, the by-shard index, and an entry repaired in a
+    # transaction conditional on its URL record.
+    RECONCILE.name: (
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:PutItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:ConditionCheckItem",
+    ),
 }
 
 
@@ -108,6 +120,8 @@ class Functions(Construct):
         # One function per queue: the three, and IndexNow's when its queue exists.
         specs = [pair.spec for pair in queues.pairs.values()]
         self.functions = {spec.name: self._function(spec, code, env) for spec in specs}
+        # And the reconciler, on a schedule (updater.py).
+        self.functions[RECONCILE.name] = self._function(RECONCILE, code, env)
 
     def __getitem__(self, name: str) -> lambda_.Function:
         return self.functions[name]
@@ -116,7 +130,9 @@ class Functions(Construct):
         name = spec.name
         grants: list[tuple[Sequence[str], Sequence[str]]] = []
         if name in TABLE_ACTIONS:
-            grants.append((TABLE_ACTIONS[name], [self.storage.table.table_arn]))
+            table = self.storage.table.table_arn
+            tables = [table, f"{table}/index/*"] if name == RECONCILE.name else [table]
+            grants.append((TABLE_ACTIONS[name], tables))
         if name in WRITTEN_KEYS:
             # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
             # and the store treats only 404 as "absent".
@@ -126,7 +142,7 @@ class Functions(Construct):
         if self.site_file_keys and name == INDEX.name:
             # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
             grants.append((["s3:GetObject", "s3:PutObject"], self._objects(self.site_file_keys)))
-        if self.distribution_arn is not None and name in (REBUILD.name, INDEX.name):
+        if self.distribution_arn is not None and name in (REBUILD.name, RECONCILE.name, INDEX.name):
             grants.append((["cloudfront:CreateInvalidation"], [self.distribution_arn]))
         return [iam.PolicyStatement(actions=list(a), resources=list(r)) for a, r in grants]
 
@@ -141,6 +157,7 @@ class Functions(Construct):
                 (queues[REBUILD.name].queue.queue_arn, queues[INGEST.name].dead_letter.queue_arn)
             ],
             REBUILD.name: [(queues[INDEX.name].queue.queue_arn,)],
+            RECONCILE.name: [(queues[INDEX.name].queue.queue_arn,)],
             INDEX.name: [(queues[REBUILD.name].queue.queue_arn,)],
         }
         if INDEXNOW.name in queues.pairs:
@@ -169,7 +186,8 @@ class Functions(Construct):
         function = lambda_.Function(
             self,
             name,
-            description=f"sitemap-updater: {spec.name} ({spec.queue} queue)",
+            description=f"sitemap-updater: {spec.name} "
+            + (f"({spec.queue} queue)" if spec.name in self.queues.pairs else "(schedule)"),
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             handler=spec.handler,
@@ -193,6 +211,12 @@ class Functions(Construct):
         log_group.grant_write(role)
         for statement in self.permissions(spec):
             role.add_to_principal_policy(statement)
+        if spec.name in self.queues.pairs:
+            self._event_source(function, spec)
+        self._acknowledge(role, spec)
+        return function
+
+    def _event_source(self, function: lambda_.Function, spec: FunctionSpec) -> None:
         pair = self.queues[spec.name]
         window = spec.batching_window_seconds
         function.add_event_source(
@@ -205,13 +229,15 @@ class Functions(Construct):
                 report_batch_item_failures=True,
             )
         )
-        self._acknowledge(role, spec)
-        return function
 
     def _acknowledge(self, role: iam.Role, spec: FunctionSpec) -> None:
         policy = role.node.find_child("DefaultPolicy")
         acknowledge(policy, "AwsSolutions-IAM5[Resource::*]", XRAY_ANY_RESOURCE)
         bucket = Stack.of(self).get_logical_id(self.storage.bucket.node.default_child)  # type: ignore[arg-type]
+        if spec.name == RECONCILE.name:
+            table = Stack.of(self).get_logical_id(self.storage.table.node.default_child)  # type: ignore[arg-type]
+            finding = f"AwsSolutions-IAM5[Resource::<{table}.Arn>/index/*]"
+            acknowledge(policy, finding, "The registry's by-shard index (its only index).")
         for key in WRITTEN_KEYS.get(spec.name, ()):
             if "*" in key:
                 finding = f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{key}]"

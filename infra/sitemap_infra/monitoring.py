@@ -33,7 +33,7 @@ from constructs import Construct
 
 from sitemap_infra.queues import QueuePair, Queues
 from sitemap_updater.observability import Metric
-from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, FunctionSpec
+from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, RECONCILE, FunctionSpec
 
 MIN_AGE_ALARM_SECONDS = 900
 # A change visible later than this, at p99 over three periods, means the pipeline is behind.
@@ -55,6 +55,8 @@ PIPELINE_GRAPHS = {
         Metric.SHARDS_WRITTEN,
         Metric.SHARDS_UNCHANGED,
         Metric.SHARDS_DELETED,
+        Metric.SHARDS_REPAIRED,
+        Metric.ENTRIES_REPAIRED,
         Metric.INDEX_FILES_WRITTEN,
         Metric.ROBOTS_WRITTEN,
     ),
@@ -109,6 +111,7 @@ class Monitoring(Construct):
             description="Published changes take long to reach the sitemap index (p99 of the "
             "time from SQS receiving the event to the index showing it).",
         )
+        self._reconcile_alarms(functions[RECONCILE.name])
         indexnow = INDEXNOW.name in queues.pairs
         if indexnow:
             self._alarm(
@@ -257,6 +260,33 @@ class Monitoring(Construct):
             self, "InUsEast1", expression=Fn.condition_equals(Aws.REGION, "us-east-1")
         )
         alarm.node.default_child.cfn_options.condition = region  # type: ignore[union-attr]
+
+    def _reconcile_alarms(self, function: lambda_.Function) -> None:
+        repaired = cloudwatch.MathExpression(
+            expression="shards + entries",
+            using_metrics={
+                "shards": self._pipeline_metric(Metric.SHARDS_REPAIRED),
+                "entries": self._pipeline_metric(Metric.ENTRIES_REPAIRED),
+            },
+            period=PERIOD,
+            label="Drift repaired",
+        )
+        self._alarm(
+            "DriftRepaired",
+            repaired,
+            threshold=1,
+            description="The reconciler (or a resent event) repaired a shard object or a "
+            "registry entry that had drifted from the registry: the site is right again. "
+            "Its log names each one ('shard repaired', 'entry repaired'); find the cause.",
+        )
+        self._alarm(
+            "ReconcileErrors",
+            function.metric_errors(period=Duration.hours(1), statistic="Sum"),
+            threshold=1,
+            evaluation_periods=2,
+            datapoints_to_alarm=2,
+            description="The reconcile function failed two runs in a row.",
+        )
 
     def _alarm(
         self,

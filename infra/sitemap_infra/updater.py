@@ -41,6 +41,8 @@ from sitemap_updater.resources import (
     INGEST,
     NEWS_SWEEP_MINUTES,
     REBUILD,
+    RECONCILE,
+    RECONCILE_MINUTES,
     SERVICE_NAME,
     functions_for,
 )
@@ -99,6 +101,7 @@ class SitemapUpdater(Construct):
             max_concurrency=validated_concurrency(max_concurrency or {}),
         )
         self.news_sweep = self._news_sweep()
+        self.reconcile_schedule = self._reconcile_schedule()
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -208,6 +211,15 @@ class SitemapUpdater(Construct):
             description="Runs the index so shards whose news blocks aged out are rebuilt",
             schedule=events.Schedule.rate(Duration.minutes(NEWS_SWEEP_MINUTES)),
             targets=[target],
+        )
+
+    def _reconcile_schedule(self) -> events.Rule:
+        return events.Rule(
+            self,
+            "ReconcileSchedule",
+            description="Checks a slice of the shards against the registry, repairing drift",
+            schedule=events.Schedule.rate(Duration.minutes(RECONCILE_MINUTES)),
+            targets=[targets.LambdaFunction(self.functions[RECONCILE.name], retry_attempts=0)],
         )
 
     @property

@@ -165,6 +165,52 @@ def test_backfill_rebuild_and_redrive_dry_run_work_on_it(served: Served, tmp_pat
     assert "ingest: 1 message(s)" in redrive.stdout
 
 
+def test_nothing_accepted_is_lost_under_concurrent_send_and_backfill(
+    served: Served, tmp_path: Path
+) -> None:
+    """Two sends and a backfill at once, into the running functions: every page ends as its
+    newest event says (publishes listed, unpublishes not), none left behind."""
+
+    def event(kind: str, path: str, version: int) -> str:
+        return json.dumps({"type": kind, "url": f"{served.site}/{path}", "version": version})
+
+    first, second, pages = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "pages.csv"
+    first.write_text("".join(event("publish", f"c-a-{n}", 1) + "\n" for n in range(40)))
+    second.write_text(
+        "".join(event("publish", f"c-b-{n}", 1) + "\n" for n in range(40))
+        + "".join(event("unpublish", f"c-b-{n}", 2) + "\n" for n in range(10))
+    )
+    # Version 0: the pages the sends also publish (c-a-*) keep the send's event.
+    pages.write_text("url\n" + "".join(f"{served.site}/c-{p}\n" for p in ("a-0", "a-1", "f-0")))
+    commands = [("send", first), ("send", second), ("backfill", pages)]
+    running = [
+        subprocess.Popen(
+            [SCRIPT, command, str(path), *served.target],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(),
+        )
+        for command, path in commands
+    ]
+    for process in running:
+        _out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, err
+    live = {f"c-a-{n}" for n in range(40)} | {f"c-b-{n}" for n in range(10, 40)} | {"c-f-0"}
+    gone = {f"c-b-{n}" for n in range(10)}
+    deadline = time.monotonic() + 300
+    while True:
+        listed = {loc.rsplit("/", 1)[-1] for loc in _locs(_shard(served))}
+        if live <= listed and not gone & listed:
+            break
+        assert time.monotonic() < deadline, f"missing {sorted(live - listed)[:5]}"
+        time.sleep(1)
+
+
+def _locs(shard: bytes) -> list[str]:
+    return [part.split(b"</loc>")[0].decode() for part in shard.split(b"<loc>")[1:]]
+
+
 def test_validate_finds_the_served_site_clean(served: Served) -> None:
     result = served.run("validate", f"{served.site}/")
     assert result.returncode == 0, result.stdout

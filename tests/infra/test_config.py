@@ -56,6 +56,7 @@ def test_setting_keys_are_the_tunable_settings() -> None:
         "max_event_bytes",
         "tombstone_ttl_days",
         "compress_shards",
+        "reconcile_period_hours",
         "cache_max_age_seconds",
         "invalidate_paths",
         "group_rules",

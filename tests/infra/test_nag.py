@@ -20,6 +20,7 @@ ACKNOWLEDGED = {
     "AwsSolutions-IAM5[Resource::*]",
     "AwsSolutions-IAM5[Resource::<SitemapUpdaterStorageSite78E2AF89.Arn>/sitemap-*]",
     "AwsSolutions-IAM5[Resource::<SitemapUpdaterStorageSite78E2AF89.Arn>/sitemap-index-*]",
+    "AwsSolutions-IAM5[Resource::<SitemapUpdaterStorageRegistry54C14733.Arn>/index/*]",
 }
 
 

@@ -86,7 +86,7 @@ def test_the_indexnow_function_and_its_event_source(extras: Synthesized) -> None
 def test_off_there_is_no_indexnow_resource(default: Synthesized) -> None:
     assert INDEXNOW.name not in default.stack.updater.queues.pairs
     assert INDEXNOW.name not in default.stack.updater.functions.functions
-    assert len(default.resources("AWS::Lambda::Function")) == 3
+    assert len(default.resources("AWS::Lambda::Function")) == 4  # with the reconciler
     assert len(default.resources("AWS::SQS::Queue")) == 7  # three pairs and the sweep's DLQ
 
 
@@ -189,7 +189,7 @@ def test_indexnow_alarms(extras: Synthesized) -> None:
     (lost,) = [a for a in found if a.get("MetricName") == "IndexNowUrlsNotQueued"]
     assert lost["Namespace"] == "SitemapUpdater"
     assert lost["Threshold"] == 1
-    assert len(found) == 5 * 4 + 1 + 3  # per function, IndexNow's own, the stack's
+    assert len(found) == 5 * 4 + 1 + 3 + 2  # per function, IndexNow's, the stack's, reconcile's
 
 
 def test_outputs_carry_the_new_settings(extras: Synthesized) -> None:

@@ -18,7 +18,8 @@ pk                         sk                  item
                                                declarations, placement), or a redirect to the
                                                cluster it was merged into
 ``ENTITY#<id>``             ``ENTITY``          a CMS entity's newest version and URL
-``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput)
+``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput) and
+                                               when the reconciler last checked it
 ``INDEXES``                ``<key>``           a published index file (IndexOutput)
 =========================  ==================  ===============================================
 
@@ -33,6 +34,9 @@ shard's object, then deletes them), and, for a page named by its CMS id, the ent
 A page declared by a sibling before it is published has a record with only a cluster
 pointer. URLs longer than 1,000 characters are keyed by a prefix and their SHA-256
 (DynamoDB's sort key limit).
+
+The index ``by-shard`` (partition key: a URL record's ``shard``) lists the URL records placed
+in a shard, so the reconciler can check them against the shard's entries.
 """
 
 from __future__ import annotations
@@ -81,6 +85,8 @@ Item = dict[str, Any]
 TTL_ATTRIBUTE = "expires_at"
 PARTITION_KEY = "pk"
 SORT_KEY = "sk"
+SHARD_INDEX = "by-shard"  # URL records by their ``shard`` (projected: url, live)
+SHARD_ATTRIBUTE = "shard"
 _KEY_LIMIT = 1000
 # Throttling, as a transaction's cancellation reason or as the whole request's error code.
 _THROTTLED = {
@@ -205,6 +211,55 @@ class Registry:
         """An entity record alone (an unpublish by id of a page never seen), or raise
         ConcurrentChange."""
         self._transact([self._entity_action(write)], [], write.entity)
+
+    def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]:
+        """The URLs of these live records whose entry is missing, or is not their version's
+        (restored by the reconciler without the event's fields)."""
+        keys = [entry_key(r.shard, r.url) for r in records if r.live and r.shard is not None]
+        current = {
+            (item["url"]["S"], Decimal(item["version"]["N"]))
+            for item in self._batch_get(keys)
+            if "version" in item
+        }
+        return {r.url for r in records if r.live and r.shard and (r.url, r.version) not in current}
+
+    def placed_live(self, shard: str) -> set[str]:
+        """The URLs whose live record places them in ``shard`` (the by-shard index: eventually
+        consistent; check each one found with url_state)."""
+        items = self._query(
+            "#shard = :shard",
+            {":shard": {"S": shard}},
+            IndexName=SHARD_INDEX,
+            ExpressionAttributeNames={"#shard": SHARD_ATTRIBUTE},
+        )
+        return {item["url"]["S"] for item in items if item.get("live", {}).get("BOOL")}
+
+    def restore_entry(self, shard: str, url: str, cluster: str | None) -> None:
+        """Write the entry a live record of ``shard`` lacks, from the record: its URL and
+        cluster (the event's fields are gone; a resend of the event restores them). Only
+        while the record still places it there and no entry exists (else ConcurrentChange)."""
+        entry = self._put(_attrs({"url": url, "cluster": cluster}, entry_key(shard, url)))
+        entry["Put"]["ConditionExpression"] = "attribute_not_exists(pk)"
+        self._check_record(entry, url, "live = :yes AND #shard = :shard", shard)
+
+    def remove_entry(self, shard: str, url: str) -> None:
+        """Delete an entry no live record places in ``shard``, only while that holds."""
+        condition = "attribute_not_exists(live) OR live <> :yes OR #shard <> :shard"
+        self._check_record(self._delete(entry_key(shard, url)), url, condition, shard)
+
+    def _check_record(self, action: Item, url: str, condition: str, shard: str) -> None:
+        check = {
+            "TableName": self.table,
+            "Key": url_key(url),
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#shard": SHARD_ATTRIBUTE},
+            "ExpressionAttributeValues": {":yes": {"BOOL": True}, ":shard": {"S": shard}},
+        }
+        self._transact([action, {"ConditionCheck": check}], (), url)
+
+    def mark_checked(self, shard: str, when: str) -> None:
+        """Record when the reconciler last checked the shard (see ShardOutput.checked)."""
+        self._update(_key("SHARDS", shard), "SET checked = :when", {":when": {"S": when}})
 
     def commit(self, commit: Commit) -> None:
         """Apply one planned commit atomically, or raise ConcurrentChange / ShardFull."""
@@ -568,13 +623,15 @@ class Registry:
 
             retry(attempt, 8, (RetryableError,), lost=_back_off)
 
-    def _query(self, condition: str, values: Item) -> Iterator[Item]:
+    def _query(self, condition: str, values: Item, **options: Any) -> Iterator[Item]:
+        """Every item (strongly consistent, except on an index: ``IndexName``)."""
         paginator = self.client.get_paginator("query")
         for page in paginator.paginate(
             TableName=self.table,
             KeyConditionExpression=condition,
             ExpressionAttributeValues=values,
-            ConsistentRead=True,
+            ConsistentRead="IndexName" not in options,
+            **options,
         ):
             yield from page.get("Items", [])
 
@@ -751,6 +808,7 @@ def _shard_output(item: Item) -> ShardOutput:
         retiring=item.get("retiring", {}).get("BOOL", False),
         news_expiry=item["news_expiry"]["S"] if "news_expiry" in item else None,
         rendering=item["rendering"]["S"] if "rendering" in item else None,
+        checked=item["checked"]["S"] if "checked" in item else None,
     )
 
 

@@ -71,6 +71,7 @@ class ShardOutput:
     retiring: bool = False
     news_expiry: str | None = None  # when its rendering next changes by itself (news ageing)
     rendering: str | None = None  # the render settings its bytes were written with
+    checked: str | None = None  # when the reconciler last checked it (W3C datetime, UTC)
 
     @property
     def nameable(self) -> bool:

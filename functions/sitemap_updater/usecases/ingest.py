@@ -3,8 +3,9 @@ rebuild per touched shard.
 
 The URL record is the ordering gate. A newer version commits (record, entry and capacity in
 one transaction); an equal version is a duplicate and changes nothing, but still asks for a
-rebuild of its shard, because the delivery that committed it may have crashed before asking;
-an older version is stale and is acknowledged. An event that can never succeed goes to the
+rebuild of its shard, because the delivery that committed it may have crashed before asking
+(and a duplicate publish whose live record lacks its entry commits again: REPAIRED); an
+older version is stale and is acknowledged. An event that can never succeed goes to the
 dead-letter queue at once with its reason; anything that may pass fails its message so SQS
 retries it.
 """
@@ -53,6 +54,7 @@ class Outcome(StrEnum):
     APPLIED = "applied"
     DUPLICATE = "duplicate"
     STALE = "stale"
+    REPAIRED = "repaired"  # a duplicate whose missing entry it restored
     REJECTED = "rejected"
     FAILED = "failed"  # may pass: SQS delivers the message again
 
@@ -101,7 +103,11 @@ class ApplyChange:
             record = state.record
             if record is not None and record.version > change.version:
                 return IngestResult(Outcome.STALE)
-            if record is not None and record.version == change.version:
+            if (
+                record is not None
+                and record.version == change.version
+                and not self._repairs(change, record)
+            ):
                 # The delivery that committed it may have died before settling the cluster
                 # or asking for rebuilds: do both again (both are idempotent).
                 return IngestResult(Outcome.DUPLICATE, self._settle(change))
@@ -125,7 +131,7 @@ class ApplyChange:
         if isinstance(done, IngestResult):
             return replace(done, shards=done.shards | retired)
         settled = self._settle(change) if done.cluster else frozenset()
-        return IngestResult(Outcome.APPLIED, done.touched | settled | retired)
+        return IngestResult(_applied(done), done.touched | settled | retired)
 
     # -- entities: a page named by its CMS id -------------------------------------------------
 
@@ -209,7 +215,8 @@ class ApplyChange:
             raise ValueError("apply_plain takes each URL once")
         states = self.registry.url_states([change.url for change in changes])
         results: dict[str, IngestResult] = {}
-        planned: list[Commit] = []
+        newer: list[tuple[UrlRecord | None, PageChange]] = []
+        same: list[tuple[UrlRecord, PageChange]] = []  # duplicates
         for change in changes:
             state = states[change.url]
             record = state.record
@@ -223,15 +230,18 @@ class ApplyChange:
             if record is not None and record.version > change.version:
                 results[change.url] = IngestResult(Outcome.STALE)
             elif record is not None and record.version == change.version:
-                own = frozenset({record.shard}) if record.shard else frozenset()
-                results[change.url] = IngestResult(Outcome.DUPLICATE, own)
+                same.append((record, change))
             else:
-                try:
-                    entry = change.entry
-                    size = checked_entry_size(entry, self.limits) if entry is not None else 0
-                except InvalidEvent:
-                    continue
-                planned.append(self._plan(record, change, size, size, move=False))
+                newer.append((record, change))
+        newer += self._repairing(same, results)
+        planned: list[Commit] = []
+        for record, change in newer:
+            try:
+                entry = change.entry
+                size = checked_entry_size(entry, self.limits) if entry is not None else 0
+            except InvalidEvent:
+                continue
+            planned.append(self._plan(record, change, size, size, move=False))
         for chunk in self.registry.transactions(planned):
             try:
                 self.registry.commit_all(chunk)
@@ -244,8 +254,29 @@ class ApplyChange:
                 )
                 continue
             for commit in chunk:
-                results[commit.change.url] = IngestResult(Outcome.APPLIED, commit.touched)
+                results[commit.change.url] = IngestResult(_applied(commit), commit.touched)
         return results
+
+    def _repairing(
+        self, same: list[tuple[UrlRecord, PageChange]], results: dict[str, IngestResult]
+    ) -> list[tuple[UrlRecord, PageChange]]:
+        """Of these duplicates, those to commit again (see _repairs); the others' outcome
+        goes into ``results``."""
+        stale = self.registry.stale_entries([record for record, _ in same]) if same else set()
+        again = []
+        for record, change in same:
+            if change.live and change.url in stale:
+                again.append((record, change))
+            else:
+                own = frozenset({record.shard}) if record.shard else frozenset()
+                results[change.url] = IngestResult(Outcome.DUPLICATE, own)
+        return again
+
+    def _repairs(self, change: PageChange, record: UrlRecord) -> bool:
+        """Whether a duplicate is committed again: its live record lacks its entry (or has
+        one the reconciler restored without the event's fields). Real DynamoDB never
+        leaves that, but a bug or a lost write could, and nothing else would heal it."""
+        return change.live and record.url in self.registry.stale_entries([record])
 
     def _until_committed(self, plan: Callable[[bool], _Planned | R], gave_up: str) -> Commit | R:
         """Plan and commit until it holds: again after a concurrent change; after a full
@@ -533,6 +564,15 @@ class Ingest:
             metrics.add_metric(name=Metric.INDEXNOW_QUEUED, unit="Count", value=len(urls))
 
 
+def _applied(commit: Commit) -> Outcome:
+    """APPLIED, or REPAIRED: a duplicate committed again, to restore its entry."""
+    if commit.expected_version == commit.change.version:
+        metrics.add_metric(name=Metric.ENTRIES_REPAIRED, unit="Count", value=1)
+        logger.warning("entry repaired", url=commit.change.url, shard=commit.shard)
+        return Outcome.REPAIRED
+    return Outcome.APPLIED
+
+
 def _member(record: UrlRecord | None) -> Member:
     """A newly declared page as a member, placed as its record says (None: unpublished)."""
     if record is None:
@@ -555,6 +595,7 @@ def _with_cluster(commit: Commit, write: ClusterWrite | None, pointer: str | Non
 _OUTCOME_METRICS = {
     Outcome.REJECTED: Metric.EVENTS_REJECTED,
     Outcome.APPLIED: Metric.EVENTS_APPLIED,
+    Outcome.REPAIRED: Metric.EVENTS_DUPLICATE,
     Outcome.DUPLICATE: Metric.EVENTS_DUPLICATE,
     Outcome.STALE: Metric.EVENTS_STALE,
 }

@@ -189,7 +189,9 @@ def test_indexnow_alarms(extras: Synthesized) -> None:
     (lost,) = [a for a in found if a.get("MetricName") == "IndexNowUrlsNotQueued"]
     assert lost["Namespace"] == "SitemapUpdater"
     assert lost["Threshold"] == 1
-    assert len(found) == 5 * 4 + 1 + 3 + 2  # per function, IndexNow's, the stack's, reconcile's
+    assert (
+        len(found) == 5 * 4 + 1 + 3 + 2 + 1
+    )  # per function, IndexNow's, the stack's, reconcile's, freshness
 
 
 def test_outputs_carry_the_new_settings(extras: Synthesized) -> None:

@@ -426,7 +426,7 @@ def test_every_alarm_notifies_on_alarm_and_ok(request: pytest.FixtureRequest, fi
     """By default to the stack's own topic; to an existing one when it is given."""
     synth: Synthesized = request.getfixturevalue(fixture)
     found = alarms(synth)
-    assert len(found) == 5 * len(FUNCTIONS) + 3 + 2  # and the reconciler's two
+    assert len(found) == 5 * len(FUNCTIONS) + 3 + 2 + 1  # the reconciler's two, freshness
     topics = list(synth.resources("AWS::SNS::Topic"))
     expected = TOPIC_ARN if fixture == "configured" else {"Ref": topics[0]}
     assert len(topics) == (0 if fixture == "configured" else 1)

@@ -1,6 +1,7 @@
 # Two commands for a fresh clone (each sets itself up: virtualenv, packages, system tools):
 #   make local   run the whole pipeline on the embedded moto stack over events/ -> site/
 #   make test    lint, type-check, audit dependencies, run every test and an offline cdk synth
+#                checked by cdk-nag and cfn-lint
 #                (what CI runs, via .ci/run)
 PYTHON ?= python3
 VENV ?= .venv
@@ -46,9 +47,11 @@ pytest: $(STAMP) system-deps
 	$(BIN)/pytest -n 2 --dist worksteal
 
 # `cdk synth` offline (no Docker, no AWS credentials), bundling the function asset for real,
-# with cdk-nag failing the synth on any unacknowledged finding.
+# with cdk-nag failing the synth on any unacknowledged finding; then cfn-lint on the template,
+# failing on any error or warning (rules are ignored only in the code, each with its reason).
 synth: $(STAMP) $(CDK_STAMP)
 	$(CDK) synth -c site_url=$(SITE_URL) --quiet
+	$(BIN)/cfn-lint infra/cdk.out/SitemapUpdater.template.json
 
 # The checks and the synth side by side (mypy and the synth on the two cores, the audit mostly
 # waiting on the network, apt-get on its mirror), then the tests on both cores.

@@ -25,12 +25,10 @@ event through ingest -> rebuild -> index until the queues are drained:
 Burst: ``--burst`` publishes of existing URLs of one shard, all on the ingest queue before the
 functions start, drained as Lambda would (batches of the ingest function's batch size).
 
-One change to moto, for speed only: before each action of a TransactWriteItems, moto
-deep-copies the whole table (to roll back on failure), so a transaction costs O(table) and a
-100,000-URL registry would take hours to load. Here that snapshot copies the table's item
-index and shares the items (``shallow_transaction_snapshots``): a failed transaction still
-rolls back every put and delete, which is all these transactions need. The requests the
-functions make are the same.
+moto as the local runtime runs it (``local.stack.tune_moto``): a transaction
+keeps only the items it touches for its rollback, not a deep copy of the table, so a
+100,000-URL registry loads in minutes, not hours. The requests the functions make are the
+same.
 """
 
 from __future__ import annotations
@@ -194,6 +192,11 @@ class Meter:
                 self.work.write_units += 2 * max(1, ceil(size(item) / KB))
         elif operation in {"PutItem", "UpdateItem", "DeleteItem"}:
             self.work.write_units += max(1, ceil(size(params.get("Item", {})) / KB))
+        elif operation == "BatchWriteItem":
+            for requests in params["RequestItems"].values():
+                for request in requests:
+                    item = request.get("PutRequest", {}).get("Item", {})
+                    self.work.write_units += max(1, ceil(size(item) / KB))
         elif operation == "GetItem":
             self.work.read_units += max(1, ceil(size(parsed.get("Item", {})) / (4 * KB)))
         elif operation == "BatchGetItem":
@@ -250,32 +253,6 @@ def body_length(request: Any) -> int:
     return int(length or 0)
 
 
-def shallow_transaction_snapshots() -> None:
-    """moto's rollback snapshot per transaction action, made O(partitions) instead of a deep
-    copy of every item (see the module's docstring)."""
-    import copy  # noqa: PLC0415
-    import types  # noqa: PLC0415
-    from collections import defaultdict  # noqa: PLC0415
-
-    from moto.dynamodb import models  # noqa: PLC0415
-    from moto.dynamodb.models.table import Table  # noqa: PLC0415
-
-    def snapshot(value: Any, memo: Any = None) -> Any:
-        if not isinstance(value, Table):
-            return copy.deepcopy(value, memo)
-        clone = copy.copy(value)
-        clone.items = defaultdict(  # type: ignore[assignment]
-            dict,
-            {
-                key: dict(rows) if isinstance(rows, dict) else rows
-                for key, rows in value.items.items()
-            },
-        )
-        return clone
-
-    models.copy = types.SimpleNamespace(deepcopy=snapshot, copy=copy.copy)  # type: ignore[attr-defined]
-
-
 class Ticking:
     """A clock one second later at every reading: each write gets a lastmod of its own, as
     events seconds apart do, so whether the index is rewritten never depends on whether
@@ -302,6 +279,7 @@ def fake_aws_environment() -> None:
 
     os.environ.update(local_environment())
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # no EMF lines in the output
 
 
 def page(number: int, lastmod: str = "2026-11-01") -> dict[str, Any]:
@@ -316,10 +294,58 @@ def page(number: int, lastmod: str = "2026-11-01") -> dict[str, Any]:
 
 def load_registry(pipeline: Any, urls: int) -> None:
     """N pages planned by ingest's own batched path, then every shard rendered and the index
-    written (the functions' use cases, called directly: loading is not what is measured).
+    written (the functions' use cases, called directly: loading is not what is measured)."""
+    place(pipeline, range(urls))
+    shards = ceil(urls / pipeline.app.settings.max_urls_per_shard)
+    for number in range(1, shards + 1):
+        pipeline.app.rebuild_shard(f"pages-{number:05d}")
+    pipeline.drain()  # the index function, asked by the rebuilds
 
-    The planned commits are written with BatchWriteItem rather than transactions (the same
-    items, from the registry adapter's own builders): moto's transactions cost O(table)."""
+
+def load_sparse(pipeline: Any, urls: int) -> None:
+    """A site of N URLs as an event sees it: its shard (the last, full) with every entry,
+    loaded as ``load_registry`` does; every other shard's record, listed; the index naming
+    them all. No event reads another shard's entries, so they are not stored: the requests,
+    bytes and units are those of the whole site."""
+    app = pipeline.app
+    registry, per_shard = app.registry, app.settings.max_urls_per_shard
+    shards = urls // per_shard
+    key = {"pk": {"S": "GROUP#pages"}, "sk": {"S": "#OPEN"}}
+    registry.client.put_item(TableName=registry.table, Item={**key, "number": {"N": str(shards)}})
+    place(pipeline, range(urls - per_shard, urls))
+    document = 200 * per_shard  # bytes: what a shard of these entries renders to
+    records = [
+        {
+            "pk": {"S": "SHARDS"},
+            "sk": {"S": f"pages-{number:05d}"},
+            "generation": {"N": "1"},
+            "listed": {"BOOL": True},
+            "rendering": {"S": app.rebuild_shard.rendering},
+            "obj": {
+                "M": {
+                    "key": {"S": f"sitemap-pages-{number:05d}.xml.gz"},
+                    "etag": {"S": f'"{number:032x}"'},
+                    "sha256": {"S": f"{number:064x}"},
+                    "entries": {"N": str(per_shard)},
+                    "bytes": {"N": str(document)},
+                    "lastmod": {"S": "2026-11-01T00:00:00Z"},
+                }
+            },
+        }
+        for number in range(1, shards)
+    ]
+    for start in range(0, len(records), 25):
+        requests = [{"PutRequest": {"Item": item}} for item in records[start : start + 25]]
+        registry.client.batch_write_item(RequestItems={registry.table: requests})
+    app.rebuild_shard(f"pages-{shards:05d}")
+    pipeline.drain()
+
+
+def place(pipeline: Any, numbers: range) -> None:
+    """Pages planned by ingest's own batched path, written with BatchWriteItem rather than
+    transactions (the same items, from the registry adapter's own builders): moto's
+    transactions cost O(table). Their pending markers are left out: a rebuild renders the
+    shard whole once, and an event's own marker is what is measured."""
     from sitemap_updater.domain.events import parse_body  # noqa: PLC0415
     from sitemap_updater.domain.placement import combined_reservations  # noqa: PLC0415
 
@@ -329,7 +355,8 @@ def load_registry(pipeline: Any, urls: int) -> None:
     client, table = registry.client, registry.table
 
     def write_directly(commits: Sequence[Any]) -> None:
-        puts = [a["Put"]["Item"] for c in commits for a in registry._record_actions(c)]
+        actions = [a["Put"]["Item"] for c in commits for a in registry._record_actions(c)]
+        puts = [item for item in actions if not item["sk"]["S"].startswith("PEND#")]
         for start in range(0, len(puts), 25):
             requests = [{"PutRequest": {"Item": item}} for item in puts[start : start + 25]]
             client.batch_write_item(RequestItems={table: requests})
@@ -339,10 +366,10 @@ def load_registry(pipeline: Any, urls: int) -> None:
     registry.commit_all = write_directly
     try:
         placed = 0
-        for start in range(0, urls, 100):
+        for start in range(numbers.start, numbers.stop, 100):
             changes = [
                 parse_body(json.dumps(page(n)), settings.site, settings.max_event_bytes)
-                for n in range(start, min(start + 100, urls))
+                for n in range(start, min(start + 100, numbers.stop))
             ]
             if placed + len(changes) > settings.max_urls_per_shard:  # as a full shard closes
                 shard = app.apply_change._open_shard("pages")
@@ -355,10 +382,6 @@ def load_registry(pipeline: Any, urls: int) -> None:
             placed += len(changes)
     finally:
         del registry.commit_all
-    shards = ceil(urls / settings.max_urls_per_shard)
-    for number in range(1, shards + 1):
-        app.rebuild_shard(f"pages-{number:05d}")
-    pipeline.drain()  # the index function, asked by the rebuilds
 
 
 def one_event(pipeline: Any, meter: Meter, event: dict[str, Any]) -> Work:
@@ -370,18 +393,21 @@ def one_event(pipeline: Any, meter: Meter, event: dict[str, Any]) -> Work:
     return meter.reset()
 
 
+# Pages of the last shard (the one ``load_sparse`` stores), as the new URLs follow it.
 EVENTS: list[tuple[str, Callable[[int], dict[str, Any]]]] = [
-    ("publish of an existing URL", lambda n: {**page(7, "2026-11-21"), "version": 2}),
+    ("publish of an existing URL", lambda n: {**page(n - 3, "2026-11-21"), "version": 2}),
     (
         "unpublish of an existing URL",
-        lambda n: {"type": "unpublish", "url": page(8)["url"], "version": 2},
+        lambda n: {"type": "unpublish", "url": page(n - 2)["url"], "version": 2},
     ),
     ("new URL (opens the next shard)", page),
     ("a second new URL", lambda n: page(n + 1)),
 ]
 
 
-def measure_sizes(sizes: Sequence[int], shard_size: int) -> dict[int, list[Work]]:
+def measure_sizes(
+    sizes: Sequence[int], shard_size: int, load: Callable[[Any, int], None] = load_registry
+) -> dict[int, list[Work]]:
     from moto import mock_aws  # noqa: PLC0415
 
     from sitemap_updater.local.runtime import Pipeline  # noqa: PLC0415
@@ -393,7 +419,7 @@ def measure_sizes(sizes: Sequence[int], shard_size: int) -> dict[int, list[Work]
             pipeline = Pipeline.create(
                 SITE, {"MAX_URLS_PER_SHARD": shard_size}, visibility_timeout=5, clock=Ticking()
             )
-            load_registry(pipeline, size)
+            load(pipeline, size)
             print(
                 f"  registry of {size:,} URLs loaded in {time.perf_counter() - started:.0f} s",
                 file=sys.stderr,
@@ -526,26 +552,124 @@ def print_cost(label: str, work: Work, events: int) -> None:
     print(f"  {label}: ${total:.2f} per million events ({parts})")
 
 
+def patch_cpu(entries: int = 10_000, runs: int = 9) -> dict[str, float]:
+    """CPU (ms, median) of a rebuild's own work for one change in a shard of ``entries``,
+    in process, no request: patched (gunzip, check, split, replace one line, join, gzip,
+    hash) and, for comparison, rendered in full (render, gzip, hash; botocore's parsing of
+    the full Query, which the patch avoids, not counted)."""
+    import gzip  # noqa: PLC0415
+    import hashlib  # noqa: PLC0415
+    import statistics  # noqa: PLC0415
+
+    from sitemap_updater.domain.entries import SitemapEntry  # noqa: PLC0415
+    from sitemap_updater.domain.patch import patched, shard_lines  # noqa: PLC0415
+    from sitemap_updater.domain.render import render_entry  # noqa: PLC0415
+    from sitemap_updater.domain.sharding import (  # noqa: PLC0415
+        Limits,
+        render_shard,
+        shard_body,
+        shard_document,
+    )
+
+    limits = Limits(max_urls_per_shard=max(entries, 1))
+    pages = [SitemapEntry(page(n)["url"], "2026-11-01", "weekly") for n in range(entries)]
+    body = shard_body(render_shard(pages, limits), True)
+    changed = SitemapEntry(pages[entries // 2].url, "2026-11-21", "weekly")
+
+    def patch() -> None:
+        document = gzip.decompress(body)
+        hashlib.sha256(document).hexdigest()
+        lines = shard_lines(document) or []
+        new = shard_document(patched(lines, {changed.url: render_entry(changed)}), limits)
+        shard_body(new, True)
+        hashlib.sha256(new).hexdigest()
+
+    def full() -> None:
+        document = render_shard(pages, limits)
+        shard_body(document, True)
+        hashlib.sha256(document).hexdigest()
+
+    def median_ms(run: Callable[[], None]) -> float:
+        times = []
+        for _ in range(runs):
+            started = time.process_time()
+            run()
+            times.append((time.process_time() - started) * 1000)
+        return round(statistics.median(times), 1)
+
+    return {"entries": entries, "patched_ms": median_ms(patch), "full_render_ms": median_ms(full)}
+
+
+def as_json(work: Work, events: int = 1) -> dict[str, Any]:
+    """One row of the JSON summary: per event."""
+    cost = dollars_per_event(work, events)
+    return {
+        "requests": round(work.total / events, 2),
+        "requests_with_queue_traffic": round(
+            (work.total + sum(work.queue_traffic.values())) / events, 2
+        ),
+        "operations": dict(sorted(work.operations.items())),
+        "read_units": round(work.read_units / events, 2),
+        "write_units": round(work.write_units / events, 2),
+        "kb_sent": round(work.sent / KB / events, 1),
+        "kb_received": round(work.received / KB / events, 1),
+        "dollars_per_million": round(sum(cost.values()) * 1e6, 2),
+        "dollars_per_million_by_service": {k: round(v * 1e6, 2) for k, v in cost.items()},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,100000", help="registry sizes")
+    parser.add_argument("--sizes", default="1000,10000,100000", help="registry sizes on moto")
     parser.add_argument("--shard-size", type=int, default=1000, help="URLs per shard (1000)")
+    parser.add_argument(
+        "--simulate",
+        default="1000000,10000000,100000000",
+        help="site sizes simulated (only the event's shard stored; empty: none)",
+    )
+    parser.add_argument("--sim-shard-size", type=int, default=10_000, help="their shards' size")
     parser.add_argument("--burst", type=int, default=1000, help="publishes in the burst")
+    parser.add_argument("--json", action="store_true", help="end with the figures as one JSON")
     args = parser.parse_args(argv)
     sizes = [int(size) for size in args.sizes.split(",")]
+    simulated = [int(size) for size in args.simulate.split(",") if size]
     fake_aws_environment()
-    shallow_transaction_snapshots()
+    from sitemap_updater.local.stack import tune_moto  # noqa: PLC0415
+
+    tune_moto()
     by_size = measure_sizes(sizes, args.shard_size)
     print_sizes(by_size, args.shard_size)
+    by_sim = measure_sizes(simulated, args.sim_shard_size, load_sparse) if simulated else {}
+    if by_sim:
+        print_sizes(by_sim, args.sim_shard_size)
     burst, batch_size, invocations = measure_burst(args.burst, max(args.burst, args.shard_size))
     print_burst(burst, args.burst, batch_size, invocations)
+    cpu = patch_cpu(args.sim_shard_size)
+    print(
+        f"\nRebuild CPU for one change in a shard of {cpu['entries']:,} entries: "
+        f"{cpu['patched_ms']} ms patched, {cpu['full_render_ms']} ms rendered in full"
+    )
     largest = by_size[sizes[-1]]
     print(
         f"\nCost at list prices (shards of {args.shard_size:,} URLs; Lambda time measured on moto,"
     )
-    print("an upper bound; the README scales this to a site's shard size)")
+    print("an upper bound)")
     print_cost("each publish alone (an existing URL)", largest[0], 1)
+    for size, works in by_sim.items():
+        print_cost(f"each publish alone, {size:,} URLs (simulated)", works[0], 1)
     print_cost(f"a burst of {args.burst:,} into one shard", burst, args.burst)
+    if args.json:
+        rows = {**by_size, **by_sim}
+        figures = {
+            "sizes": {
+                str(size): {name: as_json(w) for (name, _), w in zip(EVENTS, works, strict=True)}
+                for size, works in rows.items()
+            },
+            "simulated": [str(size) for size in by_sim],
+            "burst": {"events": args.burst, **as_json(burst, args.burst)},
+            "rebuild_cpu": cpu,
+        }
+        print(json.dumps(figures, separators=(",", ":")))
     return 0
 
 

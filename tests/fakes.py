@@ -14,8 +14,8 @@ from decimal import Decimal
 from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, too_many_redirects
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
-from sitemap_updater.domain.placement import MAX_COMMITS_TOGETHER, Commit
-from sitemap_updater.domain.records import UrlRecord, UrlState
+from sitemap_updater.domain.placement import MAX_COMMITS_TOGETHER, Commit, EntityWrite
+from sitemap_updater.domain.records import EntityRecord, Pending, UrlRecord, UrlState
 from sitemap_updater.domain.sharding import Limits, parse_shard_id, shard_id
 
 
@@ -34,9 +34,11 @@ class MemoryRegistry:
         self.capacity: dict[str, tuple[int, int]] = defaultdict(lambda: (0, 0))
         self.cluster_records: dict[str, Cluster | str] = {}  # a str is a redirect
         self.open: dict[str, int] = {}
+        self.entities: dict[str, EntityRecord] = {}
         self.commits: list[Commit] = []
         self.flaky = flaky or {}  # url -> how many commits fail (throttled) first
         self.before_commit: Callable[[Commit], None] | None = None  # a rival's interleaving
+        self.marked: dict[str, list[Pending]] = defaultdict(list)  # shard -> sibling markers
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -71,6 +73,23 @@ class MemoryRegistry:
             found = self.entries[shard].get(url)
             return found[0] if found else None
 
+    def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]:
+        return {r.url for r in records if r.live and r.shard and not self.entry(r.shard, r.url)}
+
+    def entity(self, entity: str) -> EntityRecord | None:
+        with self.lock:
+            return self.entities.get(entity)
+
+    def save_entity(self, write: EntityWrite) -> None:
+        with self.lock:
+            self._check_entity(write)
+            self.entities[write.entity] = EntityRecord(write.url, write.version, write.live)
+
+    def _check_entity(self, write: EntityWrite) -> None:
+        known = self.entities.get(write.entity)
+        if (known.version if known else None) != write.expected:
+            raise ConcurrentChange(f"entity {write.entity}")
+
     def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]:
         with self.lock:
             return sorted(self.entries[shard].values(), key=lambda pair: pair[0].url)
@@ -90,6 +109,11 @@ class MemoryRegistry:
                 self.flaky[url] -= 1
                 raise RetryableError("throttled")
             self._check_record(url, commit.expected_version, commit.expected_cluster)
+            retired = commit.retired
+            if retired is not None:
+                self._check_record(retired.change.url, retired.expected_version, None)
+            if commit.entity is not None:
+                self._check_entity(commit.entity)
             write = commit.cluster
             if write is not None:
                 current = self.cluster_records.get(write.cluster.cid)
@@ -117,6 +141,13 @@ class MemoryRegistry:
                 )
             # Every condition held: apply it all.
             self.urls[url] = _Stored(commit.record, commit.cluster_id)
+            if retired is not None:
+                self.urls[retired.change.url] = _Stored(retired.record, None)
+                if retired.shard is not None:
+                    self.entries[retired.shard].pop(retired.change.url, None)
+            if commit.entity is not None:
+                entity = commit.entity
+                self.entities[entity.entity] = EntityRecord(entity.url, entity.version, entity.live)
             if write is not None:
                 self.cluster_records[write.cluster.cid] = replace(
                     write.cluster, version=(write.expected or 0) + 1
@@ -169,6 +200,11 @@ class MemoryRegistry:
             raise ConcurrentChange(url)
 
     # -- shards ------------------------------------------------------------------------------
+
+    def mark_pending(self, shards: Iterable[str], marker: Pending) -> None:
+        with self.lock:
+            for shard in shards:
+                self.marked[shard].append(marker)
 
     def open_shard(self, group: str) -> str:
         with self.lock:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache, partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -25,6 +25,7 @@ from sitemap_updater.domain.stylesheet import (
     STYLESHEET_KEY,
     stylesheet_bytes,
 )
+from sitemap_updater.resources import RECONCILE_MINUTES
 from sitemap_updater.settings import Settings
 from sitemap_updater.usecases.objects import TEXT_CONTENT_TYPE
 from sitemap_updater.usecases.site_files import PublishSiteFiles, SiteFile
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from sitemap_updater.usecases.ingest import ApplyChange, Ingest
     from sitemap_updater.usecases.publish_index import PublishIndex
     from sitemap_updater.usecases.rebuild import RebuildShard
+    from sitemap_updater.usecases.reconcile import Reconcile
+    from sitemap_updater.usecases.webhook import ReceiveWebhook
 
 # Throttling and 5xx are retried a few times by botocore, then raised so SQS retries.
 CLIENT_CONFIG = Config(
@@ -173,6 +176,18 @@ class App:
         )
 
     @_once
+    def reconcile(self) -> Reconcile:
+        from sitemap_updater.usecases.reconcile import Reconcile  # noqa: PLC0415
+
+        return Reconcile(
+            registry=self.registry,
+            rebuild=self.rebuild_shard,
+            period=timedelta(hours=self.settings.reconcile_period_hours),
+            interval=timedelta(minutes=RECONCILE_MINUTES),
+            clock=self.clock,
+        )
+
+    @_once
     def publish_index(self) -> PublishIndex:
         from sitemap_updater.usecases.publish_index import PublishIndex  # noqa: PLC0415
 
@@ -207,6 +222,22 @@ class App:
         from sitemap_updater.usecases.indexnow import SubmitChanges  # noqa: PLC0415
 
         return SubmitChanges(self.settings.site, self.indexnow_client, self.indexnow_queue)
+
+    @_once
+    def receive_webhook(self) -> ReceiveWebhook:
+        import json  # noqa: PLC0415
+
+        from sitemap_updater import connectors  # noqa: PLC0415
+        from sitemap_updater.adapters.queues import IngestInbox  # noqa: PLC0415
+        from sitemap_updater.adapters.secrets import ConnectorSecrets  # noqa: PLC0415
+        from sitemap_updater.usecases.webhook import ReceiveWebhook  # noqa: PLC0415
+
+        settings = self.settings
+        found = connectors.parse(json.loads(settings.connectors or "{}"), "CONNECTORS")
+        inbox = IngestInbox(settings.ingest_queue_url, settings.ingest_dlq_url, self._client("sqs"))
+        secrets = ConnectorSecrets(self._client, lambda: self.clock().timestamp())
+        by_name = {connector.name: connector for connector in found}
+        return ReceiveWebhook(by_name, secrets, inbox, settings.max_event_bytes)
 
     @_once
     def site_files(self) -> PublishSiteFiles | None:

@@ -115,6 +115,12 @@ LOCAL = _command(
     ),
     _int("--max-urls-per-shard", "shard size (default 10000, at most 50000)"),
     _arg(
+        "--connectors",
+        "with --serve: a connectors file (docs/CONNECTORS.md); each is served at "
+        "/hooks/<name> on the site's port",
+        type=Path,
+    ),
+    _arg(
         "--setting",
         "any other settings variable, e.g. STYLESHEET=true, INDEXNOW_KEY=... with "
         "INDEXNOW_ENDPOINT=... (repeatable; see the configuration table in docs/DEPLOY.md)",
@@ -146,7 +152,7 @@ BUILD = _command(
     "so the files are what the pipeline would serve. The same input gives byte-identical files. A "
     "URL given twice: the greater version wins, else the later record. A shard's lastmod in the "
     "index is its newest entry's lastmod (or --lastmod). Exits 0 even if records were rejected (1 "
-    "with --strict).",
+    "with --strict); 1, writing nothing, when no record is a valid page.",
     _arg(
         "pages",
         "page records: JSON Lines (.jsonl), a JSON array (.json) or CSV with a header",
@@ -282,18 +288,19 @@ REDRIVE = _command(
         action="append",
         choices=["ingest", "rebuild", "index", "indexnow"],
     ),
-    _flag("--dry-run", "count only; move nothing"),
+    _flag("--dry-run", "count, per reason_code with a sample; move nothing"),
     _int("--max-messages", "move at most this many per queue"),
     _json(),
     aws=True,
 )
 STATUS = _command(
     "status",
-    "shard fill levels, queue depths and ages, dead letters, the index's lastmod",
+    "shard fill levels, queue depths and ages, dead letters by reason, the index's lastmod",
     "status --stack sitemap-updater-prod",
     "Show each shard's entries and bytes against the limits, each queue's depth and the age of "
-    "its oldest message (CloudWatch's ApproximateAgeOfOldestMessage), the dead-letter counts, and "
-    "the newest index lastmod. Exits 1 when a dead-letter queue holds messages.",
+    "its oldest message (CloudWatch's ApproximateAgeOfOldestMessage), the dead letters per "
+    "reason_code with a sample, and the newest index lastmod. Exits 1 when a dead-letter queue "
+    "holds messages.",
     _json("print the status as JSON only"),
     aws=True,
 )
@@ -314,7 +321,12 @@ VALIDATE = _command(
     ),
     TIMEOUT,
     _int("--workers", "sitemaps fetched in parallel (default 4)", 4),
-    _int("--max-sitemaps", "stop after this many sitemap files (default 100000)", 100_000),
+    _int(
+        "--max-sitemaps",
+        "check at most this many sitemap and index files, robots.txt not counted (default "
+        "100000); a walk stopped there is a fault",
+        100_000,
+    ),
     _json("end with the report as JSON"),
 )
 MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
@@ -376,6 +388,15 @@ def _local(args: argparse.Namespace) -> int:
 
     runtime.check_replaceable(args.out, args.events)
     overrides = _local_settings(args.setting, args.max_urls_per_shard)
+    if args.connectors is not None:
+        if not args.serve:
+            raise UserError("--connectors serves webhooks: give --serve too")
+        from sitemap_updater import connectors  # noqa: PLC0415
+
+        try:  # in full, the secrets in clear included: this is the local runtime
+            overrides["CONNECTORS"] = json.dumps(connectors.read(args.connectors))
+        except connectors.ConfigError as exc:
+            raise UserError(str(exc)) from exc
     try:
         moto, pipeline, summary = runtime.run_local(
             args.events, site.origin, args.out, overrides, moto_port=args.moto_port
@@ -388,7 +409,7 @@ def _local(args: argparse.Namespace) -> int:
     try:
         _print_summary(summary, as_json=args.json)
         if args.serve:
-            _serve(moto, pipeline, site, args.port)
+            _serve(moto, pipeline, site, args.port, connectors=bool(args.connectors))
     finally:
         moto.stop()
     return 0
@@ -442,7 +463,9 @@ def _one_line(exc: Exception) -> str:
     return str(exc).splitlines()[0]
 
 
-def _serve(moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None) -> None:
+def _serve(
+    moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None, connectors: bool
+) -> None:
     """Serve the bucket, keep the pipeline running, and say how to operate it."""
     from sitemap_updater.local.server import SiteServer  # noqa: PLC0415
     from sitemap_updater.local.stack import LOCAL_STACK_NAME, REGION, register_stack  # noqa: PLC0415
@@ -452,7 +475,9 @@ def _serve(moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None) -
         here = site.host in {"127.0.0.1", "localhost"}
         port = int(site.port or (443 if site.scheme == "https" else 80)) if here else 8080
     try:
-        server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name, port=port).start()
+        webhook = pipeline.app.receive_webhook if connectors else None
+        bucket = pipeline.app.settings.bucket_name
+        server = SiteServer(pipeline.s3, bucket, port=port, webhook=webhook).start()
     except (OSError, OverflowError) as exc:  # port in use, not allowed, out of range
         raise UserError(f"cannot serve on port {port}: {exc}") from exc
     # SIGTERM (a service manager, `kill`, a script's `cmd &`) stops it as Ctrl-C does.
@@ -464,7 +489,8 @@ def _serve(moto: MotoServer, pipeline: Pipeline, site: Site, port: int | None) -
         f"running on {moto.url}; Ctrl-C stops\n"
         f"operate it: sitemap-updater status {target}\n"
         f"            sitemap-updater send EVENTS... {target}\n"
-        f"check it:   sitemap-updater validate {server.url}/robots.txt{mapped}",
+        f"check it:   sitemap-updater validate {server.url}/robots.txt{mapped}"
+        + (f"\nwebhooks:   POST {server.url}/hooks/<name>" if connectors else ""),
         file=sys.stderr,
         flush=True,
     )
@@ -489,6 +515,11 @@ def _print_summary(summary: Summary, as_json: bool) -> None:
         event = rejection.event if isinstance(rejection.event, str) else json.dumps(rejection.event)
         lines.append(f"  rejected: {rejection.reason}")
         lines.append(f"            {event[:200]}")
+    if summary.freshness_ms:
+        lines.append(
+            "publish to visible: p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {max:.0f} ms "
+            "({changes:.0f} changes)".format(**summary.freshness_ms)
+        )
     lines.append(f"objects written: {summary.objects_written}; the site is in {summary.out}/:")
     lines.extend(f"  {summary.out}/{key}" for key in summary.objects)
     encoding = sys.stdout.encoding or "utf-8"
@@ -529,7 +560,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:
-        message = aws_error_message(exc)
+        message = aws_error_message(exc, getattr(args, "endpoint_url", None))
         if message is None:
             raise
         _print_error(message)

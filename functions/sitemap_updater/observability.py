@@ -23,7 +23,11 @@ class Metric:
     SHARDS_UNCHANGED = "ShardsUnchanged"
     SHARDS_DELETED = "ShardsDeleted"
     SHARD_MOVES = "EntriesMoved"
+    SHARDS_CHECKED = "ShardsReconciled"
+    SHARDS_REPAIRED = "ShardsRepaired"  # drift: found by the reconciler
+    ENTRIES_REPAIRED = "EntriesRepaired"  # a live record without its entry, or the reverse
     INDEX_FILES_WRITTEN = "IndexFilesWritten"
+    PUBLISH_TO_VISIBLE = "PublishToVisibleMs"  # SQS SentTimestamp of an event -> index written
     ROBOTS_WRITTEN = "RobotsTxtWritten"
     ROBOTS_TOO_LARGE = "RobotsTxtTooLarge"
     WRITE_CONFLICTS = "WriteConflicts"
@@ -35,3 +39,5 @@ class Metric:
     INDEXNOW_SUBMITTED = "IndexNowUrlsSubmitted"
     INDEXNOW_RETRIED = "IndexNowMessagesRetried"
     INDEXNOW_DEAD_LETTERED = "IndexNowMessagesDeadLettered"
+    WEBHOOKS_REFUSED = "WebhooksRefused"  # 401: unsigned, forged or stale (alarmed)
+    WEBHOOK_EVENTS = "WebhookEventsQueued"

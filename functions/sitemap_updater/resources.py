@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitemap_updater.adapters.registry import PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+from sitemap_updater.adapters.registry import (
+    PARTITION_KEY,
+    SHARD_ATTRIBUTE,
+    SHARD_INDEX,
+    SORT_KEY,
+    TTL_ATTRIBUTE,
+)
 
 SERVICE_NAME = "sitemap-updater"
 METRICS_NAMESPACE = "SitemapUpdater"
@@ -16,6 +22,8 @@ VISIBILITY_TIMEOUT_FACTOR = 6  # a queue's visibility timeout: six times its fun
 # The index also runs on a schedule: it asks for a rebuild of every shard whose news blocks
 # have aged out (Google News: two days), so news leaves the sitemaps with no new event.
 NEWS_SWEEP_MINUTES = 15
+# The reconciler runs this often, each run a slice of the shards (usecases/reconcile.py).
+RECONCILE_MINUTES = 60
 # A work queue keeps a message 4 days; its dead-letter queue 14 (SQS's maximum), longer than
 # the source, because a standard queue's message keeps its first enqueue time when redriven.
 QUEUE_RETENTION_DAYS = 4
@@ -31,6 +39,10 @@ class TableSpec:
     partition_key: str = PARTITION_KEY
     sort_key: str = SORT_KEY
     ttl_attribute: str = TTL_ATTRIBUTE
+    # URL records by shard, for the reconciler (adapters/registry.py)
+    shard_index: str = SHARD_INDEX
+    shard_attribute: str = SHARD_ATTRIBUTE
+    shard_index_attributes: tuple[str, ...] = ("url", "live")
 
 
 @dataclass(frozen=True)
@@ -44,9 +56,10 @@ class FunctionSpec:
     memory_mb: int
     batch_size: int = 10
     batching_window_seconds: int = 0  # not supported on FIFO queues
-    # How many invocations its event source mapping runs at once (None: as many as Lambda
-    # scales to). On a FIFO queue the message groups already bound it.
-    max_concurrency: int | None = None
+    # How many invocations its event source mapping runs at once, by default (context key
+    # ``<name>_max_concurrency``); Lambda's pollers receive no more than that many can take,
+    # so a burst never throttles the function (docs/RELIABILITY.md#throttling).
+    max_concurrency: int = 2
     max_receive_count: int = 5
     # A scheduled (EventBridge) sender cannot give a deduplication id: the queue derives it.
     content_based_deduplication: bool = False
@@ -82,11 +95,17 @@ INGEST = FunctionSpec(
     batching_window_seconds=1,
     max_concurrency=5,
 )
-REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=1024)
+# Five shards at once: each rebuild reads its whole shard in one strongly consistent Query
+# (about 2,500 read units for 10,000 URLs), and a backfill touching thousands of shards must
+# leave the account's concurrency and the table's throughput to everything else.
+REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=1024, max_concurrency=5)
+# One message group: one run at a time whatever the setting (2 is Lambda's least).
 INDEX = FunctionSpec(
     "index", fifo=True, timeout_seconds=120, memory_mb=1024, content_based_deduplication=True
 )
 FUNCTIONS = (INGEST, REBUILD, INDEX)
+# Scheduled, with no queue: a run re-renders up to an hour's share of the shards.
+RECONCILE = FunctionSpec("reconcile", fifo=False, timeout_seconds=900, memory_mb=1024)
 # Optional: only when INDEXNOW_KEY is set (see functions_for). Its batches are large (up to
 # a thousand messages of up to 100 URLs each, collected for up to a minute) because one
 # IndexNow request takes 10,000 URLs and the engines prefer fewer, larger submissions.

@@ -53,6 +53,12 @@ class Settings(BaseModel):
         min_length=1,
         description="Where events that can never succeed go at once, with their reason.",
     )
+    ingest_queue_url: str = Field("", description="Where the webhook endpoint sends events.")
+    connectors: str = Field(
+        "",
+        description="The webhook connectors (docs/CONNECTORS.md) as JSON, without secrets "
+        "('' = no webhook endpoint).",
+    )
     max_urls_per_shard: int = Field(10_000, ge=1, le=PROTOCOL_MAX_URLS)
     max_shard_bytes: int = Field(PROTOCOL_MAX_BYTES, ge=4096, le=PROTOCOL_MAX_BYTES)
     max_sitemaps_per_index: int = Field(
@@ -70,6 +76,13 @@ class Settings(BaseModel):
         "xml",
         description="Shards as XML, or as text files of one URL per line (no lastmod, no "
         "extensions; never gzipped).",
+    )
+    reconcile_period_hours: int = Field(
+        168,
+        ge=1,
+        le=8760,
+        description="The reconciler checks every shard against the registry once in this "
+        "many hours, a slice each hour (default: once a week).",
     )
     group_rules: str = Field(
         "",

@@ -6,6 +6,11 @@ Two ways, because sitemaps must be served from the site's own host:
   the site's host and an ACM certificate, or put it behind the site's own proxy);
 * ``SitemapCdn(..., distribution=existing)`` adds ``/robots.txt`` and the sitemap paths as
   behaviours to a distribution the site already owns (in the same stack).
+
+Either way only those paths reach the bucket, and the origin access may list it, so a
+missing object is 404 to a crawler, not 403; no path can ask for the listing itself (the
+bucket's root), because a distribution of our own answers every other path 404 at the edge
+(docs/SECURITY.md#6-the-bucket-is-reachable-only-through-cloudfront-over-tls).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from aws_cdk import Duration, Names, Stack
+from aws_cdk import Annotations, Duration, Names, Stack
 from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudfront_origins as origins
@@ -34,6 +39,9 @@ PATH_PATTERNS = (
 )
 MAX_TTL_SECONDS = 300
 HSTS_MAX_AGE = Duration.days(730)
+NOT_FOUND = (
+    "function handler(event) { return { statusCode: 404, statusDescription: 'Not Found' }; }"
+)
 # cdk-nag findings a distribution of our own accepts, with why.
 PUBLIC_DISTRIBUTION = {
     "AwsSolutions-CFR1": "Sitemaps and robots.txt are public and must reach crawlers in every "
@@ -63,8 +71,8 @@ class SitemapCdn(Construct):
         log_bucket: s3.IBucket | None = None,
         extra_paths: Sequence[str] = (),
     ) -> None:
-        """``extra_paths``: more exact paths served from the bucket when attached to a
-        distribution (the human view's stylesheet, the IndexNow key file)."""
+        """``extra_paths``: more exact paths served from the bucket (the human view's
+        stylesheet, the IndexNow key file)."""
         super().__init__(scope, construct_id)
         self.origin_access_control = cloudfront.S3OriginAccessControl(
             self, "OriginAccess", origin_access_control_name=self._global_name("oac", 64)
@@ -72,16 +80,16 @@ class SitemapCdn(Construct):
         self.origin = origins.S3BucketOrigin.with_origin_access_control(
             bucket,
             origin_access_control=self.origin_access_control,
-            origin_access_levels=[cloudfront.AccessLevel.READ],
+            # LIST: S3 answers a missing key 404 only to a reader that may list the bucket.
+            origin_access_levels=[cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
         )
         self.cache_policy = self._cache_policy(cache_max_age_seconds)
         # HSTS speaks for the whole host: only on a distribution of our own.
         self.response_headers_policy = self._headers_policy(hsts=distribution is None)
         if distribution is None:
             distribution = self._distribution(site_url, domain_name, certificate, log_bucket)
-        else:
-            for pattern in (*PATH_PATTERNS, *extra_paths):
-                distribution.add_behavior(pattern, self.origin, **self._behavior())
+        for pattern in (*PATH_PATTERNS, *extra_paths):
+            distribution.add_behavior(pattern, self.origin, **self._behavior())
         self.distribution = distribution
 
     def _global_name(self, what: str, limit: int) -> str:
@@ -149,11 +157,27 @@ class SitemapCdn(Construct):
         certificate: acm.ICertificate | None,
         log_bucket: s3.IBucket | None,
     ) -> cloudfront.Distribution:
+        not_found = cloudfront.Function(
+            self,
+            "NotFound",
+            function_name=self._global_name("notfound", 64),
+            comment="sitemap-updater: 404 for every path that is not a sitemap's",
+            code=cloudfront.FunctionCode.from_inline(NOT_FOUND),
+            runtime=cloudfront.FunctionRuntime.JS_2_0,
+        )
         distribution = cloudfront.Distribution(
             self,
             "Distribution",
             comment=f"sitemap-updater: sitemaps of {site_url}"[:128],
-            default_behavior=cloudfront.BehaviorOptions(origin=self.origin, **self._behavior()),
+            default_behavior=cloudfront.BehaviorOptions(
+                origin=self.origin,
+                function_associations=[
+                    cloudfront.FunctionAssociation(
+                        function=not_found, event_type=cloudfront.FunctionEventType.VIEWER_REQUEST
+                    )
+                ],
+                **self._behavior(),
+            ),
             domain_names=[domain_name] if domain_name else None,
             certificate=certificate,
             minimum_protocol_version=(
@@ -164,6 +188,10 @@ class SitemapCdn(Construct):
             enable_logging=log_bucket is not None,
             log_bucket=log_bucket,
             log_file_prefix="cloudfront/" if log_bucket is not None else None,
+        )
+        Annotations.of(distribution.node.find_child("Origin1")).acknowledge_warning(
+            "@aws-cdk/aws-cloudfront-origins:listBucketSecurityRisk",
+            "the default behaviour never reaches the bucket: its function answers 404",
         )
         findings = PUBLIC_DISTRIBUTION | ({} if certificate else NO_CUSTOM_DOMAIN)
         for finding, reason in findings.items():

@@ -8,6 +8,7 @@ the stack can never accept a value the functions would reject at cold start.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
+from sitemap_updater import connectors
+from sitemap_updater.resources import FUNCTIONS, INDEXNOW
 from sitemap_updater.settings import Settings
 
 # Filled in from the deployed resources, never from context.
@@ -29,15 +32,29 @@ RESOURCE_FIELDS = frozenset(
         "distribution_id",
         "indexnow_queue_url",
         "indexnow_dlq_url",
+        "ingest_queue_url",
+        "connectors",  # from the connectors file (INFRA_KEYS)
     }
 )
 SETTING_KEYS = tuple(name for name in Settings.model_fields if name not in RESOURCE_FIELDS)
-INFRA_KEYS = ("domain_name", "certificate_arn", "alarm_topic_arn", "stack_name")
+INFRA_KEYS = (
+    "domain_name",
+    "certificate_arn",
+    "alarm_topic_arn",
+    "alarm_email",
+    "stack_name",
+    "connectors",
+)
+# ``rebuild_max_concurrency=10``: an event source mapping's MaximumConcurrency (Lambda: 2-1000).
+CONCURRENCY_KEYS = {f"{spec.name}_max_concurrency": spec.name for spec in (*FUNCTIONS, INDEXNOW)}
+MAX_CONCURRENCY_RANGE = range(2, 1001)
 DEFAULT_STACK_NAME = "SitemapUpdater"
 
 _PLACEHOLDER = "resolved-at-deploy"
+MAX_CONNECTORS_BYTES = 2048
 _CERTIFICATE_ARN = re.compile(r"arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[0-9a-f-]{36}")
 _TOPIC_ARN = re.compile(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}")
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _STACK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,127}")
 _HOST = re.compile(r"(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
 
@@ -80,7 +97,10 @@ class DeployConfig:
     domain_name: str | None = None
     certificate_arn: str | None = None
     alarm_topic_arn: str | None = None
+    alarm_email: str | None = None
     stack_name: str = DEFAULT_STACK_NAME
+    connectors: str | None = None  # the connectors file (docs/CONNECTORS.md): a webhook endpoint
+    max_concurrency: dict[str, int] = field(default_factory=dict)  # function name -> value
     resolved: Settings = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -89,6 +109,7 @@ class DeployConfig:
                 "site_url is required, e.g. cdk synth -c site_url=https://www.example.com"
             )
         object.__setattr__(self, "resolved", validated_settings(self.settings))
+        object.__setattr__(self, "max_concurrency", validated_concurrency(self.max_concurrency))
         if (self.domain_name is None) != (self.certificate_arn is None):
             raise ConfigError("domain_name and certificate_arn go together: give both or neither")
         if self.domain_name is not None:
@@ -107,6 +128,10 @@ class DeployConfig:
             )
         if self.alarm_topic_arn is not None and not _TOPIC_ARN.fullmatch(self.alarm_topic_arn):
             raise ConfigError(f"alarm_topic_arn={self.alarm_topic_arn!r} is not an SNS topic ARN")
+        if self.connectors is not None:
+            deployed_connectors(self.connectors)  # fails the synth, naming the file
+        if self.alarm_email is not None and not _EMAIL.fullmatch(self.alarm_email):
+            raise ConfigError(f"alarm_email={self.alarm_email!r} is not an e-mail address")
         if not _STACK_NAME.fullmatch(self.stack_name):
             raise ConfigError(
                 f"stack_name={self.stack_name!r}: letters, digits and hyphens, starting with a "
@@ -119,13 +144,33 @@ def read_context(context: Mapping[str, Any]) -> DeployConfig:
     CDK's own (feature flags, lookups) and are left alone; any other key must be ours, so a
     misspelt ``-c`` fails the synth instead of being ignored."""
     ours = {key: value for key, value in context.items() if key.isidentifier()}
-    known = (*SETTING_KEYS, *INFRA_KEYS)
+    known = (*SETTING_KEYS, *INFRA_KEYS, *CONCURRENCY_KEYS)
     unknown = sorted(set(ours) - set(known))
     if unknown:
         raise ConfigError(f"unknown context key(s) {', '.join(unknown)}; known: {', '.join(known)}")
     infra = {key: _text(key, ours[key]) for key in INFRA_KEYS if _given(ours.get(key))}
     settings = {key: ours[key] for key in SETTING_KEYS if _given(ours.get(key))}
-    return DeployConfig(settings=settings, **infra)
+    concurrency = {
+        name: ours[key] for key, name in CONCURRENCY_KEYS.items() if _given(ours.get(key))
+    }
+    return DeployConfig(settings=settings, max_concurrency=concurrency, **infra)
+
+
+def validated_concurrency(values: Mapping[str, Any]) -> dict[str, int]:
+    """Function name -> its event source mapping's maximum concurrency, as Lambda takes it."""
+    names = set(CONCURRENCY_KEYS.values())
+    if set(values) - names:
+        raise ConfigError(f"max_concurrency: unknown function(s) {sorted(set(values) - names)}")
+    result = {}
+    for name, value in values.items():
+        try:  # "10" from -c, 10 from cdk.json; never 2.5 or true
+            number = int(str(value).strip())
+        except ValueError:
+            number = 0
+        if number not in MAX_CONCURRENCY_RANGE:
+            raise ConfigError(f"{name}_max_concurrency={value!r}: a whole number from 2 to 1000")
+        result[name] = number
+    return result
 
 
 def _given(value: Any) -> bool:
@@ -136,3 +181,31 @@ def _text(key: str, value: Any) -> str:
     if not isinstance(value, str):
         raise ConfigError(f"{key} must be a string, got {value!r}")
     return value.strip()
+
+
+def deployed_connectors(path: str) -> dict[str, Any]:
+    """The connectors file as the endpoint receives it (the ``CONNECTORS`` setting): every
+    secret a Secrets Manager or SSM ARN; the local runtime's secrets in clear are left out."""
+    try:
+        document = connectors.read(path)
+    except connectors.ConfigError as exc:
+        raise ConfigError(f"connectors: {exc}") from exc
+    entries = [
+        {key: value for key, value in entry.items() if key not in ("secret", "secrets")}
+        for entry in document.get("connector", [])
+    ]
+    for entry in entries:
+        if "secret_arn" not in entry and entry["cms"] != "shopify":
+            raise ConfigError(
+                f"connectors: {path}: connector {entry['name']!r} needs secret_arn to be deployed "
+                "(its secrets in clear are the local runtime's only)"
+            )
+    if not entries:
+        raise ConfigError(f"connectors: {path} names no connector")
+    size = len(json.dumps({"connector": entries}))
+    if size > MAX_CONNECTORS_BYTES:
+        raise ConfigError(
+            f"connectors: {path} is {size:,} bytes as JSON; the function's environment holds "
+            f"it with the settings, within Lambda's 4 KB: at most {MAX_CONNECTORS_BYTES:,}"
+        )
+    return {"connector": entries}

@@ -24,6 +24,7 @@ from sitemap_updater.resources import (
     INGEST,
     METRICS_NAMESPACE,
     REBUILD,
+    RECONCILE,
     FunctionSpec,
 )
 
@@ -33,7 +34,7 @@ LOG_LEVEL = "INFO"
 # sitemap-<group>-<NNNNN>.xml[.gz]; index files sitemap.xml and sitemap-index-<n>.xml.
 SHARD_KEYS = ("sitemap-*",)
 INDEX_KEYS = (INDEX_KEY, "sitemap-index-*", ROBOTS_KEY)
-WRITTEN_KEYS = {REBUILD.name: SHARD_KEYS, INDEX.name: INDEX_KEYS}
+WRITTEN_KEYS = {REBUILD.name: SHARD_KEYS, RECONCILE.name: SHARD_KEYS, INDEX.name: INDEX_KEYS}
 OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
 TABLE_ACTIONS = {
     INGEST.name: (
@@ -50,6 +51,17 @@ TABLE_ACTIONS = {
         "dynamodb:UpdateItem",
     ),
     INDEX.name: ("dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
+    # The rebuild's reads and writes, the by-shard index, and an entry repaired in a
+    # transaction conditional on its URL record.
+    RECONCILE.name: (
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:Query",
+        "dynamodb:UpdateItem",
+        "dynamodb:PutItem",
+        "dynamodb:DeleteItem",
+        "dynamodb:ConditionCheckItem",
+    ),
 }
 
 
@@ -92,12 +104,16 @@ class Functions(Construct):
         site_file_keys: Sequence[str] = (),
         feed: bool = False,
         service: str,
+        max_concurrency: Mapping[str, int] | None = None,
     ) -> None:
         """``distribution_arn``: grant CreateInvalidation on it (only when invalidation is on).
         ``site_file_keys``: the files the index function serves (the human view's
         stylesheet, the IndexNow key file, the feed), each written by exact key. ``feed``:
-        the feed of recent changes is on. ``service``: see ``updater.deployment_service``."""
+        the feed of recent changes is on. ``service``: see ``updater.deployment_service``.
+        ``max_concurrency``: function name -> its event source mapping's, where not the
+        spec's default."""
         super().__init__(scope, construct_id)
+        self.max_concurrency = dict(max_concurrency or {})
         self.storage = storage
         self.queues = queues
         self.distribution_arn = distribution_arn
@@ -107,6 +123,8 @@ class Functions(Construct):
         # One function per queue: the three, and IndexNow's when its queue exists.
         specs = [pair.spec for pair in queues.pairs.values()]
         self.functions = {spec.name: self._function(spec, code, env) for spec in specs}
+        # And the reconciler, on a schedule (updater.py).
+        self.functions[RECONCILE.name] = self._function(RECONCILE, code, env)
 
     def __getitem__(self, name: str) -> lambda_.Function:
         return self.functions[name]
@@ -115,7 +133,9 @@ class Functions(Construct):
         name = spec.name
         grants: list[tuple[Sequence[str], Sequence[str]]] = []
         if name in TABLE_ACTIONS:
-            grants.append((TABLE_ACTIONS[name], [self.storage.table.table_arn]))
+            table = self.storage.table.table_arn
+            tables = [table, f"{table}/index/*"] if name == RECONCILE.name else [table]
+            grants.append((TABLE_ACTIONS[name], tables))
         if name in WRITTEN_KEYS:
             # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
             # and the store treats only 404 as "absent".
@@ -127,7 +147,7 @@ class Functions(Construct):
         if self.site_file_keys and name == INDEX.name:
             # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
             grants.append((["s3:GetObject", "s3:PutObject"], self._objects(self.site_file_keys)))
-        if self.distribution_arn is not None and name in (REBUILD.name, INDEX.name):
+        if self.distribution_arn is not None and name in (REBUILD.name, RECONCILE.name, INDEX.name):
             grants.append((["cloudfront:CreateInvalidation"], [self.distribution_arn]))
         return [iam.PolicyStatement(actions=list(a), resources=list(r)) for a, r in grants]
 
@@ -142,6 +162,7 @@ class Functions(Construct):
                 (queues[REBUILD.name].queue.queue_arn, queues[INGEST.name].dead_letter.queue_arn)
             ],
             REBUILD.name: [(queues[INDEX.name].queue.queue_arn,)],
+            RECONCILE.name: [(queues[INDEX.name].queue.queue_arn,)],
             INDEX.name: [(queues[REBUILD.name].queue.queue_arn,)],
         }
         if self.feed:  # a changed feed asks the index function to publish it
@@ -172,7 +193,8 @@ class Functions(Construct):
         function = lambda_.Function(
             self,
             name,
-            description=f"sitemap-updater: {spec.name} ({spec.queue} queue)",
+            description=f"sitemap-updater: {spec.name} "
+            + (f"({spec.queue} queue)" if spec.name in self.queues.pairs else "(schedule)"),
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
             handler=spec.handler,
@@ -183,11 +205,25 @@ class Functions(Construct):
             role=role,
             log_group=log_group,
             tracing=lambda_.Tracing.ACTIVE,
+            # Lambda's default, chosen: no chain of the functions' own requests comes near
+            # the 16 invocations it stops a loop after (docs/RELIABILITY.md#no-runaway-chains).
+            recursive_loop=lambda_.RecursiveLoop.TERMINATE,
         )
         acknowledge(function, "AwsSolutions-L1", OLDER_RUNTIME)
+        # CDK lists the role in DependsOn beside its policy (which the GetAtt of the role
+        # does not imply); naming it twice is harmless.
+        function.node.default_child.add_metadata(  # type: ignore[union-attr]
+            "cfn-lint", {"config": {"ignore_checks": ["W3005"]}}
+        )
         log_group.grant_write(role)
         for statement in self.permissions(spec):
             role.add_to_principal_policy(statement)
+        if spec.name in self.queues.pairs:
+            self._event_source(function, spec)
+        self._acknowledge(role, spec)
+        return function
+
+    def _event_source(self, function: lambda_.Function, spec: FunctionSpec) -> None:
         pair = self.queues[spec.name]
         window = spec.batching_window_seconds
         function.add_event_source(
@@ -196,17 +232,19 @@ class Functions(Construct):
                 batch_size=spec.batch_size,
                 # Lambda rejects a batching window on a FIFO queue.
                 max_batching_window=Duration.seconds(window) if window and not spec.fifo else None,
-                max_concurrency=spec.max_concurrency,
+                max_concurrency=self.max_concurrency.get(spec.name, spec.max_concurrency),
                 report_batch_item_failures=True,
             )
         )
-        self._acknowledge(role, spec)
-        return function
 
     def _acknowledge(self, role: iam.Role, spec: FunctionSpec) -> None:
         policy = role.node.find_child("DefaultPolicy")
         acknowledge(policy, "AwsSolutions-IAM5[Resource::*]", XRAY_ANY_RESOURCE)
         bucket = Stack.of(self).get_logical_id(self.storage.bucket.node.default_child)  # type: ignore[arg-type]
+        if spec.name == RECONCILE.name:
+            table = Stack.of(self).get_logical_id(self.storage.table.node.default_child)  # type: ignore[arg-type]
+            finding = f"AwsSolutions-IAM5[Resource::<{table}.Arn>/index/*]"
+            acknowledge(policy, finding, "The registry's by-shard index (its only index).")
         for key in WRITTEN_KEYS.get(spec.name, ()):
             if "*" in key:
                 finding = f"AwsSolutions-IAM5[Resource::<{bucket}.Arn>/{key}]"

@@ -1,29 +1,48 @@
-"""Alarms that mean "a person should look" and one dashboard of the whole flow.
+"""Alarms that mean "a person should look", where they go, and one dashboard of the whole flow.
 
 Per queue: anything in its dead-letter queue; its oldest message older than two visibility
 timeouts (it has been retried at least once and is still not done). Per function: errors,
-i.e. whole-batch failures (a single bad record is a partial failure and goes to the DLQ).
-With IndexNow on, its queue and function get the same three, plus one on URLs the ingest
-function could not queue for it.
+i.e. whole-batch failures (a single bad record is a partial failure and goes to the DLQ);
+throttles; a run close to its timeout. For the stack: the news sweep's failed deliveries,
+DynamoDB throttling, CloudFront 5xx. With IndexNow on, its queue and function get the same,
+plus one on URLs the ingest function could not queue for it. Every alarm notifies its topic
+on ALARM and on OK; each has a runbook line (docs/OPERATIONS.md#runbook).
+
+The topic is the stack's own unless one is given: KMS-encrypted with a key CloudWatch may
+use (SNS's AWS-managed key does not let CloudWatch publish), and only CloudWatch alarms of
+this account and region may publish to it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from aws_cdk import Duration
+from aws_cdk import ArnFormat, Aws, CfnCondition, Duration, Fn, RemovalPolicy, Stack
+from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_events as events
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from sitemap_infra.queues import QueuePair, Queues
 from sitemap_updater.observability import Metric
-from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, FunctionSpec
+from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, RECONCILE, FunctionSpec
 
 MIN_AGE_ALARM_SECONDS = 900
+# A change visible later than this, at p99 over three periods, means the pipeline is behind.
+FRESHNESS_ALARM_MS = 900_000
 PERIOD = Duration.minutes(5)
+NEAR_TIMEOUT = 0.8  # of the function's timeout
+CLOUDFRONT_5XX_PERCENT = 5
+# Two of three periods: a single retried hiccup pages no one, a recurring one does.
+SUSTAINED: dict[str, Any] = {"evaluation_periods": 3, "datapoints_to_alarm": 2}
 # The dashboard's graphs of the functions' own metrics, by title.
 PIPELINE_GRAPHS = {
     "Events": (
@@ -36,6 +55,8 @@ PIPELINE_GRAPHS = {
         Metric.SHARDS_WRITTEN,
         Metric.SHARDS_UNCHANGED,
         Metric.SHARDS_DELETED,
+        Metric.SHARDS_REPAIRED,
+        Metric.ENTRIES_REPAIRED,
         Metric.INDEX_FILES_WRITTEN,
         Metric.ROBOTS_WRITTEN,
     ),
@@ -67,7 +88,11 @@ class Monitoring(Construct):
         *,
         functions: Mapping[str, lambda_.Function],
         queues: Queues,
+        table: dynamodb.ITable,
+        news_sweep: events.IRule,
+        distribution: cloudfront.Distribution,
         alarm_topic: sns.ITopic | None = None,
+        alarm_email: str | None = None,
         service: str,
     ) -> None:
         """``service``: the ``service`` dimension of the functions' own metrics
@@ -78,6 +103,15 @@ class Monitoring(Construct):
         pairs = list(queues.pairs.values())  # IndexNow's too, when on
         for pair in pairs:
             self._function_alarms(pair, functions[pair.spec.name])
+        self._alarm(
+            "PublishToVisibleP99",
+            self._pipeline_metric(Metric.PUBLISH_TO_VISIBLE, "p99"),
+            threshold=FRESHNESS_ALARM_MS,
+            evaluation_periods=3,
+            description="Published changes take long to reach the sitemap index (p99 of the "
+            "time from SQS receiving the event to the index showing it).",
+        )
+        self._reconcile_alarms(functions[RECONCILE.name])
         indexnow = INDEXNOW.name in queues.pairs
         if indexnow:
             self._alarm(
@@ -87,12 +121,55 @@ class Monitoring(Construct):
                 description="The ingest function could not queue changed URLs for IndexNow "
                 "(the sitemaps are fine). The URLs are in its log ('IndexNow URLs not queued').",
             )
-        if alarm_topic is not None:
-            for alarm in self.alarms:
-                alarm.add_alarm_action(actions.SnsAction(alarm_topic))
-                alarm.add_ok_action(actions.SnsAction(alarm_topic))
+        self._stack_alarms(table, news_sweep)
         fns = [functions[pair.spec.name] for pair in pairs]
-        self.dashboard = self._dashboard(pairs, fns, indexnow=indexnow)
+        # Before the CloudFront alarm: the alarm widget must not name a resource that a
+        # condition may leave out.
+        self.dashboard = self._dashboard(pairs, fns, distribution, indexnow=indexnow)
+        self._cdn_alarm(distribution)
+        self.topic = alarm_topic or self._topic(alarm_email)
+        for alarm in self.alarms:
+            alarm.add_alarm_action(actions.SnsAction(self.topic))
+            alarm.add_ok_action(actions.SnsAction(self.topic))
+
+    def _topic(self, email: str | None) -> sns.Topic:
+        key = kms.Key(
+            self,
+            "AlarmKey",
+            description="sitemap-updater: encrypts the alarm topic",
+            enable_key_rotation=True,
+            removal_policy=RemovalPolicy.DESTROY,  # it encrypts notifications in flight only
+        )
+        cloudwatch_service = iam.ServicePrincipal("cloudwatch.amazonaws.com")
+        key.grant(cloudwatch_service, "kms:Decrypt", "kms:GenerateDataKey*")
+        topic = sns.Topic(self, "Alarms", master_key=key, enforce_ssl=True)
+        alarms = Stack.of(self).format_arn(
+            service="cloudwatch",
+            resource="alarm",
+            resource_name="*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                principals=[cloudwatch_service],
+                actions=["sns:Publish"],
+                resources=[topic.topic_arn],
+                conditions={"ArnLike": {"aws:SourceArn": alarms}},
+            )
+        )
+        # Not even the account's own users and roles: only a service allowed above.
+        topic.add_to_resource_policy(
+            iam.PolicyStatement(
+                effect=iam.Effect.DENY,
+                principals=[iam.AnyPrincipal()],
+                actions=["sns:Publish"],
+                resources=[topic.topic_arn],
+                conditions={"Bool": {"aws:PrincipalIsAWSService": "false"}},
+            )
+        )
+        if email is not None:
+            topic.add_subscription(subscriptions.EmailSubscription(email))
+        return topic
 
     def _function_alarms(self, pair: QueuePair, function: lambda_.Function) -> None:
         spec = pair.spec
@@ -120,9 +197,95 @@ class Monitoring(Construct):
             f"{name}Errors",
             function.metric_errors(period=PERIOD, statistic="Sum"),
             threshold=1,
-            evaluation_periods=3,
-            datapoints_to_alarm=2,
             description=f"The {spec.name} function failed whole batches.",
+            **SUSTAINED,
+        )
+        self._alarm(
+            f"{name}Throttles",
+            function.metric_throttles(period=PERIOD, statistic="Sum"),
+            threshold=1,
+            description=f"Lambda refused to run the {spec.name} function: the account's "
+            "concurrency is spent elsewhere. Its messages wait in the queue.",
+            **SUSTAINED,
+        )
+        self._alarm(
+            f"{name}NearTimeout",
+            function.metric_duration(period=PERIOD, statistic="Maximum"),
+            threshold=NEAR_TIMEOUT * spec.timeout_seconds * 1000,
+            description=f"A {spec.name} run took over {NEAR_TIMEOUT:.0%} of its "
+            f"{spec.timeout_seconds} s timeout: a larger one will time out.",
+        )
+
+    def _stack_alarms(self, table: dynamodb.ITable, news_sweep: events.IRule) -> None:
+        self._alarm(
+            "NewsSweepFailed",
+            cloudwatch.Metric(
+                namespace="AWS/Events",
+                metric_name="FailedInvocations",
+                dimensions_map={"RuleName": news_sweep.rule_name},
+                statistic="Sum",
+                period=PERIOD,
+            ),
+            threshold=1,
+            description="The news sweep's schedule could not queue an index run, even after "
+            "its retries (the event is in its dead-letter queue).",
+        )
+        throttled = {
+            kind: table.metric(f"{kind.capitalize()}ThrottleEvents", statistic="Sum")
+            for kind in ("read", "write")
+        }
+        self._alarm(
+            "RegistryThrottled",
+            cloudwatch.MathExpression(
+                expression="read + write", using_metrics=throttled, period=PERIOD
+            ),
+            threshold=1,
+            description="DynamoDB throttled the registry; the calls are retried, and records "
+            "that still fail are delivered again.",
+            **SUSTAINED,
+        )
+
+    def _cdn_alarm(self, distribution: cloudfront.Distribution) -> None:
+        """CloudFront publishes its metrics in us-east-1 only, and an alarm reads its own
+        region's: elsewhere the alarm is left out (a condition) rather than never firing."""
+        alarm = self._alarm(
+            "Cloudfront5xx",
+            _cdn_5xx_rate(distribution),
+            threshold=CLOUDFRONT_5XX_PERCENT,
+            description=f"CloudFront answered 5xx to {CLOUDFRONT_5XX_PERCENT}% of requests or "
+            "more (the whole distribution's): crawlers get errors.",
+            **SUSTAINED,
+        )
+        region = CfnCondition(
+            self, "InUsEast1", expression=Fn.condition_equals(Aws.REGION, "us-east-1")
+        )
+        alarm.node.default_child.cfn_options.condition = region  # type: ignore[union-attr]
+
+    def _reconcile_alarms(self, function: lambda_.Function) -> None:
+        repaired = cloudwatch.MathExpression(
+            expression="shards + entries",
+            using_metrics={
+                "shards": self._pipeline_metric(Metric.SHARDS_REPAIRED),
+                "entries": self._pipeline_metric(Metric.ENTRIES_REPAIRED),
+            },
+            period=PERIOD,
+            label="Drift repaired",
+        )
+        self._alarm(
+            "DriftRepaired",
+            repaired,
+            threshold=1,
+            description="The reconciler (or a resent event) repaired a shard object or a "
+            "registry entry that had drifted from the registry: the site is right again. "
+            "Its log names each one ('shard repaired', 'entry repaired'); find the cause.",
+        )
+        self._alarm(
+            "ReconcileErrors",
+            function.metric_errors(period=Duration.hours(1), statistic="Sum"),
+            threshold=1,
+            evaluation_periods=2,
+            datapoints_to_alarm=2,
+            description="The reconcile function failed two runs in a row.",
         )
 
     def _alarm(
@@ -134,28 +297,28 @@ class Monitoring(Construct):
         description: str,
         evaluation_periods: int = 1,
         datapoints_to_alarm: int | None = None,
-    ) -> None:
-        self.alarms.append(
-            cloudwatch.Alarm(
-                self,
-                construct_id,
-                metric=metric,
-                threshold=threshold,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                evaluation_periods=evaluation_periods,
-                datapoints_to_alarm=datapoints_to_alarm,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description=description,
-            )
+    ) -> cloudwatch.Alarm:
+        alarm = cloudwatch.Alarm(
+            self,
+            construct_id,
+            metric=metric,
+            threshold=threshold,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            evaluation_periods=evaluation_periods,
+            datapoints_to_alarm=datapoints_to_alarm,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=description,
         )
+        self.alarms.append(alarm)
+        return alarm
 
-    def _pipeline_metric(self, name: str) -> cloudwatch.Metric:
+    def _pipeline_metric(self, name: str, statistic: str = "Sum") -> cloudwatch.Metric:
         """One of the functions' own metrics (Powertools EMF, dimension ``service``)."""
         return cloudwatch.Metric(
             namespace=METRICS_NAMESPACE,
             metric_name=name,
             dimensions_map={"service": self.service},
-            statistic="Sum",
+            statistic=statistic,
             period=PERIOD,
         )
 
@@ -163,7 +326,12 @@ class Monitoring(Construct):
         return _graph(title, [self._pipeline_metric(name) for name in names])
 
     def _dashboard(
-        self, pairs: Sequence[QueuePair], fns: Sequence[lambda_.Function], *, indexnow: bool
+        self,
+        pairs: Sequence[QueuePair],
+        fns: Sequence[lambda_.Function],
+        distribution: cloudfront.Distribution,
+        *,
+        indexnow: bool,
     ) -> cloudwatch.Dashboard:
         dashboard = cloudwatch.Dashboard(
             self, "Dashboard", default_interval=Duration.hours(6), period_override=None
@@ -195,9 +363,26 @@ class Monitoring(Construct):
             _graph("Duration p99 (ms)", [f.metric_duration(statistic="p99") for f in fns]),
         )
         dashboard.add_widgets(*(self._pipeline_graph(*graph) for graph in PIPELINE_GRAPHS.items()))
-        if indexnow:
-            dashboard.add_widgets(self._pipeline_graph("IndexNow", INDEXNOW_GRAPH))
+        # A dashboard reads any region: CloudFront's 5xx rate shows from us-east-1.
+        cdn = [_graph("CloudFront 5xx (%)", [_cdn_5xx_rate(distribution, "us-east-1")])]
+        freshness = [self._pipeline_metric(Metric.PUBLISH_TO_VISIBLE, p) for p in ("p50", "p99")]
+        indexnow_graph = [self._pipeline_graph("IndexNow", INDEXNOW_GRAPH)] if indexnow else []
+        dashboard.add_widgets(*cdn, _graph("Publish to visible (ms)", freshness), *indexnow_graph)
         return dashboard
+
+
+def _cdn_5xx_rate(
+    distribution: cloudfront.Distribution, region: str | None = None
+) -> cloudwatch.Metric:
+    """CloudFront's metrics carry ``Region=Global`` (CDK's own metric methods leave it out)."""
+    return cloudwatch.Metric(
+        namespace="AWS/CloudFront",
+        metric_name="5xxErrorRate",
+        dimensions_map={"DistributionId": distribution.distribution_id, "Region": "Global"},
+        statistic="Average",
+        period=PERIOD,
+        region=region,
+    )
 
 
 def _graph(title: str, metrics: Sequence[cloudwatch.IMetric]) -> cloudwatch.GraphWidget:

@@ -10,7 +10,7 @@ from aws_cdk import aws_certificatemanager as acm
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from sitemap_infra.config import DeployConfig
+from sitemap_infra.config import DeployConfig, deployed_connectors
 from sitemap_infra.updater import SitemapUpdater
 from sitemap_updater.resources import EXTRA_OUTPUTS, INDEX, INGEST, REBUILD, output_key
 from sitemap_updater.settings import Settings
@@ -43,6 +43,9 @@ class SitemapUpdaterStack(Stack):
             domain_name=config.domain_name,
             certificate=certificate,
             alarm_topic=topic,
+            connectors=deployed_connectors(config.connectors) if config.connectors else None,
+            alarm_email=config.alarm_email,
+            max_concurrency=config.max_concurrency,
         )
         self._outputs()
 
@@ -55,7 +58,9 @@ class SitemapUpdaterStack(Stack):
             "DistributionId": updater.distribution.distribution_id,
             "DistributionDomainName": updater.distribution.distribution_domain_name,
         }
-        assert set(extra) == set(EXTRA_OUTPUTS), "resources.EXTRA_OUTPUTS changed"  # noqa: S101
+        if updater.webhooks is not None:
+            extra["WebhookUrl"] = updater.webhooks.url.url
+        assert set(extra) - {"WebhookUrl"} == set(EXTRA_OUTPUTS), "EXTRA_OUTPUTS changed"  # noqa: S101
         outputs: dict[str, tuple[str, str | None]] = {k: (v, None) for k, v in extra.items()}
         env = updater.settings.to_env()
         for field in Settings.model_fields.values():

@@ -35,6 +35,12 @@ class Storage(Construct):
             deletion_protection=True,
             removal_policy=RemovalPolicy.RETAIN,
         )
+        self.table.add_global_secondary_index(
+            index_name=TABLE.shard_index,
+            partition_key=dynamodb.Attribute(name=TABLE.shard_attribute, type=string),
+            projection_type=dynamodb.ProjectionType.INCLUDE,
+            non_key_attributes=list(TABLE.shard_index_attributes),
+        )
         self.logs = self._bucket(
             "Logs",
             s3.LifecycleRule(

@@ -2,11 +2,13 @@
 (an example: docs/DEPLOY.md). Given ``distribution`` (the site's own, in the same stack), the
 sitemap paths become behaviours of it (``cdn.SitemapCdn``); without, it gets one of its own.
 ``settings`` takes the function settings by field name (``sitemap_updater.settings``),
-validated by the code's own model.
+validated by the code's own model. ``connectors``: the connectors file's document, without
+secrets in clear (``config.deployed_connectors``), for a webhook endpoint (None: none).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,23 +24,35 @@ from constructs import Construct
 
 from sitemap_infra.bundling import function_code
 from sitemap_infra.cdn import SitemapCdn
-from sitemap_infra.config import ConfigError, validated_settings
+from sitemap_infra.config import ConfigError, validated_concurrency, validated_settings
 from sitemap_infra.functions import Functions
 from sitemap_infra.monitoring import Monitoring
+from sitemap_infra.nag import acknowledge
 from sitemap_infra.queues import Queues
 from sitemap_infra.storage import Storage
+from sitemap_infra.webhooks import Webhooks
 from sitemap_updater.adapters.queues import INDEX_GROUP
 from sitemap_updater.bootstrap import site_file_keys
+from sitemap_updater.connectors import parse as parse_connectors
 from sitemap_updater.resources import (
+    DLQ_RETENTION_DAYS,
     INDEX,
     INDEXNOW,
     INGEST,
     NEWS_SWEEP_MINUTES,
     REBUILD,
+    RECONCILE,
+    RECONCILE_MINUTES,
     SERVICE_NAME,
     functions_for,
 )
 from sitemap_updater.settings import Settings
+
+NEWS_SWEEP_RETRIES = 8
+NEWS_SWEEP_DEAD_LETTER = (
+    "The dead-letter queue of the news sweep's EventBridge target (EventBridge's DeadLetterConfig, "
+    "which cdk-nag does not recognise as one): it needs none of its own."
+)
 
 
 class SitemapUpdater(Construct):
@@ -53,17 +67,65 @@ class SitemapUpdater(Construct):
         domain_name: str | None = None,
         certificate: acm.ICertificate | None = None,
         alarm_topic: sns.ITopic | None = None,
+        alarm_email: str | None = None,
+        max_concurrency: Mapping[str, int] | None = None,
         code: lambda_.Code | None = None,
+        connectors: Mapping[str, Any] | None = None,
     ) -> None:
+        """``alarm_topic``: where the alarms go (default: a topic of its own, which
+        ``alarm_email`` subscribes to). ``max_concurrency``: function name -> its event source
+        mapping's maximum concurrency (default: ``resources.FunctionSpec.max_concurrency``)."""
         super().__init__(scope, construct_id)
-        self._check_same_stack(distribution)
+        self._check_arguments(distribution, alarm_topic, alarm_email)
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
         #: The functions' Powertools service name: the ``service`` dimension of their metrics.
         self.service = deployment_service(self)
         site_files = site_file_keys(tuned)  # served from the bucket at the site root
         self.storage = Storage(self, "Storage")
         self.queues = Queues(self, "Queues", functions_for(bool(tuned.indexnow_key)))
-        self.cdn = SitemapCdn(
+        self.cdn = self._cdn(tuned, site_files, distribution, domain_name, certificate)
+        self.distribution = self.cdn.distribution
+        #: The functions' settings, with the deployed resources' names (tokens) filled in.
+        self.settings: Settings = tuned.model_copy(update=self._resource_names())
+        code = code or function_code()
+        self.functions = Functions(
+            self,
+            "Functions",
+            code=code,
+            environment=self.settings.to_env(),
+            storage=self.storage,
+            queues=self.queues,
+            distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
+            site_file_keys=site_files,
+            feed=bool(tuned.feed_entries),
+            service=self.service,
+            max_concurrency=validated_concurrency(max_concurrency or {}),
+        )
+        self.news_sweep = self._news_sweep()
+        self.reconcile_schedule = self._reconcile_schedule()
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            functions=self.functions.functions,
+            queues=self.queues,
+            table=self.storage.table,
+            news_sweep=self.news_sweep,
+            distribution=self.distribution,
+            alarm_topic=alarm_topic,
+            alarm_email=alarm_email,
+            service=self.service,
+        )
+        self.webhooks = self._webhooks(connectors, code) if connectors else None
+
+    def _cdn(
+        self,
+        tuned: Settings,
+        site_files: list[str],
+        distribution: cloudfront.Distribution | None,
+        domain_name: str | None,
+        certificate: acm.ICertificate | None,
+    ) -> SitemapCdn:
+        return SitemapCdn(
             self,
             "Cdn",
             bucket=self.storage.bucket,
@@ -75,32 +137,18 @@ class SitemapUpdater(Construct):
             log_bucket=self.storage.logs,
             extra_paths=[f"/{key}" for key in site_files],
         )
-        self.distribution = self.cdn.distribution
-        #: The functions' settings, with the deployed resources' names (tokens) filled in.
-        self.settings: Settings = tuned.model_copy(update=self._resource_names())
-        self.functions = Functions(
-            self,
-            "Functions",
-            code=code or function_code(),
-            environment=self.settings.to_env(),
-            storage=self.storage,
-            queues=self.queues,
-            distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
-            site_file_keys=site_files,
-            feed=bool(tuned.feed_entries),
-            service=self.service,
-        )
-        self.news_sweep = self._news_sweep()
-        self.monitoring = Monitoring(
-            self,
-            "Monitoring",
-            functions=self.functions.functions,
-            queues=self.queues,
-            alarm_topic=alarm_topic,
-            service=self.service,
-        )
 
-    def _check_same_stack(self, distribution: cloudfront.Distribution | None) -> None:
+    def _check_arguments(
+        self,
+        distribution: cloudfront.Distribution | None,
+        alarm_topic: sns.ITopic | None,
+        alarm_email: str | None,
+    ) -> None:
+        if alarm_topic is not None and alarm_email is not None:
+            raise ConfigError(
+                "alarm_email subscribes the stack's own alarm topic: with an existing topic "
+                "(alarm_topic_arn), subscribe the address where that topic is managed"
+            )
         if distribution is not None and Stack.of(distribution) is not Stack.of(self):
             # The bucket policy would name the distribution and the distribution the bucket:
             # across two stacks that is a dependency cycle CloudFormation cannot deploy.
@@ -121,16 +169,58 @@ class SitemapUpdater(Construct):
             "distribution_id": self.distribution.distribution_id,
             "indexnow_queue_url": indexnow.queue.queue_url if indexnow else "",
             "indexnow_dlq_url": indexnow.dead_letter.queue_url if indexnow else "",
+            "ingest_queue_url": self.queues[INGEST.name].queue.queue_url,
+            "connectors": "",  # the webhook function's alone
         }
+
+    def _webhooks(self, document: Mapping[str, Any], code: lambda_.Code) -> Webhooks:
+        ingest = self.queues[INGEST.name]
+        endpoint = {"connectors": json.dumps(document)}
+        return Webhooks(
+            self,
+            "Webhooks",
+            connectors=parse_connectors(document),
+            code=code,
+            environment=self.settings.model_copy(update=endpoint).to_env(),
+            ingest=ingest,
+            alarm_topic=self.monitoring.topic,
+            service=self.service,
+        )
 
     def _news_sweep(self) -> events.Rule:
         # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).
+        # A delivery EventBridge cannot make within one period is dropped into its own
+        # dead-letter queue (the NewsSweepFailed alarm): the next sweep does the same work.
+        dead_letter = sqs.Queue(
+            self,
+            "NewsSweepDeadLetter",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(DLQ_RETENTION_DAYS),
+        )
+        acknowledge(dead_letter, "AwsSolutions-SQS3", NEWS_SWEEP_DEAD_LETTER)
+        target = targets.SqsQueue(
+            self.queues[INDEX.name].queue,
+            message_group_id=INDEX_GROUP,
+            dead_letter_queue=dead_letter,
+            max_event_age=Duration.minutes(NEWS_SWEEP_MINUTES),
+            retry_attempts=NEWS_SWEEP_RETRIES,
+        )
         return events.Rule(
             self,
             "NewsSweep",
             description="Runs the index so shards whose news blocks aged out are rebuilt",
             schedule=events.Schedule.rate(Duration.minutes(NEWS_SWEEP_MINUTES)),
-            targets=[targets.SqsQueue(self.queues[INDEX.name].queue, message_group_id=INDEX_GROUP)],
+            targets=[target],
+        )
+
+    def _reconcile_schedule(self) -> events.Rule:
+        return events.Rule(
+            self,
+            "ReconcileSchedule",
+            description="Checks a slice of the shards against the registry, repairing drift",
+            schedule=events.Schedule.rate(Duration.minutes(RECONCILE_MINUTES)),
+            targets=[targets.LambdaFunction(self.functions[RECONCILE.name], retry_attempts=0)],
         )
 
     @property

@@ -25,8 +25,10 @@ def test_every_benchmark_runs_at_a_small_size() -> None:
     )
     out = result.stdout
     assert result.returncode == 0, result.stderr[-3000:]
-    for section in ("=== render ===", "=== work ===", "=== coldstart ==="):
+    for section in ("=== render ===", "=== work ===", "=== coldstart ===", "=== local ==="):
         assert section in out
+    # local: every page whose newest event is a publish is listed (lost: 0)
+    assert re.search(r"^\s+200\s+80\s.*\s0$", out, re.MULTILINE), out
     # render: our build's output was byte-identical across runs (two at least: the timed
     # run and the memory run)
     assert "sitemap-updater build" in out

@@ -29,7 +29,7 @@ from sitemap_infra.bundling import (
     package_files,
     runtime_interpreter,
 )
-from sitemap_updater.resources import functions_for
+from sitemap_updater.resources import RECONCILE, functions_for
 from tests.infra.conftest import NO_BUNDLING, SITE, synthesize
 
 NOT_AT_RUN_TIME = ("ops", "local", "cli")
@@ -133,7 +133,7 @@ def test_bundles_for_the_lambda_platform_without_docker(tmp_path: Path) -> None:
     assert (package / "assets" / "sitemap.xsl").is_file()  # the human view, read at run time
     # Every sitemap_updater module the handlers import (transitively) is in the asset.
     seen: set[str] = set()
-    todo = [spec.handler.rsplit(".", 1)[0] for spec in functions_for(indexnow=True)]
+    todo = [spec.handler.rsplit(".", 1)[0] for spec in (*functions_for(indexnow=True), RECONCILE)]
     while todo:
         module = todo.pop()
         if module in seen:
@@ -162,7 +162,7 @@ def test_the_handlers_import_from_the_asset_without_operator_code(tmp_path: Path
             if resource["Type"] == "AWS::Lambda::Function"
         }
     )
-    assert {spec.handler for spec in functions_for(indexnow=True)} == set(handlers)
+    assert {spec.handler for spec in (*functions_for(indexnow=True), RECONCILE)} == set(handlers)
     copy_package(FUNCTIONS_DIR, tmp_path)
     arguments = [str(tmp_path), sysconfig.get_paths()["purelib"], handlers, NOT_AT_RUN_TIME]
     run = subprocess.run(

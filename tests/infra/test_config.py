@@ -12,6 +12,7 @@ from sitemap_infra.config import (
     SETTING_KEYS,
     ConfigError,
     read_context,
+    validated_concurrency,
     validated_settings,
 )
 from sitemap_updater.settings import Settings
@@ -55,6 +56,7 @@ def test_setting_keys_are_the_tunable_settings() -> None:
         "max_event_bytes",
         "tombstone_ttl_days",
         "compress_shards",
+        "reconcile_period_hours",
         "cache_max_age_seconds",
         "invalidate_paths",
         "group_rules",
@@ -99,6 +101,11 @@ def test_setting_keys_are_the_tunable_settings() -> None:
         ),
         ({"site_url": SITE, "alarm_topic_arn": "on-call"}, "not an SNS topic ARN"),
         ({"site_url": SITE, "stack_name": "1st"}, "stack_name='1st'"),
+        ({"site_url": SITE, "alarm_email": "on-call"}, "not an e-mail address"),
+        ({"site_url": SITE, "rebuild_max_concurrency": "1"}, "rebuild_max_concurrency='1'"),
+        ({"site_url": SITE, "index_max_concurrency": "2.5"}, "from 2 to 1000"),
+        ({"site_url": SITE, "ingest_max_concurrency": 1001}, "from 2 to 1000"),
+        ({"site_url": SITE, "rebuild_concurrency": "5"}, "unknown context key"),
     ],
 )
 def test_bad_context_fails_with_a_message_naming_the_key(
@@ -122,6 +129,13 @@ def test_a_full_configuration_is_accepted() -> None:
     assert config.stack_name == "Sitemaps-Prod"
 
 
+def test_max_concurrency_per_function() -> None:
+    config = read_context({"site_url": SITE, "rebuild_max_concurrency": "20"})
+    assert config.max_concurrency == {"rebuild": 20}
+    with pytest.raises(ConfigError, match="unknown function"):
+        validated_concurrency({"rebuilds": 20})
+
+
 def test_the_construct_validates_its_settings_too() -> None:
     with pytest.raises(ConfigError, match="unknown setting"):
         validated_settings({"site_url": SITE, "bucket_name": "x"})
@@ -132,3 +146,7 @@ def test_the_construct_validates_its_settings_too() -> None:
 def test_the_app_refuses_to_synthesize_a_bad_context() -> None:
     with pytest.raises(ConfigError, match="site_url is required"):
         create_app(app_context())
+    with pytest.raises(ConfigError, match="subscribes the stack's own alarm topic"):
+        create_app(
+            app_context(site_url=SITE, alarm_email="a@example.com", alarm_topic_arn=TOPIC_ARN)
+        )

@@ -90,7 +90,7 @@ def test_the_functions_know_the_sites_distribution(
         for r in template["Resources"].values()
         if r["Type"] == "AWS::Lambda::Function"
     ]
-    assert len(functions) == 3
+    assert len(functions) == 4  # the reconciler's too
     for function in functions:
         assert function["Environment"]["Variables"]["DISTRIBUTION_ID"] == {"Ref": site}
         assert function["Environment"]["Variables"]["INVALIDATE_PATHS"] == "true"

@@ -23,12 +23,21 @@ NAMED_AS = {
     "AWS::CloudFront::OriginAccessControl": "origin access control",
     "AWS::CloudFront::CachePolicy": "cache policy",
     "AWS::CloudFront::ResponseHeadersPolicy": "security headers",
+    "AWS::CloudFront::Function": "CloudFront function",
+    "AWS::SNS::Topic": "SNS topic",
+    "AWS::KMS::Key": "KMS key",
     "AWS::CloudWatch::Alarm": "alarms",
     "AWS::CloudWatch::Dashboard": "dashboard",
     "AWS::Events::Rule": "EventBridge schedule",
+    "AWS::Lambda::Permission": "permission to invoke",
 }
-PART_OF_ANOTHER = {"AWS::IAM::Policy", "AWS::S3::BucketPolicy", "AWS::SQS::QueuePolicy"}
-NUMBERS = {"three": 3, "six": 6, "nine": 9}
+PART_OF_ANOTHER = {
+    "AWS::IAM::Policy",
+    "AWS::S3::BucketPolicy",
+    "AWS::SQS::QueuePolicy",
+    "AWS::SNS::TopicPolicy",
+}
+NUMBERS = {"three": 3, "four": 4, "six": 6, "twenty-one": 21}
 
 
 def what_is_created() -> str:
@@ -47,7 +56,7 @@ def test_every_kind_of_resource_is_named(default: Synthesized) -> None:
 
 def test_the_counts_are_the_templates(default: Synthesized) -> None:
     paragraph = what_is_created()
-    (alarms,) = re.findall(r"(\w+) alarms \(dead letters", paragraph)
+    (alarms,) = re.findall(r"([\w-]+) alarms \(dead letters", paragraph)
     assert NUMBERS[alarms] == len(default.resources("AWS::CloudWatch::Alarm"))
     (functions,) = re.findall(r"(\w+) python3\.12", paragraph)
     assert NUMBERS[functions] == len(default.resources("AWS::Lambda::Function"))

@@ -15,10 +15,12 @@ ACKNOWLEDGED = {
     "AwsSolutions-CFR1",
     "AwsSolutions-CFR2",
     "AwsSolutions-CFR4",
+    "AwsSolutions-SQS3",  # the news sweep's dead-letter queue (an EventBridge DLQ)
     "AwsSolutions-L1",  # python3.12: the asset is compiled by a local interpreter of that version
     "AwsSolutions-IAM5[Resource::*]",
     "AwsSolutions-IAM5[Resource::<SitemapUpdaterStorageSite78E2AF89.Arn>/sitemap-*]",
     "AwsSolutions-IAM5[Resource::<SitemapUpdaterStorageSite78E2AF89.Arn>/sitemap-index-*]",
+    "AwsSolutions-IAM5[Resource::<SitemapUpdaterStorageRegistry54C14733.Arn>/index/*]",
 }
 
 

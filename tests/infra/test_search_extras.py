@@ -86,8 +86,8 @@ def test_the_indexnow_function_and_its_event_source(extras: Synthesized) -> None
 def test_off_there_is_no_indexnow_resource(default: Synthesized) -> None:
     assert INDEXNOW.name not in default.stack.updater.queues.pairs
     assert INDEXNOW.name not in default.stack.updater.functions.functions
-    assert len(default.resources("AWS::Lambda::Function")) == 3
-    assert len(default.resources("AWS::SQS::Queue")) == 6
+    assert len(default.resources("AWS::Lambda::Function")) == 4  # with the reconciler
+    assert len(default.resources("AWS::SQS::Queue")) == 7  # three pairs and the sweep's DLQ
 
 
 # -- permissions ----------------------------------------------------------------------------
@@ -171,7 +171,7 @@ def test_indexnow_alarms(extras: Synthesized) -> None:
         (alarm,) = [
             a
             for a in found
-            if a["MetricName"] == metric
+            if a.get("MetricName") == metric
             and any(
                 ref(d["Value"]) == dimension
                 for d in a["Dimensions"]
@@ -184,10 +184,14 @@ def test_indexnow_alarms(extras: Synthesized) -> None:
     age = on("ApproximateAgeOfOldestMessage", extras.logical_id(pair.queue))
     assert age["Threshold"] == age_threshold_seconds(INDEXNOW)
     assert on("Errors", function_id)["Threshold"] == 1
-    (lost,) = [a for a in found if a["MetricName"] == "IndexNowUrlsNotQueued"]
+    assert on("Throttles", function_id)["Threshold"] == 1
+    assert on("Duration", function_id)["Threshold"] == 0.8 * INDEXNOW.timeout_seconds * 1000
+    (lost,) = [a for a in found if a.get("MetricName") == "IndexNowUrlsNotQueued"]
     assert lost["Namespace"] == "SitemapUpdater"
     assert lost["Threshold"] == 1
-    assert len(found) == 3 * 4 + 1
+    assert (
+        len(found) == 5 * 4 + 1 + 3 + 2 + 1
+    )  # per function, IndexNow's, the stack's, reconcile's, freshness
 
 
 def test_outputs_carry_the_new_settings(extras: Synthesized) -> None:

@@ -21,7 +21,7 @@ from sitemap_updater.resources import (
     output_key,
 )
 from sitemap_updater.settings import Settings
-from tests.infra.conftest import CERTIFICATE_ARN, SITE, TOPIC_ARN, Synthesized
+from tests.infra.conftest import CERTIFICATE_ARN, SITE, TOPIC_ARN, Synthesized, synthesize
 
 DAY = 86_400
 
@@ -53,13 +53,20 @@ def test_registry_table(synthesized: Synthesized) -> None:
     assert props["AttributeDefinitions"] == [
         {"AttributeName": TABLE.partition_key, "AttributeType": "S"},
         {"AttributeName": TABLE.sort_key, "AttributeType": "S"},
+        {"AttributeName": TABLE.shard_attribute, "AttributeType": "S"},
     ]
     assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
     assert props["TimeToLiveSpecification"] == {
         "AttributeName": TABLE.ttl_attribute,
         "Enabled": True,
     }
-    assert "GlobalSecondaryIndexes" not in props  # the code queries by key only
+    (index,) = props["GlobalSecondaryIndexes"]  # URL records by shard: the reconciler's
+    assert index["IndexName"] == TABLE.shard_index
+    assert index["KeySchema"] == [{"AttributeName": TABLE.shard_attribute, "KeyType": "HASH"}]
+    assert index["Projection"] == {
+        "ProjectionType": "INCLUDE",
+        "NonKeyAttributes": list(TABLE.shard_index_attributes),
+    }
     assert "TableName" not in props  # no hard-coded physical names
     assert props["DeletionProtectionEnabled"] is True
     assert table["DeletionPolicy"] == table["UpdateReplacePolicy"] == "Retain"
@@ -116,7 +123,7 @@ def test_only_the_distribution_reads_the_bucket(default: Synthesized) -> None:
     allows = [s for s in statements if s["Effect"] == "Allow"]
     (read,) = allows
     assert read["Principal"] == {"Service": "cloudfront.amazonaws.com"}
-    assert read["Action"] == "s3:GetObject"
+    assert read["Action"] == ["s3:GetObject", "s3:ListBucket"]
     distribution = default.logical_id(default.stack.updater.distribution)
     source = read["Condition"]["StringEquals"]["AWS:SourceArn"]
     assert {"Ref": distribution} in source["Fn::Join"][1]
@@ -155,9 +162,9 @@ def test_each_queue_and_its_dead_letter_queue(default: Synthesized, spec: Any) -
 def test_the_index_runs_on_a_schedule_for_news_ageing(default: Synthesized) -> None:
     """News leaves the sitemaps two days after publication with no new event: a rule sends
     the index queue a message every NEWS_SWEEP_MINUTES (its FIFO group is the index's)."""
-    rules = default.resources("AWS::Events::Rule")
-    assert len(rules) == 1
-    rule = next(iter(rules.values()))["Properties"]
+    rule = default.resources("AWS::Events::Rule")[
+        default.logical_id(default.stack.updater.news_sweep)
+    ]["Properties"]
     assert rule["ScheduleExpression"] == f"rate({NEWS_SWEEP_MINUTES} minutes)"
     assert rule["State"] == "ENABLED"
     (target,) = rule["Targets"]
@@ -216,10 +223,43 @@ def test_event_sources_report_batch_item_failures(default: Synthesized, spec: An
     queue = queues(default)[queue_id]["Properties"]
     timeout = function["Properties"]["Timeout"]
     assert queue["VisibilityTimeout"] >= VISIBILITY_TIMEOUT_FACTOR * timeout
-    if spec.name == "ingest":  # new URLs contend for one capacity record: a few at once
-        assert mapping["ScalingConfig"] == {"MaximumConcurrency": 5}
-    else:  # a FIFO queue's message groups bound it (one shard, one index)
-        assert "ScalingConfig" not in mapping
+    # Every mapping is bounded: a burst never takes the account's concurrency.
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": spec.max_concurrency}
+    assert {"ingest": 5, "rebuild": 5, "index": 2}[spec.name] == spec.max_concurrency
+
+
+@pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda spec: spec.name)
+def test_throttling_outlasts_the_alarm_before_it_can_dead_letter(
+    default: Synthesized, spec: Any
+) -> None:
+    """docs/RELIABILITY.md#throttling: the mapping's maximum concurrency keeps a burst from
+    throttling at all; throttling from outside must last maxReceiveCount visibility timeouts
+    without a break to dead-letter a message, and the throttles alarm fires well before."""
+    pair = default.stack.updater.queues[spec.name]
+    queue = queues(default)[default.logical_id(pair.queue)]["Properties"]
+    visibility = queue["VisibilityTimeout"]
+    assert visibility >= VISIBILITY_TIMEOUT_FACTOR * spec.timeout_seconds
+    assert visibility >= spec.timeout_seconds + spec.batching_window_seconds
+    to_dead_letter = queue["RedrivePolicy"]["maxReceiveCount"] * visibility
+    assert to_dead_letter >= 15 * 60
+    function_id, _ = function_of(default, spec.name)
+    throttles = by_metric(default)["Throttles", function_id]
+    alarm_after = throttles["Period"] * throttles["DatapointsToAlarm"]
+    assert alarm_after <= 10 * 60 < to_dead_letter
+
+
+def test_max_concurrency_comes_from_context() -> None:
+    synth = synthesize(site_url=SITE, rebuild_max_concurrency="12", index_max_concurrency=3)
+    found = {
+        ref(m["Properties"]["FunctionName"]): m["Properties"]["ScalingConfig"]
+        for m in synth.resources("AWS::Lambda::EventSourceMapping").values()
+    }
+    functions = synth.stack.updater.functions
+    assert found == {
+        synth.logical_id(functions["ingest"]): {"MaximumConcurrency": 5},
+        synth.logical_id(functions["rebuild"]): {"MaximumConcurrency": 12},
+        synth.logical_id(functions["index"]): {"MaximumConcurrency": 3},
+    }
 
 
 # -- CloudFront ---------------------------------------------------------------------------
@@ -318,33 +358,81 @@ def alarms(synth: Synthesized) -> list[dict[str, Any]]:
 
 
 def _dimension(alarm: dict[str, Any]) -> str:
-    (dimension,) = alarm["Dimensions"]
+    dimension = alarm["Dimensions"][0]
     return ref(dimension["Value"]) if isinstance(dimension["Value"], dict) else dimension["Value"]
+
+
+def by_metric(synth: Synthesized) -> dict[tuple[str, str], dict[str, Any]]:
+    """(metric, first dimension's resource) -> alarm, for alarms on one metric."""
+    return {(a["MetricName"], _dimension(a)): a for a in alarms(synth) if "MetricName" in a}
 
 
 @pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda spec: spec.name)
 def test_alarms_per_queue_and_function(default: Synthesized, spec: Any) -> None:
     pair = default.stack.updater.queues[spec.name]
-    by_metric = {(a["MetricName"], _dimension(a)): a for a in alarms(default)}
-    dlq = by_metric["ApproximateNumberOfMessagesVisible", default.logical_id(pair.dead_letter)]
+    found = by_metric(default)
+    dlq = found["ApproximateNumberOfMessagesVisible", default.logical_id(pair.dead_letter)]
     assert dlq["Threshold"] == 1
     assert dlq["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
-    age = by_metric["ApproximateAgeOfOldestMessage", default.logical_id(pair.queue)]
+    age = found["ApproximateAgeOfOldestMessage", default.logical_id(pair.queue)]
     assert age["Threshold"] == age_threshold_seconds(spec) >= spec.visibility_timeout_seconds
     function_id, _ = function_of(default, spec.name)
-    errors = by_metric["Errors", function_id]
-    assert errors["Threshold"] == 1
-    for alarm in (dlq, age, errors):
+    errors = found["Errors", function_id]
+    throttles = found["Throttles", function_id]
+    assert errors["Threshold"] == throttles["Threshold"] == 1
+    assert (throttles["EvaluationPeriods"], throttles["DatapointsToAlarm"]) == (3, 2)
+    duration = found["Duration", function_id]
+    assert (duration["Statistic"], duration["Threshold"]) == (
+        "Maximum",
+        0.8 * spec.timeout_seconds * 1000,  # ms, close to the timeout
+    )
+    for alarm in (dlq, age, errors, throttles, duration):
         assert alarm["TreatMissingData"] == "notBreaching"
-        assert "AlarmActions" not in alarm  # no topic given
 
 
-def test_alarms_notify_the_topic_when_one_is_given(configured: Synthesized) -> None:
-    found = alarms(configured)
-    assert len(found) == 3 * len(FUNCTIONS)
+def test_the_stacks_own_alarms(default: Synthesized) -> None:
+    """The news sweep's failed deliveries, registry throttling, CloudFront 5xx."""
+    updater = default.stack.updater
+    found = by_metric(default)
+    sweep = found["FailedInvocations", default.logical_id(updater.news_sweep)]
+    assert (sweep["Namespace"], sweep["Threshold"]) == ("AWS/Events", 1)
+    cdn = found["5xxErrorRate", default.logical_id(updater.distribution)]
+    assert {"Name": "Region", "Value": "Global"} in cdn["Dimensions"]  # CloudFront's metrics
+    assert cdn["Threshold"] == 5
+    (throttled,) = [a for a in alarms(default) if "Throttle" in str(a.get("Metrics"))]
+    names = {m["MetricStat"]["Metric"]["MetricName"] for m in throttled["Metrics"][1:]}
+    assert names == {"ReadThrottleEvents", "WriteThrottleEvents"}
+    assert throttled["Metrics"][0]["Expression"] == "read + write"
+
+
+def test_the_cloudfront_alarm_exists_only_where_cloudfront_publishes(default: Synthesized) -> None:
+    """us-east-1: an alarm elsewhere would read no data and never fire; the dashboard's alarm
+    widget leaves it out (a widget naming a resource the condition removed fails the deploy)."""
+    (alarm_id,) = [
+        k
+        for k, a in default.resources("AWS::CloudWatch::Alarm").items()
+        if a["Properties"].get("MetricName") == "5xxErrorRate"
+    ]
+    alarm = default.resources("AWS::CloudWatch::Alarm")[alarm_id]
+    condition = default.json["Conditions"][alarm["Condition"]]
+    assert condition == {"Fn::Equals": [{"Ref": "AWS::Region"}, "us-east-1"]}
+    (dashboard,) = default.resources("AWS::CloudWatch::Dashboard").values()
+    assert alarm_id not in str(dashboard["Properties"]["DashboardBody"])
+    assert '"region":"us-east-1"' in str(dashboard["Properties"]["DashboardBody"])
+
+
+@pytest.mark.parametrize("fixture", ["default", "configured"])
+def test_every_alarm_notifies_on_alarm_and_ok(request: pytest.FixtureRequest, fixture: str) -> None:
+    """By default to the stack's own topic; to an existing one when it is given."""
+    synth: Synthesized = request.getfixturevalue(fixture)
+    found = alarms(synth)
+    assert len(found) == 5 * len(FUNCTIONS) + 3 + 2 + 1  # the reconciler's two, freshness
+    topics = list(synth.resources("AWS::SNS::Topic"))
+    expected = TOPIC_ARN if fixture == "configured" else {"Ref": topics[0]}
+    assert len(topics) == (0 if fixture == "configured" else 1)
     for alarm in found:
-        assert alarm["AlarmActions"] == [TOPIC_ARN]
-        assert alarm["OKActions"] == [TOPIC_ARN]
+        assert alarm["AlarmActions"] == [expected]
+        assert alarm["OKActions"] == [expected]
 
 
 def test_a_dashboard(default: Synthesized) -> None:

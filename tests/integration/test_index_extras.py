@@ -13,7 +13,7 @@ from sitemap_updater.cli import main
 from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import register_stack
 from sitemap_updater.settings import Settings
-from tests.conftest import SITE
+from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import Recorder, index_locs, publish
 
 SHOP, VIDEOS = f"{SITE}/shop/sitemap.xml", f"{SITE}/videos/sitemap-index.xml"
@@ -60,3 +60,27 @@ def test_the_index_lists_the_extra_sitemaps_after_ours_in_the_given_order(
         f"{SITE}/sitemap-pages-00001.xml.gz",
         f"{SITE}/sitemap-pages-00002.xml.gz",
     ]
+
+
+def test_a_shard_change_patches_the_index_around_the_extras_until_they_change(
+    make_pipeline: Any, clock: FakeClock
+) -> None:
+    pipeline = make_pipeline(EXTRA_SITEMAPS=f"{VIDEOS},{SHOP}", MAX_URLS_PER_SHARD=1)
+    pipeline.send_events([publish("/a", 1), publish("/b", 1)])
+    pipeline.drain()
+    clock.advance(60)  # a new lastmod for the shard the next change rewrites
+    before = pipeline.objects()["sitemap.xml"]
+    pipeline.send_events([publish("/a", 2, changefreq="daily")])
+    pipeline.drain()
+    patched = pipeline.objects()["sitemap.xml"]
+    assert patched != before
+    assert index_locs(patched)[2:] == [VIDEOS, SHOP]
+    # The patched file is the one a full publish renders: it finds nothing to write.
+    assert pipeline.app.publish_index().written == []
+
+    # Deployed again with other extras: the next shard change publishes in full, so the
+    # index lists exactly the new ones.
+    changed = deployed_with(pipeline, SHOP, "changed")
+    changed.send_events([publish("/b", 2, changefreq="daily")])
+    changed.drain()
+    assert index_locs(changed.objects()["sitemap.xml"])[2:] == [SHOP]

@@ -203,6 +203,7 @@ def test_an_interrupted_backfill_requests_its_rebuilds_and_a_rerun_resumes(
     assert 1 <= first <= 12
     assert summary["rebuilds_requested"] == 1
     assert "run the same command again to resume" in out[-2]
+    assert (summary["read"], first + summary["not_applied"]) == (12, 12)
     deployed.drain()
     assert len(site_entries(deployed.objects())) == first
 
@@ -211,6 +212,31 @@ def test_an_interrupted_backfill_requests_its_rebuilds_and_a_rerun_resumes(
     assert (status, summary["applied"], summary["duplicate"]) == (0, 30 - first, first)
     deployed.drain()
     assert len(site_entries(deployed.objects())) == 30
+
+
+def test_ctrl_c_while_a_write_is_awaited_counts_it_as_applied(
+    deployed: Pipeline,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    source = pages_file(tmp_path, [{"url": f"{SITE}/p{n}"} for n in range(10)])
+    real = backfill.wait
+
+    def interrupted(futures: Any) -> Any:
+        real(futures)  # the write is done when Ctrl-C comes
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(backfill, "wait", interrupted)
+    status, out, summary = run(capsys, str(source))
+    assert status == 130
+    written = summary["applied"]
+    assert written >= 1
+    assert summary["read"] == written + summary["not_applied"]
+    assert f"{summary['read']} page(s) read: {written} applied" in out[-4]
+    assert out[-4].endswith(f", {summary['not_applied']} not applied (interrupted)")
+    deployed.drain()
+    assert len(site_entries(deployed.objects())) == written
 
 
 @pytest.mark.parametrize(

@@ -125,11 +125,15 @@ def test_a_registry_change_that_never_got_its_rebuild_is_written_and_the_index_f
     assert f"<lastmod>{written.lastmod}</lastmod>" in site.objects()["sitemap.xml"].decode()
 
 
-def test_an_unknown_shard_is_absent_and_a_bad_id_is_a_usage_error(
-    site: Pipeline, capsys: pytest.CaptureFixture[str]
+def test_an_unknown_shard_or_a_bad_id_is_a_usage_error_and_nothing_is_rebuilt(
+    site: Pipeline, capsys: pytest.CaptureFixture[str], puts: list[str]
 ) -> None:
-    status, summary = rebuild(capsys, "--shard", "pages-00042")
-    assert (status, summary["shards"]) == (0, {"pages-00042": "absent"})
+    assert main(["rebuild", "--shard", "pages-00001", "--shard", "pages-00042", *STACK]) == 2
+    assert capsys.readouterr().err == (
+        "sitemap-updater: error: --shard pages-00042: the registry has no such shard (it has "
+        "1: pages-00001; `status` lists them)\n"
+    )
+    assert puts == []
     assert main(["rebuild", "--shard", "nope", *STACK]) == 2
     assert "a shard id is like pages-00001" in capsys.readouterr().err
 

@@ -106,6 +106,29 @@ def test_a_fixed_event_is_applied_and_one_that_fails_again_is_not_looped(
     assert again["MessageAttributes"]["reason_code"]["StringValue"] == "malformed_json"
 
 
+def test_redrive_names_the_reasons_and_warns_of_dead_letters_rejected_for_good(
+    deployed: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ingest = deployed.stack.queues["ingest"]
+    deployed.send(["{broken", "{broken too"])
+    deployed.drain()
+    deployed.sqs.send_message(QueueUrl=ingest.dlq_url, MessageBody=json.dumps(publish("/b", 1)))
+    capsys.readouterr()  # the handlers' metrics
+    warning = (
+        "ingest: {} dead letters rejected for good (2 malformed_json): they are rejected again "
+        "unless their sender, the code or the settings changed since"
+    )
+    assert main(["redrive", "--dry-run", "--queue", "ingest", *STACK]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith("  ingest: 2 malformed_json, e.g. {broken (not JSON: ")
+    assert out[2] == f"  ingest: 1 retries_exhausted, e.g. {json.dumps(publish('/b', 1))}"
+    assert out[3] == warning.format("would move")
+    assert main(["redrive", "--queue", "ingest", *STACK, "--json"]) == 0
+    *lines, summary = capsys.readouterr().out.splitlines()
+    assert warning.format("moved") in lines
+    assert json.loads(summary)["queues"][0]["rejected_for_good"] == {"malformed_json": 2}
+
+
 def test_max_messages_moves_only_that_many(
     deployed: Pipeline, capsys: pytest.CaptureFixture[str]
 ) -> None:

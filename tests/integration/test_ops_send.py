@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from sitemap_updater.cli import main
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.local.runtime import Pipeline
+from sitemap_updater.ops import progress
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import Deployment
 from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, batches, send_bodies
@@ -160,8 +161,22 @@ def test_an_error_about_the_queue_stops_sending_and_counts_the_rest() -> None:
     bodies = [MessageBody("bad", f"f:{n}") for n in range(25)]
     result = send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
     assert sqs.calls == 1
-    assert (len(result.failed), result.not_sent) == (10, 15)
+    assert (len(result.failed), result.not_sent) == (0, 25)
     assert result.stopped == "AWS.SimpleQueueService.NonExistentQueue: refused"
+
+
+def test_send_to_a_missing_queue_counts_every_event_once(
+    deployed: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "events.jsonl"
+    source.write_text("".join(json.dumps(publish(f"/{n}", 1)) + "\n" for n in range(6)))
+    missing = deployed.stack.queues["ingest"].url + "-missing"
+    assert main(["send", str(source), "--ingest-queue-url", missing, "--json"]) == 1
+    *lines, summary = capsys.readouterr().out.splitlines()
+    assert (json.loads(summary)["sent"], json.loads(summary)["not_sent"]) == (0, 6)
+    assert lines[0].startswith("stopped: AWS.SimpleQueueService.NonExistentQueue: ")
+    assert lines[0].endswith("; 6 event(s) not sent")
+    assert lines[1].endswith("in 0 batch(es); 0 failed, 6 not sent")
 
 
 def test_ctrl_c_stops_sending_with_the_summary_of_what_was_sent(
@@ -196,17 +211,28 @@ def test_ctrl_c_stops_sending_with_the_summary_of_what_was_sent(
     assert len(site_entries(deployed.objects())) == 10
 
 
-def test_a_file_that_is_not_utf8_is_one_line_and_exit_status_2(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [(command, name) for command in ("build", "backfill") for name in ("pages.csv", "pages.jsonl")]
+    + [("send", "pages.jsonl")],  # send refuses a .csv by name
+)
+def test_a_file_in_windows_1252_is_the_same_one_line_everywhere(
+    deployed: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, name: str
 ) -> None:
-    source = tmp_path / "latin1.jsonl"
-    source.write_bytes(
-        b'{"type": "publish", "url": "https://www.example.com/k\xf6ln", "version": 1}\n'
+    source = tmp_path / name
+    page = {"type": "publish", "url": "https://www.example.com/köln", "version": 1}
+    text = (
+        f"url\n{page['url']}\n" if name.endswith(".csv") else json.dumps(page, ensure_ascii=False)
     )
-    assert main(["send", str(source), "--ingest-queue-url", "https://sqs.invalid/q"]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert f"{source} is not UTF-8 text" in err
+    source.write_bytes(text.encode("cp1252"))
+    where = ["--site-url", "https://www.example.com", "--out", str(tmp_path / "out")]
+    assert main([command, str(source), *(where if command == "build" else STACK)]) == 2
+    line = 2 if name.endswith(".csv") else 1
+    assert capsys.readouterr().err == (
+        f"sitemap-updater: error: {source} is not UTF-8 (line {line}: byte 0xF6): save it as "
+        "UTF-8 (in Excel: CSV UTF-8)\n"
+    )
+    assert deployed.dead_letters() == []
 
 
 def big_event(path: str) -> str:
@@ -288,3 +314,27 @@ def test_the_summary_counts_every_dead_letter_of_a_fifo_queue(
         )
     assert len(pipeline.dead_letters()) == 10  # what a receive can see of one group
     assert pipeline.summarise(0, tmp_path / "out").dead_lettered == 12
+
+
+@pytest.mark.parametrize("command", ["build", "backfill", "send"])
+def test_on_a_terminal_the_bar_shows_the_total_and_the_time_left(
+    deployed: Pipeline,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+) -> None:
+    monkeypatch.setattr(progress, "_is_tty", lambda stream: True)
+    source = tmp_path / "pages.jsonl"
+    source.write_text("".join(json.dumps(publish(f"/{n}", 1)) + "\n" for n in range(25)))
+    where = ["--site-url", "https://www.example.com", "--out", str(tmp_path / "out")]
+    args = [*(where if command == "build" else STACK), "--json"]
+    assert (
+        main([command, str(source), *args, *(["--workers", "1"] if command == "backfill" else [])])
+        == 0
+    )
+    out, err = capsys.readouterr()
+    json.loads(out.splitlines()[-1])  # stdout: the summary alone
+    assert f"\r\x1b[K{command} [" in err
+    assert "/25 " in err
+    assert " eta " in err

@@ -98,3 +98,31 @@ def test_capacities_are_read_a_hundred_at_a_time(pipeline: Pipeline) -> None:
     assert found["pages-00001"] == (0, 7)
     assert found["pages-00240"] == (239, 7)
     assert found["pages-00250"] == (0, 0)  # no record: nothing reserved
+
+
+def test_dead_letters_are_counted_per_reason_code_with_a_sample_and_left_visible(
+    small: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    foreign = json.dumps({"type": "publish", "url": "https://other.example/x", "version": 1})
+    small.send(["{not json", "[also not", foreign])
+    small.drain()
+    dlq = small.stack.queues["ingest"].dlq_url
+    small.sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps(publish("/retried", 1)))
+    capsys.readouterr()  # the handlers' metrics
+    for _ in range(2):  # read, and visible again for the next reader
+        code, report = status_json(capsys)
+        assert (code, report["dead_letters"]) == (1, 4)
+        reasons = report["dead_letter_reasons"]["ingest DLQ"]
+        assert [(r["code"], r["count"]) for r in reasons] == [
+            ("malformed_json", 2),
+            ("url_foreign_host", 1),
+            ("retries_exhausted", 1),
+        ]
+    samples = {r["code"]: r["sample"] for r in reasons}
+    assert samples["url_foreign_host"].startswith(f"{foreign} (url host ")
+    assert samples["retries_exhausted"] == json.dumps(publish("/retried", 1))
+    assert main(["status", *STACK]) == 1
+    table = capsys.readouterr().out.splitlines()
+    assert table[-4].startswith("dead letters: 4 by reason_code")
+    assert table[-3].startswith("  ingest DLQ: 2 malformed_json, e.g. ")
+    assert table[-1] == f"  ingest DLQ: 1 retries_exhausted, e.g. {samples['retries_exhausted']}"

@@ -87,6 +87,60 @@ def test_relative_sitemap_lines_and_nested_indexes_are_followed_with_warnings(
     assert "does not allow nesting" in warnings[1][1]
 
 
+def test_an_index_that_lists_itself_or_two_that_list_each_other_are_a_loop(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    http_site.put("/robots.txt", f"Sitemap: {o}/self.xml\nSitemap: {o}/a.xml\n")
+    http_site.put("/self.xml", sitemapindex(f"<loc>{o}/self.xml</loc>"))
+    http_site.put("/a.xml", sitemapindex(f"<loc>{o}/b.xml</loc>"))
+    http_site.put("/b.xml", sitemapindex(f"<loc>{o}/leaf.xml</loc>", f"<loc>{o}/a.xml</loc>"))
+    http_site.put("/leaf.xml", urlset(f"<loc>{o}/x</loc>"))
+    status, report = validate(capsys, f"{o}/robots.txt")
+    assert status == 1
+    assert messages(report) == [
+        (f"{o}/self.xml:3", "loop: the index lists itself"),
+        (f"{o}/b.xml:4", f"loop: the index lists {o}/a.xml, which lists this index"),
+    ]
+
+
+def test_a_gz_that_is_not_gzip_says_so(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    http_site.put("/robots.txt", f"Sitemap: {o}/plain.xml.gz\nSitemap: {o}/html.xml.gz\n")
+    http_site.put("/plain.xml.gz", urlset(f"<loc>{o}/x</loc>"))
+    http_site.put("/html.xml.gz", "<html><body>Not found</body>")
+    status, report = validate(capsys, f"{o}/robots.txt")
+    assert status == 1
+    assert messages(report) == [
+        (f"{o}/plain.xml.gz", f"named .gz, but not gzip (named at {o}/robots.txt:1)"),
+        (f"{o}/html.xml.gz", f"named .gz, but not gzip (named at {o}/robots.txt:2)"),
+    ]
+    assert report["counts"]["urls"] == 1  # the plain XML is still checked
+
+
+def test_max_sitemaps_counts_sitemap_files_only_and_a_truncated_walk_is_a_fault(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o = http_site.origin
+    http_site.put("/robots.txt", f"Sitemap: {o}/a.xml\nSitemap: {o}/b.xml\n")
+    http_site.put("/a.xml", urlset(f"<loc>{o}/a</loc>"))
+    http_site.put("/b.xml", urlset(f"<loc>{o}/b</loc>"))
+    status, report = validate(capsys, f"{o}/robots.txt", "--max-sitemaps", "2")
+    assert (status, report["faults"], report["counts"]["sitemaps"]) == (0, [], 2)
+    status, report = validate(capsys, f"{o}/robots.txt", "--max-sitemaps", "1")
+    assert status == 1
+    assert report["counts"]["sitemaps"] == 1
+    assert messages(report) == [
+        (
+            f"{o}/robots.txt",
+            "truncated: stopped after 1 sitemap file(s) (--max-sitemaps); the others named "
+            "were not checked",
+        )
+    ]
+
+
 def test_a_broken_site_gets_every_fault_with_its_location(
     http_site: StaticSite, capsys: pytest.CaptureFixture[str]
 ) -> None:

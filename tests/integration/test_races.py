@@ -31,7 +31,6 @@ from functools import partial
 from typing import Any
 
 from sitemap_updater.bootstrap import App
-from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.events import parse_event
 from sitemap_updater.domain.records import ShardOutput
@@ -119,7 +118,6 @@ class Gate:
         """Wrap one worker's registry reads for its first attempt of this race."""
         registry = app.registry
         real_output = type(registry).shard_output.__get__(registry)
-        real_entries = type(registry).shard_entries.__get__(registry)
         armed = [True]
 
         def shard_output(shard: str) -> ShardOutput:
@@ -127,18 +125,25 @@ class Gate:
                 assert self.committed.wait(BARRIER_SECONDS)
             return real_output(shard)
 
-        def shard_entries(shard: str) -> list[SitemapEntry]:
-            entries = real_entries(shard)
-            if armed[0]:
-                armed[0] = False
-                if first:
-                    self.first_read.set()
-                self.barrier.wait()  # both have read; now both write
-                time.sleep(self.rng.uniform(0, 0.003))
-            return entries
+        def reading(real: Callable[..., Any]) -> Callable[..., Any]:
+            """The worker's read of the shard's state: its entries in full (a restore), or its
+            pending changes (the function, which then reads only the entries they name)."""
+
+            def read(*args: Any) -> Any:
+                entries = real(*args)
+                if armed[0]:
+                    armed[0] = False
+                    if first:
+                        self.first_read.set()
+                    self.barrier.wait()  # both have read; now both write
+                    time.sleep(self.rng.uniform(0, 0.003))
+                return entries
+
+            return read
 
         registry.shard_output = shard_output  # type: ignore[method-assign]
-        registry.shard_entries = shard_entries  # type: ignore[method-assign]
+        registry.shard_entries = reading(registry.shard_entries)  # type: ignore[method-assign]
+        registry.pending = reading(registry.pending)  # type: ignore[method-assign]
 
     def cms(self, cms: Cms) -> None:
         assert self.first_read.wait(BARRIER_SECONDS)
@@ -481,7 +486,7 @@ def test_urls_published_while_their_shard_closes_are_placed_exactly_once(
     items = _scan(pipeline)
     records = {i["url"]["S"]: i for i in items if i["sk"]["S"] == "URL"}
     entries = [
-        i for i in items if i["pk"]["S"].startswith("SHARD#") and i["sk"]["S"] != "#CAPACITY"
+        i for i in items if i["pk"]["S"].startswith("SHARD#") and i["sk"]["S"].startswith("URL#")
     ]
     capacity = {
         i["pk"]["S"].removeprefix("SHARD#"): i for i in items if i["sk"]["S"] == "#CAPACITY"

@@ -279,7 +279,7 @@ def test_the_owners_robots_txt_already_in_out_is_kept_as_the_pipeline_keeps_the_
 ) -> None:
     # --out is often the web root: its robots.txt is the owner's, as the bucket's is to the
     # index function (edited, never replaced), and an earlier build's Sitemap line there is
-    # ours to correct, even when the site has no index any more.
+    # ours to correct.
     out = tmp_path / "site"
     out.mkdir()
     owner = b"User-agent: *\r\nDisallow: /admin/\r\n"
@@ -291,10 +291,30 @@ def test_the_owners_robots_txt_already_in_out_is_kept_as_the_pipeline_keeps_the_
     assert (out / "robots.txt").read_bytes() == with_ours
     assert main(args) == 0  # again: nothing to change
     assert (out / "robots.txt").read_bytes() == with_ours
-    write_jsonl(source, [{"url": "ftp://x"}])  # no page left: no index, no Sitemap line
-    assert main(args) == 0
-    assert not (out / "sitemap.xml").exists()
-    assert (out / "robots.txt").read_bytes() == owner + b"\r\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("empty.jsonl", ""), ("notes.txt", "call Bob about the shop\nnew pages Friday\n")],
+)
+@pytest.mark.parametrize("strict", [[], ["--strict"]])
+def test_no_valid_page_writes_nothing_and_never_replaces_a_site(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, strict: list[str]
+) -> None:
+    out, empty = tmp_path / "site", tmp_path / "empty"
+    source = write_jsonl(tmp_path / "pages.jsonl", [page("/a")])
+    site = ["--site-url", "https://www.example.com"]
+    assert main(["build", str(source), *site, "--out", str(out)]) == 0
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    capsys.readouterr()
+    (tmp_path / name).write_text(text)
+    for target in (out, empty):
+        assert main(["build", str(tmp_path / name), *site, "--out", str(target), *strict]) == 1
+        assert capsys.readouterr().out.splitlines()[-1] == (
+            f"no valid page: nothing written, {target}/ left as it was"
+        )
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+    assert not empty.exists()
 
 
 def test_a_sitemap_xsl_the_build_did_not_write_is_never_removed(tmp_path: Path) -> None:

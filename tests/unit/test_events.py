@@ -613,11 +613,13 @@ def test_event_json_schema_describes_publish() -> None:
     properties = branch["properties"]
     assert set(properties) == {
         *("type", "url", "version", "lastmod", "changefreq", "priority"),
-        *("images", "videos", "news", "hreflang", "alternates", "sitemap", "title"),
+        *("images", "videos", "news", "hreflang", "alternates", "sitemap", "title", "id"),
     }
     assert properties["url"]["type"] == "string"
     assert properties["url"]["maxLength"] == 2048
-    assert properties["version"] == {**properties["version"], "type": "number", "minimum": 0}
+    number, time = properties["version"]["anyOf"]
+    assert number == {"type": "number", "minimum": 0}
+    assert time["format"] == "date-time"
     lastmod, _null = properties["lastmod"]["anyOf"]
     for example in lastmod["examples"]:
         assert re.search(lastmod["pattern"], example)
@@ -632,8 +634,9 @@ def test_event_json_schema_describes_publish() -> None:
 def test_event_json_schema_describes_unpublish() -> None:
     branch = _branch(event_json_schema(), "unpublish")
     assert branch["additionalProperties"] is False
-    assert set(branch["required"]) == {"type", "url", "version"}
-    assert set(branch["properties"]) == {"type", "url", "version"}
+    assert set(branch["required"]) == {"type", "version"}
+    assert branch["anyOf"] == [{"required": ["url"]}, {"required": ["id"]}]
+    assert set(branch["properties"]) == {"type", "url", "version", "id"}
 
 
 @pytest.mark.parametrize(

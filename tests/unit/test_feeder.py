@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from sitemap_updater.local.feeder import MessageBody, read_file, read_paths
+from sitemap_updater.ops.errors import UserError
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = "https://www.example.com"
@@ -170,7 +171,9 @@ def test_an_empty_file_gives_nothing(tmp_path: Path) -> None:
     assert read_paths([tmp_path]) == []
 
 
-def test_a_directory_is_read_recursively_in_name_order(tmp_path: Path) -> None:
+def test_a_directory_is_read_recursively_in_name_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     def put(relative: str, *paths: str) -> None:
         target = tmp_path / relative
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -190,6 +193,20 @@ def test_a_directory_is_read_recursively_in_name_order(tmp_path: Path) -> None:
 
     # name order at each level ("10" before "2"), folders' files where their names sort
     assert urls == [f"{SITE}{p}" for p in ("/10", "/2", "/a-b-c", "/a-z", "/b1", "/b2", "/c")]
+    assert capsys.readouterr().err == (
+        f"sitemap-updater: warning: {tmp_path}: skipped README.md, d.json.bak, notes.txt: not "
+        "event files (.json, .jsonl, .ndjson)\n"
+    )
+
+
+@pytest.mark.parametrize("name", ["pages.csv", "sitemap.xml", "sitemap.xml.gz"])
+def test_a_file_named_that_is_not_an_event_file_is_refused_by_name(
+    tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / name
+    path.write_text("url\nhttps://www.example.com/a\n")
+    with pytest.raises(UserError, match=f"^{path}: not one of the event files .*backfill`$"):
+        read_paths([path])
 
 
 def test_paths_are_read_in_the_order_given(tmp_path: Path) -> None:
@@ -217,7 +234,7 @@ def test_a_file_that_is_not_utf8_is_an_error_naming_it(tmp_path: Path) -> None:
         b'{"type": "publish", "url": "https://www.example.com/k\xf6ln", "version": 1}\n'
     )
 
-    with pytest.raises(ValueError, match=r"latin1\.jsonl is not UTF-8 text"):
+    with pytest.raises(UserError, match=r"latin1\.jsonl is not UTF-8 \(line 1: byte 0xF6\)"):
         read_paths([path])
 
 
@@ -229,7 +246,7 @@ def test_read_file_is_lazy_per_file_and_agrees_with_read_paths(tmp_path: Path) -
 
 
 def test_the_sample_events_folder() -> None:
-    """events/: 22 bodies (schema.json skipped); the rejected examples arrive verbatim."""
+    """events/: 25 bodies (schema.json skipped); the rejected examples arrive verbatim."""
     events = REPO / "events"
     rejected = (events / "90-rejected-examples.jsonl").read_text(encoding="utf-8").splitlines()
 
@@ -238,7 +255,7 @@ def test_the_sample_events_folder() -> None:
     origins = [Path(m.origin.split("#")[0].rsplit(":", 1)[0]).name for m in messages]
     assert origins == sorted(origins)
     assert "schema.json" not in origins
-    assert len(messages) == 22
+    assert len(messages) == 25
     assert bodies(messages)[-3:] == rejected
     assert messages[-1].body.endswith('"priority": 1.5')  # the malformed line, untouched
 

@@ -15,6 +15,7 @@ USE_CASES = {
     "rebuild": "sitemap_updater.usecases.rebuild",
     "index": "sitemap_updater.usecases.publish_index",
     "indexnow": "sitemap_updater.usecases.indexnow",
+    "webhook": "sitemap_updater.usecases.webhook",
 }
 
 
@@ -43,3 +44,5 @@ def test_a_handler_module_loads_its_own_use_case_and_no_other(function: str) -> 
     assert others & loaded == set()
     if function != "ingest":  # only ingest validates events with the pydantic event models
         assert "sitemap_updater.domain.events" not in loaded
+    if function != "webhook":  # only the endpoint reads CMS payloads
+        assert "sitemap_updater.connectors" not in loaded

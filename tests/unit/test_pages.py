@@ -117,7 +117,6 @@ def test_a_csv_row_with_the_wrong_number_of_cells_is_rejected_alone(tmp_path: Pa
 @pytest.mark.parametrize(
     ("header", "message"),
     [
-        ("url,headline\n", r"unknown column\(s\) 'headline'"),
         ("lastmod\n", "no 'url' column"),
         ("url,URL\n", "repeats a column"),
     ],
@@ -129,9 +128,28 @@ def test_a_bad_csv_header_is_one_user_error(tmp_path: Path, header: str, message
         list(read_records(path))
 
 
-def test_a_missing_file_is_a_user_error(tmp_path: Path) -> None:
+def test_other_csv_columns_are_ignored_and_named_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pages.csv"
+    path.write_text(
+        "Author,URL,Notes\nA,https://www.example.com/a,x\nB,https://www.example.com/b,\n"
+    )
+    assert [record.value for record in read_records(path)] == [
+        {"url": "https://www.example.com/a"},
+        {"url": "https://www.example.com/b"},
+    ]
+    assert capsys.readouterr().err == (
+        f"sitemap-updater: warning: {path}: column(s) 'Author', 'Notes' ignored (page records "
+        "have type, url, version, lastmod, changefreq, priority, title)\n"
+    )
+
+
+def test_a_missing_file_or_a_folder_is_a_user_error_saying_which(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no such file"):
         list(read_paths([tmp_path / "nope.jsonl"]))
+    with pytest.raises(UserError, match=f"^{tmp_path} is a directory: give the files in it$"):
+        list(read_paths([tmp_path]))
 
 
 @pytest.mark.parametrize("name", ["pages.jsonl", "pages.json", "lines.json"])
@@ -191,24 +209,17 @@ def test_a_record_of_a_json_array_that_repeats_a_key_or_holds_nan_is_refused_alo
     )
 
 
-def test_a_row_that_is_not_utf8_is_refused_alone_with_one_reason_in_csv_and_json(
-    tmp_path: Path,
+@pytest.mark.parametrize("name", ["pages.csv", "pages.jsonl", "pages.json"])
+def test_a_file_that_is_not_utf8_is_refused_whole_naming_the_first_bad_byte(
+    tmp_path: Path, name: str
 ) -> None:
-    # A spreadsheet exported as Windows-1252: the row's bytes are not its text.
-    rows = (
-        b"https://www.example.com/a\nhttps://www.example.com/caf\xe9\nhttps://www.example.com/b\n"
-    )
-    (tmp_path / "pages.csv").write_bytes(b"url\n" + rows)
-    (tmp_path / "pages.jsonl").write_bytes(
-        b"".join(b'{"url": "%s"}\n' % row for row in rows.splitlines())
-    )
-    csv_read = [entry[1] for entry in read(tmp_path / "pages.csv")]
-    jsonl_read = [entry[1] for entry in read(tmp_path / "pages.jsonl")]
-    assert (
-        csv_read
-        == jsonl_read
-        == ["https://www.example.com/a", "not_utf8", "https://www.example.com/b"]
-    )
+    # A spreadsheet exported as Windows-1252: every row's bytes are not its text.
+    path = tmp_path / name
+    path.write_bytes(b"url\nhttps://www.example.com/a\nhttps://www.example.com/caf\xe9\n")
+    message = f"{path} is not UTF-8 (line 3: byte 0xE9): save it as UTF-8 (in Excel: CSV UTF-8)"
+    with pytest.raises(UserError) as refused:
+        list(read_records(path))
+    assert str(refused.value) == message
 
 
 # --- validation: exactly the event's ---------------------------------------------------------

@@ -29,6 +29,16 @@ def test_a_terminal_sees_the_bar_and_then_a_cleared_line() -> None:
     assert drawn.endswith("\r\x1b[K")
 
 
+def test_a_known_total_shows_the_time_left_at_the_rate_so_far() -> None:
+    bar = Progress("send", total=10_000, stream=io.StringIO())
+    bar.advance(2_500)
+    assert bar.line(now=bar._started + 50) == (
+        "send [######..................] 2,500/10,000 25% 50/s eta 0:02:30"
+    )
+    assert bar.line(now=bar._started + 50 * 3600).endswith(" eta 150:00:00")
+    assert Progress("x", total=3, stream=io.StringIO()).line().endswith(" 0/s eta -")
+
+
 def test_an_unknown_total_shows_a_count() -> None:
     bar = Progress("send", stream=io.StringIO())
     bar.advance(1234)

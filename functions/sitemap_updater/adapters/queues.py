@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import msgspec
+from botocore.exceptions import ClientError
 
 from sitemap_updater.adapters import clients
 from sitemap_updater.domain.errors import RetryableError
@@ -34,8 +35,10 @@ class RebuildRequest(msgspec.Struct, frozen=True):
     shard: str
 
 
-class IndexRequest(msgspec.Struct, frozen=True):
+class IndexRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     cause: str  # e.g. the shard and its generation: it deduplicates the request
+    shard: str | None = None  # the one shard whose entry changed (None: publish in full)
+    sent: int | None = None  # when SQS received the oldest change it shows (epoch ms)
 
 
 class UrlsMessage(msgspec.Struct, frozen=True):
@@ -44,6 +47,14 @@ class UrlsMessage(msgspec.Struct, frozen=True):
 
 def encode(message: msgspec.Struct) -> str:
     return msgspec.json.encode(message).decode()
+
+
+def index_request(body: str) -> IndexRequest | None:
+    """The index request a body holds (None: another message, e.g. the schedule's)."""
+    try:
+        return msgspec.json.decode(body, type=IndexRequest)
+    except msgspec.DecodeError:
+        return None
 
 
 def requested_shard(body: str) -> str:
@@ -95,20 +106,14 @@ class Queues(_DeadLetters):
             }
             for number, (shard, causes) in enumerate(sorted(requests.items()))
         ]
-        for start in range(0, len(entries), _BATCH):
-            chunk = entries[start : start + _BATCH]
-            response = self.client.send_message_batch(
-                QueueUrl=self.rebuild_queue_url, Entries=chunk
-            )
-            failed = response.get("Failed", [])
-            if failed:
-                details = ", ".join(f"{f['Id']}: {f.get('Code')}" for f in failed)
-                raise RetryableError(f"could not send {len(failed)} message(s): {details}")
+        _send_all(self.client, self.rebuild_queue_url, entries)
 
-    def request_index(self, cause: str) -> None:
+    def request_index(
+        self, cause: str, *, shard: str | None = None, sent: int | None = None
+    ) -> None:
         self.client.send_message(
             QueueUrl=self.index_queue_url,
-            MessageBody=encode(IndexRequest(cause)),
+            MessageBody=encode(IndexRequest(cause, shard, sent)),
             MessageGroupId=INDEX_GROUP,
             MessageDeduplicationId=_dedup(cause),
         )
@@ -130,6 +135,35 @@ class IndexNowQueue(_DeadLetters):
             self.client.send_message(
                 QueueUrl=self.queue_url, MessageBody=encode(UrlsMessage(chunk))
             )
+
+
+@dataclass
+class IngestInbox(_DeadLetters):
+    """The ingest queue as the webhook endpoint fills it, and its dead-letter queue."""
+
+    queue_url: str
+    dead_letter_url: str
+    client: SQSClient = field(default_factory=lambda: clients.client("sqs"))
+
+    def send(self, bodies: Sequence[str]) -> None:
+        """Queue events (RetryableError if SQS refuses one: the sender retries them all,
+        and what was queued is then a duplicate)."""
+        entries = [{"Id": f"m{n}", "MessageBody": body} for n, body in enumerate(bodies)]
+        try:
+            _send_all(self.client, self.queue_url, entries)
+        except ClientError as exc:
+            raise RetryableError(f"ingest queue: {exc}") from exc
+
+
+def _send_all(client: SQSClient, queue_url: str, entries: Sequence[Any]) -> None:
+    """``entries`` in batches of ten; RetryableError naming those SQS refused."""
+    for start in range(0, len(entries), _BATCH):
+        chunk = list(entries[start : start + _BATCH])
+        response = client.send_message_batch(QueueUrl=queue_url, Entries=chunk)
+        failed = response.get("Failed", [])
+        if failed:
+            details = ", ".join(f"{f['Id']}: {f.get('Code')}" for f in failed)
+            raise RetryableError(f"could not send {len(failed)} message(s): {details}")
 
 
 def reason_attributes(

@@ -10,11 +10,16 @@ pk                         sk                  item
 ``SHARD#<shard>``          ``URL#<url>``       a live entry of the shard (fields to render,
                                                extensions as JSON, its cluster)
 ``SHARD#<shard>``          ``#CAPACITY``       slots and bytes reserved in the shard
+``SHARD#<shard>``          ``PEND#<url>#<v>``  a change of version v not yet applied to the
+                                               shard's object (url, version, SQS sent time,
+                                               cluster)
 ``GROUP#<group>``          ``#OPEN``           the group's open shard number
 ``CLUSTER#<id>``           ``CLUSTER``         an hreflang cluster: its members (languages,
                                                declarations, placement), or a redirect to the
                                                cluster it was merged into
-``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput)
+``ENTITY#<id>``             ``ENTITY``          a CMS entity's newest version and URL
+``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput) and
+                                               when the reconciler last checked it
 ``INDEXES``                ``<key>``           a published index file (IndexOutput)
 ``FEED``                   ``FEED``            the feed of recent changes (Feed), as JSON
 =========================  ==================  ===============================================
@@ -24,9 +29,15 @@ Query: it always sees every commit that happened before it started (no GSI lag t
 An event's commit is one transaction: URL record (conditional on the version and cluster
 pointer it was planned against), entry put/delete, the cluster record (conditional on its
 version) and the records of pages it newly links, capacity reservation (conditional on
-room). A page declared by a sibling before it is published has a record with only a
-cluster pointer. URLs longer than 1,000 characters are keyed by a prefix and their SHA-256
+room), a pending marker in each shard it touches (the rebuild applies those changes to the
+shard's object, then deletes them), and, for a page named by its CMS id, the entity record
+(conditional on its version) with the record, entry and marker of the URL the entity leaves.
+A page declared by a sibling before it is published has a record with only a cluster
+pointer. URLs longer than 1,000 characters are keyed by a prefix and their SHA-256
 (DynamoDB's sort key limit).
+
+The index ``by-shard`` (partition key: a URL record's ``shard``) lists the URL records placed
+in a shard, so the reconciler can check them against the shard's entries.
 """
 
 from __future__ import annotations
@@ -54,11 +65,14 @@ from sitemap_updater.domain.placement import (
     MAX_COMMITS_TOGETHER,
     ClusterWrite,
     Commit,
+    EntityWrite,
     combined_reservations,
 )
 from sitemap_updater.domain.records import (
+    EntityRecord,
     IndexOutput,
     ObjectState,
+    Pending,
     ShardOutput,
     UrlRecord,
     UrlState,
@@ -73,6 +87,8 @@ Item = dict[str, Any]
 TTL_ATTRIBUTE = "expires_at"
 PARTITION_KEY = "pk"
 SORT_KEY = "sk"
+SHARD_INDEX = "by-shard"  # URL records by their ``shard`` (projected: url, live)
+SHARD_ATTRIBUTE = "shard"
 _KEY_LIMIT = 1000
 # Throttling, as a transaction's cancellation reason or as the whole request's error code.
 _THROTTLED = {
@@ -127,8 +143,16 @@ def entry_key(shard: str, url: str) -> Item:
     return _key(f"SHARD#{shard}", f"URL#{url_token(url)}")
 
 
+def entity_key(entity: str) -> Item:
+    return _key(f"ENTITY#{entity}", "ENTITY")
+
+
 def capacity_key(shard: str) -> Item:
     return _key(f"SHARD#{shard}", "#CAPACITY")
+
+
+def pending_key(shard: str, url: str, version: str) -> Item:
+    return _key(f"SHARD#{shard}", f"PEND#{url_token(url)}#{version}")
 
 
 @dataclass
@@ -181,9 +205,75 @@ class Registry:
         item = self._get(entry_key(shard, url))
         return _entry(item)[0] if item else None
 
+    def entity(self, entity: str) -> EntityRecord | None:
+        """A CMS entity's record (strongly consistent)."""
+        item = self._get(entity_key(entity))
+        if item is None:
+            return None
+        url = item["url"]["S"] if "url" in item else None
+        return EntityRecord(url, Decimal(item["version"]["N"]), item["live"]["BOOL"])
+
+    def save_entity(self, write: EntityWrite) -> None:
+        """An entity record alone (an unpublish by id of a page never seen), or raise
+        ConcurrentChange."""
+        self._transact([self._entity_action(write)], [], write.entity)
+
+    def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]:
+        """The URLs of these live records whose entry is missing, or is not their version's
+        (restored by the reconciler without the event's fields)."""
+        keys = [entry_key(r.shard, r.url) for r in records if r.live and r.shard is not None]
+        current = {
+            (item["url"]["S"], Decimal(item["version"]["N"]))
+            for item in self._batch_get(keys)
+            if "version" in item
+        }
+        return {r.url for r in records if r.live and r.shard and (r.url, r.version) not in current}
+
+    def placed_live(self, shard: str) -> set[str]:
+        """The URLs whose live record places them in ``shard`` (the by-shard index: eventually
+        consistent; check each one found with url_state)."""
+        items = self._query(
+            "#shard = :shard",
+            {":shard": {"S": shard}},
+            IndexName=SHARD_INDEX,
+            ExpressionAttributeNames={"#shard": SHARD_ATTRIBUTE},
+        )
+        return {item["url"]["S"] for item in items if item.get("live", {}).get("BOOL")}
+
+    def restore_entry(self, shard: str, url: str, cluster: str | None) -> None:
+        """Write the entry a live record of ``shard`` lacks, from the record: its URL and
+        cluster (the event's fields are gone; a resend of the event restores them). Only
+        while the record still places it there and no entry exists (else ConcurrentChange)."""
+        entry = self._put(_attrs({"url": url, "cluster": cluster}, entry_key(shard, url)))
+        entry["Put"]["ConditionExpression"] = "attribute_not_exists(pk)"
+        self._check_record(entry, url, "live = :yes AND #shard = :shard", shard)
+
+    def remove_entry(self, shard: str, url: str) -> None:
+        """Delete an entry no live record places in ``shard``, only while that holds."""
+        condition = "attribute_not_exists(live) OR live <> :yes OR #shard <> :shard"
+        self._check_record(self._delete(entry_key(shard, url)), url, condition, shard)
+
+    def _check_record(self, action: Item, url: str, condition: str, shard: str) -> None:
+        check = {
+            "TableName": self.table,
+            "Key": url_key(url),
+            "ConditionExpression": condition,
+            "ExpressionAttributeNames": {"#shard": SHARD_ATTRIBUTE},
+            "ExpressionAttributeValues": {":yes": {"BOOL": True}, ":shard": {"S": shard}},
+        }
+        self._transact([action, {"ConditionCheck": check}], (), url)
+
+    def mark_checked(self, shard: str, when: str) -> None:
+        """Record when the reconciler last checked the shard (see ShardOutput.checked)."""
+        self._update(_key("SHARDS", shard), "SET checked = :when", {":when": {"S": when}})
+
     def commit(self, commit: Commit) -> None:
         """Apply one planned commit atomically, or raise ConcurrentChange / ShardFull."""
         actions = self._record_actions(commit)
+        if commit.retired is not None:
+            actions.extend(self._record_actions(commit.retired))
+        if commit.entity is not None:
+            actions.append(self._entity_action(commit.entity))
         if commit.cluster is not None:
             actions.extend(self._cluster_actions(commit.cluster))
         reservations = [commit.reservation] if commit.reservation else []
@@ -248,6 +338,9 @@ class Registry:
             actions.append(self._delete(entry_key(commit.shard, commit.change.url)))
         if commit.previous_shard is not None:
             actions.append(self._delete(entry_key(commit.previous_shard, commit.change.url)))
+        change = commit.change
+        marker = Pending(change.url, str(change.version), change.sent, commit.cluster_id)
+        actions.extend(self._put(_pending_item(shard, marker)) for shard in sorted(commit.touched))
         return actions
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
@@ -287,6 +380,13 @@ class Registry:
         item = _attrs({**values, TTL_ATTRIBUTE: commit.tombstone_expires_at}, url_key(record.url))
         condition, expected = _record_condition(commit.expected_version, commit.expected_cluster)
         return self._put(item, condition, expected, names={"#cluster": "cluster"})
+
+    def _entity_action(self, write: EntityWrite) -> Item:
+        values = {"url": write.url, "version": write.version, "live": write.live}
+        item = _attrs({**values, TTL_ATTRIBUTE: write.expires_at}, entity_key(write.entity))
+        if write.expected is None:
+            return self._put(item, "attribute_not_exists(version)")
+        return self._put(item, "version = :expected", {":expected": {"N": str(write.expected)}})
 
     def _reservation_action(self, reservation: Reservation) -> Item:
         group, number = parse_shard_id(reservation.shard)
@@ -359,6 +459,39 @@ class Registry:
         entries.sort(key=lambda pair: pair[0].url)
         return entries
 
+    def entries(
+        self, shard: str, urls: Sequence[str]
+    ) -> dict[str, tuple[SitemapEntry, str | None]]:
+        """Those of ``urls`` that have a live entry in the shard, and their clusters
+        (BatchGetItem, strongly consistent)."""
+        pairs = map(_entry, self._batch_get([entry_key(shard, url) for url in urls]))
+        return {entry.url: (entry, cid) for entry, cid in pairs}
+
+    def pending(self, shard: str) -> list[Pending]:
+        """The shard's changes not yet applied to its object (strongly consistent)."""
+        items = self._query(
+            "pk = :pk AND begins_with(sk, :prefix)",
+            {":pk": {"S": f"SHARD#{shard}"}, ":prefix": {"S": "PEND#"}},
+        )
+        return [
+            Pending(
+                item["url"]["S"],
+                item["version"]["S"],
+                int(item["sent"]["N"]) if "sent" in item else None,
+                item["cluster"]["S"] if "cluster" in item else None,
+            )
+            for item in items
+        ]
+
+    def mark_pending(self, shards: Iterable[str], marker: Pending) -> None:
+        """Record ``marker`` in each shard (the siblings of a cluster that changed)."""
+        self._batch_write([{"PutRequest": {"Item": _pending_item(s, marker)}} for s in shards])
+
+    def clear_pending(self, shard: str, applied: Sequence[Pending]) -> None:
+        """Delete the markers applied: a newer change of the same URL has its own."""
+        keys = [pending_key(shard, marker.url, marker.version) for marker in applied]
+        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
+
     def capacities(self, shards: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(slots, reserved bytes) of each shard (BatchGetItem)."""
         found = dict.fromkeys(shards, (0, 0))
@@ -379,10 +512,11 @@ class Registry:
     def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None:
         """Record a shard's new state if nobody changed it since ``previous_generation``.
         ``listed`` is left alone: only the index writes it (see set_listed)."""
-        expiry = output.news_expiry
+        expiry, rendering = output.news_expiry, output.rendering
         fields = {
             "retiring": {"BOOL": output.retiring},
             "news_expiry": {"S": expiry} if expiry is not None else None,
+            "rendering": {"S": rendering} if rendering is not None else None,
         }
         self._save_output(_key("SHARDS", output.shard), output, previous_generation, fields)
 
@@ -493,23 +627,42 @@ class Registry:
                 if request:
                     raise RetryableError("registry throttled: keys left unprocessed")
 
-            retry(
-                attempt,
-                8,
-                (RetryableError,),
-                lost=lambda number, _: time.sleep(min(0.05 * 2 ** (number - 1), 1.0)),
-            )
+            retry(attempt, 8, (RetryableError,), lost=_back_off)
         return items
 
-    def _query(self, condition: str, values: Item) -> Iterator[Item]:
+    def _batch_write(self, requests: Sequence[Item]) -> None:
+        """BatchWriteItem, 25 requests a call, unprocessed requests retried."""
+        for start in range(0, len(requests), 25):
+            request: Any = {self.table: list(requests[start : start + 25])}
+
+            def attempt() -> None:
+                nonlocal request
+                response = self.client.batch_write_item(RequestItems=request)
+                request = response.get("UnprocessedItems") or {}
+                if request:
+                    raise RetryableError("registry throttled: requests left unprocessed")
+
+            retry(attempt, 8, (RetryableError,), lost=_back_off)
+
+    def _query(self, condition: str, values: Item, **options: Any) -> Iterator[Item]:
+        """Every item (strongly consistent, except on an index: ``IndexName``)."""
         paginator = self.client.get_paginator("query")
         for page in paginator.paginate(
             TableName=self.table,
             KeyConditionExpression=condition,
             ExpressionAttributeValues=values,
-            ConsistentRead=True,
+            ConsistentRead="IndexName" not in options,
+            **options,
         ):
             yield from page.get("Items", [])
+
+
+def _back_off(attempt: int, _: Exception) -> None:
+    time.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
+
+
+def _pending_item(shard: str, marker: Pending) -> Item:
+    return _attrs(asdict(marker), pending_key(shard, marker.url, marker.version))
 
 
 def _cancellation(
@@ -675,6 +828,8 @@ def _shard_output(item: Item) -> ShardOutput:
         listed=item.get("listed", {}).get("BOOL", False),
         retiring=item.get("retiring", {}).get("BOOL", False),
         news_expiry=item["news_expiry"]["S"] if "news_expiry" in item else None,
+        rendering=item["rendering"]["S"] if "rendering" in item else None,
+        checked=item["checked"]["S"] if "checked" in item else None,
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from sitemap_updater.domain.dates import normalise_w3c
+from sitemap_updater.domain.dates import EPOCH, moment, normalise_w3c, time_version
 from sitemap_updater.domain.entries import SitemapEntry
 
 MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
@@ -44,6 +44,8 @@ class PageChange(Struct, frozen=True, gc=False):
     alternates: tuple[tuple[str, str], ...] = ()  # declared (hreflang, href), sorted
     group: str | None = None  # an explicit sitemap group
     title: str | None = None  # the page's title, for the feed of recent changes
+    entity: str | None = None  # the CMS's id for the page; "" url: an unpublish by id alone
+    sent: int | None = None  # when SQS received the event (epoch ms), to measure freshness
 
     @property
     def live(self) -> bool:
@@ -70,8 +72,14 @@ def _number(value: Any, what: str) -> Decimal:
     return number
 
 
-def normalise_version(value: Any) -> Decimal:
-    """An event's ``version``: a finite number >= 0 that DynamoDB can store exactly."""
+def normalise_version(value: Any, unpublish: bool = False) -> Decimal:
+    """An event's ``version``: a finite number >= 0 that DynamoDB can store exactly, or an
+    RFC 3339 time with its zone (``dates.time_version``: epoch milliseconds, tie-broken)."""
+    if type(value) is str:  # a JsonNumber is a str too
+        when = moment(value)
+        if when is None or when < EPOCH:
+            raise ValueError("version must be a number >= 0 or an RFC 3339 time with a zone")
+        return Decimal(time_version(when, unpublish))
     number = _number(value, "version")
     if number < 0:
         raise ValueError("version must be a finite number >= 0")

@@ -4,7 +4,11 @@ Two event types, one per page::
 
     {"type": "publish", "url": ..., "version": 7, "lastmod"?, "changefreq"?, "priority"?,
      "images"?, "videos"?, "news"?, "hreflang"?, "alternates"?, "sitemap"?, "title"?}
-    {"type": "unpublish", "url": ..., "version": 8}
+    {"type": "unpublish", "url"?, "id"?, "version": 8}   (url, id or both)
+
+``id`` names the page as the CMS does (its entry id, plus the locale where it has one): the
+registry remembers the id's URL, so a publish under a new URL unpublishes the old one, and an
+unpublish may carry the id alone.
 
 An event body may also be wrapped in an EventBridge event (``detail``) or an SNS
 notification (``Message``). A *page record* (``build``, ``backfill``) is the same object
@@ -30,7 +34,7 @@ from msgspec import UNSET, Meta, Struct
 
 from sitemap_updater.domain import contract
 from sitemap_updater.domain.contract import CHANGEFREQS, JsonNumber, PageChange, normalise_lastmod
-from sitemap_updater.domain.dates import W3C_DATETIME, normalise_w3c
+from sitemap_updater.domain.dates import RFC3339, W3C_DATETIME, normalise_w3c
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.feed import MAX_TITLE
@@ -43,6 +47,7 @@ MAX_ALTERNATES = 64
 MAX_TAGS = 32  # the video schema
 MAX_DURATION = 28_800  # seconds; the video schema and Google
 MAX_TEXT = 2048
+MAX_ID = 256  # characters: with its prefix, within DynamoDB's 2,048-byte partition key
 
 Number = Annotated[Any, Meta(extra_json_schema={"type": "number"})]
 Url = Annotated[
@@ -51,36 +56,47 @@ Url = Annotated[
 Text = Annotated[str, Meta(extra_json_schema={"minLength": 1})]
 HrefLang = Annotated[str, Meta(examples=["de", "en-GB", "x-default"])]
 W3cDate = Annotated[str, Meta(extra_json_schema={"pattern": W3C_DATETIME.pattern})]
+EntityId = Annotated[
+    str,
+    Meta(
+        min_length=1,
+        max_length=MAX_ID,
+        pattern="^[^\\x00-\\x1f\\x7f]+$",
+        description="The page's id in the CMS (plus its locale, e.g. '42:de'). A publish under "
+        "another URL than the id's unpublishes the old one; an unpublish may give the id alone.",
+    ),
+]
 Country = Annotated[str, Meta(extra_json_schema={"pattern": "^[A-Z]{2}$"})]
 
 
 class Model(Struct, forbid_unknown_fields=True, frozen=True, gc=False, omit_defaults=True):
     """What every part of an event is. Encoded, it writes exactly the keys that hold a value,
-    which is how ``decode`` finds a key written twice or as null."""
+    which is how ``decode`` finds a key written twice or as null. (``frozen`` is repeated
+    on each: type checkers do not inherit it.)"""
 
 
-class Image(Model):
+class Image(Model, frozen=True):
     """``{"loc": "https://cdn.example.com/a.jpg"}``: an image on the page (any host)."""
 
     loc: Url
 
 
-class Restriction(Model):
+class Restriction(Model, frozen=True):
     relationship: Literal["allow", "deny"]
     countries: Annotated[tuple[Country, ...], Meta(min_length=1, max_length=250)]
 
 
-class Platform(Model):
+class Platform(Model, frozen=True):
     relationship: Literal["allow", "deny"]
     platforms: Annotated[tuple[Literal["web", "mobile", "tv"], ...], Meta(min_length=1)]
 
 
-class Uploader(Model):
+class Uploader(Model, frozen=True):
     name: Text
     info: Url | None = None
 
 
-class VideoEvent(Model):
+class VideoEvent(Model, frozen=True):
     """Google's required fields (thumbnail_loc, title, description, content_loc or
     player_loc) and the optional ones it still reads."""
 
@@ -103,12 +119,12 @@ class VideoEvent(Model):
     live: bool | None = None
 
 
-class Publication(Model):
+class Publication(Model, frozen=True):
     name: Text
     language: Annotated[str, Meta(examples=["en", "zh-cn"])]
 
 
-class NewsEvent(Model):
+class NewsEvent(Model, frozen=True):
     """Google News: the publication, when the article was first published, its title."""
 
     publication: Publication
@@ -116,7 +132,7 @@ class NewsEvent(Model):
     title: Text
 
 
-class Alternate(Model):
+class Alternate(Model, frozen=True):
     """A language version of this page: ``{"hreflang": "de", "href": "https://.../de/a"}``."""
 
     hreflang: HrefLang
@@ -124,20 +140,27 @@ class Alternate(Model):
 
 
 Version = Annotated[
-    Number,
+    Any,
     Meta(
-        description="Grows with every change of the page: a CMS revision or epoch "
-        "milliseconds. Newer wins; an equal version is a duplicate.",
-        extra_json_schema={"minimum": 0},
+        description="Grows with every change of the page: a CMS revision, epoch "
+        "milliseconds, or an RFC 3339 time with its zone (read as epoch milliseconds x 10, "
+        "plus 1 for an unpublish). Newer wins; an equal version is a duplicate.",
+        extra_json_schema={
+            "anyOf": [
+                {"type": "number", "minimum": 0},
+                {"type": "string", "format": "date-time", "pattern": RFC3339.pattern},
+            ]
+        },
     ),
 ]
 
 
-class Publish(Model, tag_field="type", tag="publish"):
+class Publish(Model, frozen=True, tag_field="type", tag="publish"):
     """A page was published or updated: list it (again) with these fields."""
 
     url: Url
     version: Version = UNSET
+    id: EntityId | None = None
     lastmod: (
         Annotated[
             W3cDate,
@@ -202,12 +225,13 @@ class Publish(Model, tag_field="type", tag="publish"):
     ) = None
 
 
-class Unpublish(Model, tag_field="type", tag="unpublish"):
+class Unpublish(Model, frozen=True, tag_field="type", tag="unpublish"):
     """A page was unpublished: removed, and remembered so that a late, older publish cannot
     bring it back."""
 
-    url: Url
+    url: Url | None = None
     version: Version = UNSET
+    id: EntityId | None = None
 
 
 Event = Publish | Unpublish
@@ -384,6 +408,7 @@ def _unwrapped(data: bytes) -> bytes:
 
 _FIELD_CODES = {
     "url": "invalid_url",
+    "id": "invalid_id",
     "version": "invalid_version",
     "lastmod": "invalid_lastmod",
     "changefreq": "invalid_changefreq",
@@ -451,20 +476,28 @@ def to_change(
 ) -> PageChange:
     """Apply the value and URL rules to a decoded event. ``default_version``: a page record's
     version when it gives none (None: events must give one)."""
+    unpublish = isinstance(event, Unpublish)
     if event.version is not UNSET:
-        version = _rule("invalid_version", "version", contract.normalise_version, event.version)
+        version = _rule(
+            "invalid_version", "version", contract.normalise_version, event.version, unpublish
+        )
     elif default_version is not None:
         version = default_version
     else:
         raise InvalidEvent("missing_field", "version is required")
     if isinstance(event, Unpublish):
-        return PageChange(normalise_url(event.url, site), version, None)
+        if event.url is None and event.id is None:
+            raise InvalidEvent("missing_field", "an unpublish needs url, id or both")
+        url = "" if event.url is None else normalise_url(event.url, site)
+        return PageChange(url, version, None, entity=event.id)
     lastmod, priority = _dates_and_numbers(event)
     url = normalise_url(event.url, site)
     title = None if event.title is None else _text(event.title, "title", MAX_TITLE, "invalid_title")
     if not (event.images or event.videos or event.news or event.hreflang or event.alternates):
         entry = SitemapEntry(url, lastmod, event.changefreq, priority)
-        return PageChange(url, version, entry, group=_group(event.sitemap), title=title)
+        return PageChange(
+            url, version, entry, group=_group(event.sitemap), title=title, entity=event.id
+        )
     entry = SitemapEntry(
         url,
         lastmod,
@@ -478,7 +511,9 @@ def to_change(
     if hreflang is not None:
         hreflang = _rule("invalid_hreflang", "hreflang", contract.normalise_hreflang, hreflang)
     alternates = _alternates(event.alternates, site) if event.alternates else ()
-    return PageChange(url, version, entry, hreflang, alternates, _group(event.sitemap), title)
+    return PageChange(
+        url, version, entry, hreflang, alternates, _group(event.sitemap), title, entity=event.id
+    )
 
 
 def _dates_and_numbers(event: Publish) -> tuple[str | None, str | None]:
@@ -676,6 +711,7 @@ def event_json_schema() -> dict[str, Any]:
     for name, tag in (("Publish", "publish"), ("Unpublish", "unpublish")):
         definitions[name]["required"] = sorted({*definitions[name]["required"], "version"})
         definitions[name]["properties"]["type"] = {"const": tag}
+    definitions["Unpublish"]["anyOf"] = [{"required": ["url"]}, {"required": ["id"]}]
     changefreq = definitions["Publish"]["properties"]["changefreq"]["anyOf"][0]
     changefreq.update(type="string", enum=list(CHANGEFREQS))  # in the protocol's order
     return {

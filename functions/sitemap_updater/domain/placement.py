@@ -29,9 +29,10 @@ from sitemap_updater.domain.sharding import (
     shard_id,
 )
 
-# Commits applied in one registry transaction (ingest's batched path): two actions each and
-# at most one reservation per commit stay within DynamoDB's 100 actions a transaction.
-MAX_COMMITS_TOGETHER = 32
+# Commits applied in one registry transaction (ingest's batched path): three actions each
+# (record, entry, pending marker) and at most one reservation per commit stay within
+# DynamoDB's 100 actions a transaction.
+MAX_COMMITS_TOGETHER = 25
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,19 @@ class ClusterWrite:
 
 
 @dataclass(frozen=True)
+class EntityWrite:
+    """An entity record's new state, committed with its page's change (conditional on the
+    version it was read at; None: absent)."""
+
+    entity: str
+    url: str | None
+    version: Decimal
+    live: bool
+    expected: Decimal | None
+    expires_at: int | None = None  # a tombstone's, as the URL's
+
+
+@dataclass(frozen=True)
 class Commit:
     """One atomic registry change: the URL record, its entry, any reservation, any cluster."""
 
@@ -68,6 +82,8 @@ class Commit:
     base: int = 0  # bytes of its entry without alternates
     cluster: ClusterWrite | None = None
     expected_cluster: str | None = None  # the record's cluster pointer when it was read
+    entity: EntityWrite | None = None
+    retired: Commit | None = None  # the entity's previous URL, unpublished in the same step
 
     @property
     def record(self) -> UrlRecord:
@@ -87,7 +103,8 @@ class Commit:
     @property
     def touched(self) -> frozenset[str]:
         """Shards whose rendered output this commit may change."""
-        return frozenset(s for s in (self.shard, self.previous_shard) if s is not None)
+        own = frozenset(s for s in (self.shard, self.previous_shard) if s is not None)
+        return own | self.retired.touched if self.retired else own
 
 
 def plan_commit(

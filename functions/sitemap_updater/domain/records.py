@@ -24,6 +24,17 @@ class UrlRecord:
 
 
 @dataclass(frozen=True)
+class EntityRecord:
+    """A CMS entity (its id, plus locale) and its page: the URL of its newest change, which
+    a publish under another URL unpublishes and an unpublish by id alone applies to.
+    ``url`` is None when the id was only ever unpublished, by id alone."""
+
+    url: str | None
+    version: Decimal
+    live: bool
+
+
+@dataclass(frozen=True)
 class UrlState:
     """A URL's record (None: never seen) and the cluster its pointer names (None: none)."""
 
@@ -59,6 +70,8 @@ class ShardOutput:
     listed: bool = False
     retiring: bool = False
     news_expiry: str | None = None  # when its rendering next changes by itself (news ageing)
+    rendering: str | None = None  # the render settings its bytes were written with
+    checked: str | None = None  # when the reconciler last checked it (W3C datetime, UTC)
 
     @property
     def nameable(self) -> bool:
@@ -75,6 +88,17 @@ class ShardOutput:
             news_expiry=news_expiry,
             generation=self.generation + 1,
         )
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A change committed to a shard's entries that its object may not show yet: recorded in
+    the transaction that commits it, deleted by the rebuild that applied it."""
+
+    url: str
+    version: str  # with the URL, it names the marker: a newer change has a marker of its own
+    sent: int | None = None  # when SQS received the event (epoch ms): freshness is measured
+    cluster: str | None = None  # its hreflang cluster: the members in the shard change too
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ INDEX_OPEN = f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}">\n'
 INDEX_CLOSE = "</sitemapindex>\n"
 ATOM_NS = "http://www.w3.org/2005/Atom"
 URLSET_FRAME_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
+# Bump when a line's rendering changes: shards written before are then rebuilt in full,
+# never patched line by line into a mix of old and new renderings.
+RENDERING = "1"
 
 # A raw carriage return would reach a parser as a line feed (XML end-of-line handling), so it
 # goes out as a character reference, like the five markup characters.
@@ -200,10 +203,17 @@ class IndexEntry:
 
 def render_index(entries: Iterable[IndexEntry], *, stylesheet: str | None = None) -> bytes:
     """A complete ``<sitemapindex>`` document (``stylesheet``: as for ``render_urlset``)."""
-    lines = []
-    for entry in entries:
-        lastmod = f"<lastmod>{escape(entry.lastmod)}</lastmod>" if entry.lastmod else ""
-        lines.append(f"<sitemap><loc>{escape(entry.loc)}</loc>{lastmod}</sitemap>\n")
+    return index_of([index_line(entry) for entry in entries], stylesheet=stylesheet)
+
+
+def index_line(entry: IndexEntry) -> str:
+    """One ``<sitemap>`` element on one line."""
+    lastmod = f"<lastmod>{escape(entry.lastmod)}</lastmod>" if entry.lastmod else ""
+    return f"<sitemap><loc>{escape(entry.loc)}</loc>{lastmod}</sitemap>\n"
+
+
+def index_of(lines: Iterable[str], *, stylesheet: str | None = None) -> bytes:
+    """A complete ``<sitemapindex>`` document from lines already rendered (``index_line``)."""
     return with_stylesheet(f"{INDEX_OPEN}{''.join(lines)}{INDEX_CLOSE}".encode(), stylesheet)
 
 

@@ -89,6 +89,17 @@ def shard_key(shard: str, compressed: bool) -> str:
     return f"sitemap-{shard}.xml.gz" if compressed else f"sitemap-{shard}.xml"
 
 
+def shard_of_key(key: str) -> str:
+    """The shard whose object ``key`` is, in any format (``ShardFormat.key``'s inverse;
+    ValueError otherwise)."""
+    shard = key.removeprefix("sitemap-").removesuffix(".gz").removesuffix(".xml")
+    shard = shard.removesuffix(".txt")
+    stored = ShardFormat(text=key.endswith(".txt"), compressed=key.endswith(".gz"))
+    if stored.key(shard) != key:
+        raise ValueError(f"not a shard's key: {key!r}")
+    return shard
+
+
 def index_key(position: int) -> str:
     """The key of the n-th index file (0-based): sitemap.xml, sitemap-index-2.xml, ..."""
     if isinstance(position, bool) or not isinstance(position, int) or position < 0:

@@ -10,6 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 # The use case, imported at init with the rest, not by the first request (bootstrap.py).
 import sitemap_updater.usecases.publish_index  # noqa: F401
+from sitemap_updater.adapters.queues import index_request
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.handlers import serve_once
 from sitemap_updater.observability import logger, metrics
@@ -21,9 +22,14 @@ def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None
 ) -> PartialItemFailureResponse:
     publish = (app_ or app()).publish_index
+    requests = [index_request(record["body"]) for record in event.get("Records", [])]
+    # Only shards' own requests can be served by patching their lines; a scheduled run
+    # (or any other message) publishes in full.
+    shards = [r.shard for r in requests if r is not None and r.shard is not None]
+    sent = [r.sent for r in requests if r is not None and r.sent is not None]
 
     def serve(_: str) -> str:
-        publish()
+        publish(shards if len(shards) == len(requests) else None, sent)
         return "published"
 
     return serve_once(event, context, lambda _record: "index", serve)

@@ -6,7 +6,8 @@
   receives it) gives each record's body; an array gives one body per element; an object is
   one body, the file's text as written. A JSON Schema document (``"$schema"``) is skipped.
 * A file that is not one JSON document is JSON Lines if it has several lines, else one body.
-* A directory is read in name order (files ending .json, .jsonl or .ndjson, recursively).
+* A directory is read in name order (files ending .json, .jsonl or .ndjson, recursively;
+  the others are named in a warning). A file named with another ending is refused.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from sitemap_updater.ops.errors import UserError, utf8_text, warn
+
 EVENT_SUFFIXES = {".json", ".jsonl", ".ndjson"}
 LINE_SUFFIXES = {".jsonl", ".ndjson"}
+_EVENT_FILES = "event files (.json, .jsonl, .ndjson)"
+_BACKFILL = "page records (CSV) and sitemaps are imported with `sitemap-updater backfill`"
 
 
 @dataclass(frozen=True)
@@ -35,10 +40,7 @@ def _lines(path: Path, text: str) -> Iterator[MessageBody]:
 
 
 def read_file(path: Path) -> Iterator[MessageBody]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark is not content
-    except UnicodeDecodeError as exc:  # SQS carries Unicode text only: no CMS could send it
-        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start}): {exc.reason}") from exc
+    text = utf8_text(path, path.read_bytes())  # SQS carries Unicode text only
     if path.suffix.lower() in LINE_SUFFIXES:
         yield from _lines(path, text)
         return
@@ -124,15 +126,24 @@ def _skip_space(text: str, position: int) -> int:
 
 
 def read_paths(paths: Iterable[Path]) -> list[MessageBody]:
+    """The bodies of the event files, folders read in name order. A file named that is not
+    an event file is refused; one skipped in a folder is named in a warning."""
     bodies: list[MessageBody] = []
     for path in paths:
         if path.is_dir():
-            files = sorted(
-                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in EVENT_SUFFIXES
-            )
+            files = sorted(p for p in path.rglob("*") if p.is_file())
+            skipped = [
+                str(p.relative_to(path)) for p in files if p.suffix.lower() not in EVENT_SUFFIXES
+            ]
+            if skipped:
+                more = f" and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
+                warn(f"{path}: skipped {', '.join(skipped[:5])}{more}: not {_EVENT_FILES}")
             for file in files:
-                bodies.extend(read_file(file))
+                if file.suffix.lower() in EVENT_SUFFIXES:
+                    bodies.extend(read_file(file))
         elif path.is_file():
+            if path.suffix.lower() not in EVENT_SUFFIXES:
+                raise UserError(f"{path}: not one of the {_EVENT_FILES}; {_BACKFILL}")
             bodies.extend(read_file(path))
         else:
             raise FileNotFoundError(f"no such file or directory: {path}")

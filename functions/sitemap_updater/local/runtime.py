@@ -11,7 +11,7 @@ import importlib
 import json
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -62,6 +62,8 @@ class Summary:
     objects_written: int = 0
     objects: list[str] = field(default_factory=list)
     out: str = ""
+    # Publish-to-visible latency (ms): how long after SQS received an event the index showed it.
+    freshness_ms: dict[str, float] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         rejected = [{"reason": r.reason, "event": r.event} for r in self.rejected]
@@ -214,7 +216,17 @@ class Pipeline:
             objects_written=self.put_count,
             objects=self.export(out_dir),
             out=str(out_dir),
+            freshness_ms=freshness(self.app.publish_index.latencies),
         )
+
+
+def freshness(latencies: Iterable[float]) -> dict[str, float]:
+    """p50, p99 and max of the latencies (nearest rank), as the dashboard shows them."""
+    ordered = sorted(latencies)
+    if not ordered:
+        return {}
+    figures = {f"p{q}": ordered[min(len(ordered) - 1, len(ordered) * q // 100)] for q in (50, 99)}
+    return {**figures, "max": ordered[-1], "changes": len(ordered)}
 
 
 def _handler(path: str) -> Callable[..., Any]:

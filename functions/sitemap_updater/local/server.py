@@ -2,12 +2,16 @@
 
 ``GET /robots.txt``, ``/sitemap.xml`` and ``/sitemap-pages-00001.xml.gz`` return the
 objects with their stored Content-Type, Cache-Control and ETag; ``If-None-Match`` gets a
-304; anything else is a 404. Only GET and HEAD are allowed.
+304; anything else is a 404. With connectors, ``POST /hooks/<name>`` is the webhook
+endpoint, as the deployed function URL answers it.
 """
 
 from __future__ import annotations
 
+import json
 import threading
+import time
+import uuid
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -15,14 +19,35 @@ from urllib.parse import unquote, urlsplit
 
 from botocore.exceptions import ClientError
 
+from sitemap_updater.connectors import request
+
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+
+    from sitemap_updater.usecases.webhook import ReceiveWebhook
 
 
 class SiteHandler(BaseHTTPRequestHandler):
     server_version = "sitemap-updater-local"
     s3: S3Client
     bucket: str
+    webhook: ReceiveWebhook | None = None
+
+    def do_POST(self) -> None:
+        if self.webhook is None:  # as http.server answers a method it has no handler for
+            self.send_error(HTTPStatus.NOT_IMPLEMENTED, f"Unsupported method ({self.command!r})")
+            return
+        length = self.headers.get("Content-Length", "")
+        if not length.isdigit():  # chunked or none: the size would be known only once read
+            self._send(HTTPStatus.LENGTH_REQUIRED, {}, b"")
+            return
+        answer = self.webhook.too_large(int(length))
+        if answer is None:
+            body = self.rfile.read(int(length))
+            received = request("POST", self.path, self.headers.items(), body, time.time())
+            answer = self.webhook(received, uuid.uuid4().hex)
+        json_type = {"Content-Type": "application/json"}
+        self._send(HTTPStatus(answer.status), json_type, json.dumps(answer.body).encode())
 
     def do_GET(self) -> None:
         response = self._object(unquote(urlsplit(self.path).path).lstrip("/"))
@@ -71,8 +96,16 @@ class SiteHandler(BaseHTTPRequestHandler):
 
 
 class SiteServer:
-    def __init__(self, s3: S3Client, bucket: str, port: int = 0, host: str = "127.0.0.1"):
-        handler = type("SiteHandler", (SiteHandler,), {"s3": s3, "bucket": bucket})
+    def __init__(
+        self,
+        s3: S3Client,
+        bucket: str,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        webhook: ReceiveWebhook | None = None,
+    ):
+        attributes = {"s3": s3, "bucket": bucket, "webhook": webhook}
+        handler = type("SiteHandler", (SiteHandler,), attributes)
         self._server = ThreadingHTTPServer((host, port), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

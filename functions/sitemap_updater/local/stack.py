@@ -11,6 +11,8 @@ import json
 import logging
 import os
 import socket
+import threading
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,6 +43,7 @@ LOCAL_STACK_NAME = LOCAL_PREFIX  # the CloudFormation stack the operator command
 QUEUE_SETTINGS = {
     "REBUILD_QUEUE_URL": ("rebuild", "url"),
     "INDEX_QUEUE_URL": ("index", "url"),
+    "INGEST_QUEUE_URL": ("ingest", "url"),
     "INGEST_DLQ_URL": ("ingest", "dlq_url"),
     "INDEXNOW_QUEUE_URL": ("indexnow", "url"),
     "INDEXNOW_DLQ_URL": ("indexnow", "dlq_url"),
@@ -78,6 +81,93 @@ def release_moto_history() -> None:
     reset_model_data()
 
 
+def tune_moto() -> None:
+    """Make moto keep up with a real site's stream, and keep every accepted event, under
+    concurrent requests (its server answers each on a thread of its own). Idempotent; for
+    this process's moto only.
+
+    * DynamoDB: before each TransactWriteItems moto deep-copies every table it names, to
+      roll back on failure: O(registry) per event, and torn by a concurrent write (the copy
+      fails with "dictionary changed size", or a rollback to it undoes another request's
+      commit, leaving a live URL record without its entry). Here every DynamoDB request
+      runs under one lock, as DynamoDB isolates a transaction, and a transaction keeps only
+      the items it touches, to put them back if it fails.
+    * SQS: each message received reads every attribute of its queue, message counts
+      included (O(queue) per message), and every clock reading builds datetimes. Here the
+      retention check reads the one attribute, and the clock is time.time().
+    """
+    from moto.dynamodb.responses import DynamoHandler  # noqa: PLC0415 - the local extra
+
+    if not getattr(DynamoHandler.call_action, "tuned", False):
+        _isolate_transactions()
+        _cheap_sqs_clock()
+
+
+def _isolate_transactions() -> None:
+    import copy  # noqa: PLC0415
+    import types  # noqa: PLC0415
+
+    from moto.dynamodb import models  # noqa: PLC0415
+    from moto.dynamodb.models.dynamo_type import DynamoType  # noqa: PLC0415
+    from moto.dynamodb.models.table import Table  # noqa: PLC0415
+    from moto.dynamodb.responses import DynamoHandler  # noqa: PLC0415
+
+    lock = threading.RLock()
+    call_action, transact = DynamoHandler.call_action, models.DynamoDBBackend.transact_write_items
+
+    def locked_call(self: Any) -> Any:
+        with lock:
+            return call_action(self)
+
+    def kept_items(backend: Any, actions: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        kept = []
+        for action in actions:
+            ((kind, request),) = action.items()
+            table = backend.tables.get(request.get("TableName"))
+            if table is None:
+                continue
+            key = request["Item"] if kind == "Put" else request.get("Key", {})
+            hash_key = DynamoType(key[table.hash_key_attr])
+            range_key = DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
+            item = copy.deepcopy(table.get_item(hash_key, range_key))
+            kept.append((table, hash_key, range_key, item))
+        return kept
+
+    def transact_write_items(self: Any, transact_items: list[dict[str, Any]]) -> None:
+        kept = kept_items(self, transact_items)
+        try:
+            transact(self, transact_items)
+        except Exception:
+            for table, hash_key, range_key, item in reversed(kept):
+                partition = table.items if range_key is None else table.items[hash_key]
+                held = hash_key if range_key is None else range_key
+                if item is None:
+                    partition.pop(held, None)
+                else:
+                    partition[held] = item
+            raise
+
+    def snapshot(value: Any, memo: Any = None) -> Any:  # the table itself: see kept_items
+        return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+    locked_call.tuned = True  # type: ignore[attr-defined]
+    models.copy = types.SimpleNamespace(deepcopy=snapshot, copy=copy.copy)  # type: ignore[assignment,attr-defined]
+    models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
+    DynamoHandler.call_action = locked_call  # type: ignore[method-assign]
+
+
+def _cheap_sqs_clock() -> None:
+    from moto.sqs import models  # noqa: PLC0415
+
+    def retained(backend: Any, queue_name: str, message: Any) -> bool:
+        period = int(backend.get_queue(queue_name).message_retention_period)
+        return bool(period + message.sent_timestamp / 1000 > time.time())
+
+    models.unix_time = lambda dt=None: time.time()  # type: ignore[attr-defined]
+    models.unix_time_millis = lambda dt=None: time.time() * 1000  # type: ignore[attr-defined]
+    models.SQSBackend.is_message_valid_based_on_retention_period = retained  # type: ignore[assignment]
+
+
 def local_environment() -> dict[str, str]:
     """Powertools settings for running the handlers in this process (set before importing them)."""
     return {
@@ -113,6 +203,7 @@ class MotoServer:
                         f"cannot start moto's server on 127.0.0.1:{self._port} "
                         f"(--moto-port): {reason}"
                     ) from exc
+        tune_moto()
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.url = f"http://{host}:{port}"
@@ -183,11 +274,22 @@ def _create_table(dynamodb: DynamoDBClient, name: str) -> str:
         TABLE.partition_key: "HASH",
         TABLE.sort_key: "RANGE",
     }
+    index: Any = {
+        "IndexName": TABLE.shard_index,
+        "KeySchema": [{"AttributeName": TABLE.shard_attribute, "KeyType": "HASH"}],
+        "Projection": {
+            "ProjectionType": "INCLUDE",
+            "NonKeyAttributes": list(TABLE.shard_index_attributes),
+        },
+    }
     dynamodb.create_table(
         TableName=name,
         BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"} for key in keys],
+        AttributeDefinitions=[
+            {"AttributeName": key, "AttributeType": "S"} for key in (*keys, TABLE.shard_attribute)
+        ],
         KeySchema=[{"AttributeName": key, "KeyType": kind} for key, kind in keys.items()],
+        GlobalSecondaryIndexes=[index],
     )
     dynamodb.update_time_to_live(
         TableName=name,

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -35,7 +35,7 @@ from sitemap_updater.ops import crawl
 from sitemap_updater.ops.errors import UserError, aws_error_message
 from sitemap_updater.ops.extensions import Extensions
 from sitemap_updater.ops.fetch import GZIP_MAGIC, Fetched, fetch, gunzip
-from sitemap_updater.ops.pages import Record, page_change, read_records
+from sitemap_updater.ops.pages import Record, page_change, read_bytes, read_records
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import is_local, resolve
 
@@ -74,6 +74,11 @@ class BackfillResult:
     shards: set[str] = field(default_factory=set)
     rebuilds_requested: int = 0
     interrupted: bool = False
+    not_applied: int = 0  # read, but Ctrl-C came first
+
+    def settled(self) -> int:
+        """Pages read that were applied, found there, rejected or failed."""
+        return self.applied + self.duplicate + self.stale + len(self.rejected) + len(self.failed)
 
 
 def entry_record(origin: str, entry: crawl.Entry, extensions: Extensions) -> Record:
@@ -117,21 +122,20 @@ def document_records(
 
 def source_records(
     source: str, site: Site, *, timeout: float, workers: int, faults: list[Problem]
-) -> Iterator[Record]:
-    """Every page record the source holds, in order. A walk stays on its origins."""
+) -> Iterable[Record]:
+    """Every page record the source holds, in order: a list when it is a file of records (so
+    its total is known). A walk stays on its origins."""
     walk = crawl.Walk(
         fetch=partial(fetch, timeout=timeout, same_origin=True), workers=workers, same_origin=True
     )
     if source.lower().startswith(("http://", "https://")):
-        yield from document_records(walk.run(source), site, faults)
-        return
+        return document_records(walk.run(source), site, faults)
     path = Path(source)
-    if not path.is_file():
+    if not path.exists():
         raise UserError(f"no such file, and not an http(s) URL: {source}")
     if path.suffix.lower() in _RECORD_SUFFIXES:
-        yield from read_records(path)
-        return
-    body = path.read_bytes()
+        return list(read_records(path))
+    body = read_bytes(path)
     if body.startswith(GZIP_MAGIC):
         body, too_large = gunzip(body, PROTOCOL_MAX_BYTES)
         if too_large:
@@ -140,7 +144,7 @@ def source_records(
     if document.kind not in (crawl.INDEX, *_PAGES):
         raise UserError(f"{path}: {document.error or 'not a sitemap, index or page records'}")
     children = [(entry.loc, f"{path}:{entry.line}", 1) for entry in document.sitemaps if entry.loc]
-    yield from document_records(chain([document], walk.run_from(children)), site, faults)
+    return document_records(chain([document], walk.run_from(children)), site, faults)
 
 
 def page_changes(
@@ -197,6 +201,7 @@ class Importer:
                 for record, change in changes:
                     window.append((record, pool.submit(self._apply, change)))
                     while len(window) >= self.workers * 4:
+                        wait([window[0][1]])  # Ctrl-C here: the write is still in the window
                         self._collect(*window.popleft(), result, progress)
                     if result.read % 50 == 0:
                         metrics.clear_metrics()  # never published from here
@@ -209,6 +214,7 @@ class Importer:
                     if not future.cancelled():
                         self._collect(record, future, result, progress)
                 metrics.clear_metrics()
+                result.not_applied = result.read - result.settled()
 
     @staticmethod
     def _collect(
@@ -277,7 +283,8 @@ def run(args: argparse.Namespace) -> int:
     records = source_records(
         args.source, deployment.site, timeout=args.timeout, workers=4, faults=faults
     )
-    with Progress("backfill") as progress:
+    total = len(records) if isinstance(records, list) else None  # a walk's is not known
+    with Progress("backfill", total=total) as progress:
         if args.dry_run:
             changes = page_changes(records, deployment.site, version, result, progress)
             dry_run(changes, deployment.limits, result, progress)
@@ -322,6 +329,7 @@ def _report(result: BackfillResult, args: argparse.Namespace) -> None:
             f"backfill: {result.read:,} page(s) read: {result.applied:,} applied, "
             f"{result.duplicate:,} already there (duplicate), {result.stale:,} stale (the "
             f"registry has a newer version), {rejected:,} rejected, {failed:,} failed"
+            + (f", {result.not_applied:,} not applied (interrupted)" if result.not_applied else "")
         )
         lines.append(
             f"rebuild requested for {result.rebuilds_requested:,} shard(s); the rebuild and "

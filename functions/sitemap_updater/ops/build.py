@@ -151,8 +151,9 @@ def collect(
     """URL -> its newest record, checked (``_checked``), in order of first appearance."""
     pages: dict[str, Checked] = {}
     read = list(records)
-    progress.advance(len(read))
+    progress.total = len(read)
     done = in_two(read, partial(_checked, site=site, rules=rules or GroupRules()), Checked)
+    progress.advance(len(read))
     for record, checked in zip(read, done, strict=True):
         result.records += 1
         change = checked.change
@@ -435,9 +436,6 @@ def run(args: argparse.Namespace) -> int:
             robots = robots_path.read_bytes()
         except OSError as exc:
             raise UserError(f"cannot read {robots_path}: {exc.strerror}") from exc
-    for path in args.pages:
-        if not path.is_file():
-            raise UserError(f"no such file: {path}")
     built = render_site(
         read_paths(args.pages),
         site,
@@ -446,7 +444,7 @@ def run(args: argparse.Namespace) -> int:
         text=args.format == "txt",
         lastmod=lastmod,
         robots=robots,
-        progress=Progress("reading"),
+        progress=Progress("build"),
         rules=rules,
         now=now,
         stylesheet=args.stylesheet,
@@ -454,6 +452,9 @@ def run(args: argparse.Namespace) -> int:
         feed_entries=args.feed_entries,
     )
     result = built.result
+    if not result.pages:  # a site of no pages would replace the one in --out: write nothing
+        _report(result, args.out, as_json=args.json)
+        return 1
     result.stale_removed = write_site(built.files, args.out)
     _report(result, args.out, as_json=args.json)
     return 1 if args.strict and result.rejected else 0
@@ -468,20 +469,10 @@ def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
         f"unpublished: {result.removed:,}",
     ]
     lines.extend(f"  rejected {r.origin}: {r.reason}" for r in result.rejected)
-    lines.append(f"wrote {out_dir}/:")
-    lines.append(f"  {out_dir}/{ROBOTS_KEY}")
-    if result.stylesheet:
-        lines.append(f"  {out_dir}/{STYLESHEET_KEY}")
-    if result.feed:
-        lines.append(f"  {out_dir}/{FEED_KEY}")
-    lines.extend(f"  {out_dir}/{key}" for key in result.index_files)
-    shown = result.shards if len(result.shards) <= _SHOW_SHARDS else result.shards[:_SHOW_SHARDS]
-    lines.extend(
-        f"  {out_dir}/{s.key}  {s.entries:,} entries, {s.bytes:,} bytes uncompressed" for s in shown
-    )
-    if len(shown) < len(result.shards):
-        lines.append(f"  ... and {len(result.shards) - len(shown):,} more shards")
-    lines.extend(f"  removed stale {out_dir}/{name}" for name in result.stale_removed)
+    if not result.pages:
+        lines.append(f"no valid page: nothing written, {out_dir}/ left as it was")
+    else:
+        lines.extend(_written(result, out_dir))
     print("\n".join(lines), flush=True)
     if as_json:
         summary = {
@@ -499,3 +490,20 @@ def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
             "seconds": round(result.seconds, 3),
         }
         print(json.dumps(summary, ensure_ascii=False), flush=True)
+
+
+def _written(result: BuildResult, out_dir: Path) -> list[str]:
+    lines = [f"wrote {out_dir}/:", f"  {out_dir}/{ROBOTS_KEY}"]
+    if result.stylesheet:
+        lines.append(f"  {out_dir}/{STYLESHEET_KEY}")
+    if result.feed:
+        lines.append(f"  {out_dir}/{FEED_KEY}")
+    lines.extend(f"  {out_dir}/{key}" for key in result.index_files)
+    shown = result.shards if len(result.shards) <= _SHOW_SHARDS else result.shards[:_SHOW_SHARDS]
+    lines.extend(
+        f"  {out_dir}/{s.key}  {s.entries:,} entries, {s.bytes:,} bytes uncompressed" for s in shown
+    )
+    if len(shown) < len(result.shards):
+        lines.append(f"  ... and {len(result.shards) - len(shown):,} more shards")
+    lines.extend(f"  removed stale {out_dir}/{name}" for name in result.stale_removed)
+    return lines

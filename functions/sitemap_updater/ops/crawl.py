@@ -186,7 +186,7 @@ class Walk:
     follow: Callable[[str], str | None] = field(default=lambda url: url)
     accept: Callable[[Document, Entry], bool] = field(default=lambda document, entry: True)
     same_origin: bool = False
-    fetched: int = 0
+    fetched: int = 0  # sitemaps and indexes
     truncated: bool = False  # stopped at max_documents
     _seen: set[str] = field(default_factory=set)
 
@@ -196,8 +196,7 @@ class Walk:
         if robots is None:
             yield from self.run_from([(start, None, 0)])
             return
-        fetched = self.fetch(self.follow(robots) or robots)
-        self.fetched += 1
+        fetched = self.fetch(self.follow(robots) or robots)  # not a sitemap: not counted
         document = Document(robots, None, fetched, kind=ROBOTS, error=fetched.problem())
         if document.error is None:
             document.sitemap_lines = sitemap_lines(fetched.body, robots)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from sitemap_updater.domain.errors import RetryableError
@@ -12,6 +13,25 @@ from sitemap_updater.domain.errors import RetryableError
 
 class UserError(Exception):
     """A mistake in the command line or its inputs: reported in one line, exit status 2."""
+
+
+def warn(message: str) -> None:
+    """A warning: the run goes on (stdout keeps the summary alone)."""
+    print(f"sitemap-updater: warning: {message}", file=sys.stderr, flush=True)
+
+
+def utf8_text(path: Path, data: bytes) -> str:
+    """A file's text, a byte order mark dropped. Every command that reads files says the same
+    of one that is not UTF-8 (Excel's plain CSV is Windows-1252): refused whole, not row by
+    row, as every row would be."""
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UserError(
+            f"{path} is not UTF-8 (line {line}: byte 0x{data[exc.start]:02X}): save it as UTF-8 "
+            "(in Excel: CSV UTF-8)"
+        ) from exc
 
 
 def error_code(exc: BaseException) -> tuple[str, str]:
@@ -45,7 +65,7 @@ def call_batch(
     return response.get("Successful", []), refused_entries(response)
 
 
-def aws_error_message(exc: BaseException) -> str | None:
+def aws_error_message(exc: BaseException, endpoint_url: str | None = None) -> str | None:
     """One line for an AWS or SDK error a person can act on; None if ``exc`` is not one."""
     from botocore.exceptions import (  # noqa: PLC0415 - only the AWS commands need botocore
         BotoCoreError,
@@ -54,7 +74,16 @@ def aws_error_message(exc: BaseException) -> str | None:
         NoCredentialsError,
         NoRegionError,
     )
+    from botocore.parsers import ResponseParserError  # noqa: PLC0415
 
+    if isinstance(exc, ValueError) and str(exc).startswith("Invalid endpoint: "):  # botocore's
+        url = str(exc).removeprefix("Invalid endpoint: ")
+        return f"endpoint {url!r} is not a URL: give its scheme too, e.g. http://{url}"
+    if isinstance(exc, ResponseParserError):  # a web page or a server error, not an AWS answer
+        return (
+            f"{endpoint_url or 'the endpoint'} did not answer as AWS does: check --endpoint-url "
+            "(against `local --serve`, the moto port it prints, not the site's) and --region"
+        )
     if isinstance(exc, RetryableError):  # an adapter's throttled or failed-for-now call
         return f"{exc}: AWS is throttling or failing for now; run the same command again"
     if isinstance(exc, NoCredentialsError):

@@ -39,6 +39,7 @@ class Fetched:
     body: bytes = b""  # decompressed; cut at the limit when too_large
     too_large: bool = False
     error: str | None = None
+    gzipped: bool = False  # the body came gzipped (the file, or Content-Encoding)
 
     def problem(self) -> str | None:
         """Why this fetch gave no usable document, for people (None when it did)."""
@@ -205,11 +206,13 @@ def fetch(
         _current.deadline = _current.origin = None
     too_large = len(raw) > max_bytes
     raw = raw[:max_bytes]
+    gzipped = encoding in ("gzip", "x-gzip")
     try:
-        if encoding in ("gzip", "x-gzip"):
+        if gzipped:
             raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
         if raw.startswith(GZIP_MAGIC):
+            gzipped = True
             raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
     except zlib.error as exc:
         return Fetched(url, final_url, status, error=f"bad gzip data: {exc}")
-    return Fetched(url, final_url, status, raw, too_large=too_large)
+    return Fetched(url, final_url, status, raw, too_large=too_large, gzipped=gzipped)

@@ -4,12 +4,13 @@ A page record is a publish event whose ``type`` (default ``publish``) and ``vers
 (default the caller's) may be left out; each is validated by the contract's own code
 (:func:`sitemap_updater.domain.events.parse_record`), so it is accepted, or refused with the
 reason, exactly as the ingest function would take that event. The format comes from the
-file name; the text is UTF-8 (a byte order mark at the start is skipped), and a record that
-is not (one bad byte) is refused alone:
+file name; the text is UTF-8 (a byte order mark at the start is skipped), and a file that
+is not is refused whole (:func:`~sitemap_updater.ops.errors.utf8_text`):
 
 * ``*.csv``: a header row names the columns (``url`` required; ``type``, ``version``,
-  ``lastmod``, ``changefreq``, ``priority``, ``title`` optional; any case). An empty cell is
-  an absent field; ``version`` and ``priority`` cells that are numbers are numbers.
+  ``lastmod``, ``changefreq``, ``priority``, ``title`` optional; any case; other columns
+  are ignored, with a warning naming them). An empty cell is an absent field; ``version``
+  and ``priority`` cells that are numbers are numbers.
 * ``*.jsonl`` / ``*.ndjson``: one JSON object per line (blank lines skipped).
 * anything else (``*.json``): one JSON document, an array of records or one record; a file
   that is not one JSON document but has several lines is read as JSON Lines.
@@ -33,7 +34,7 @@ from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_record
 from sitemap_updater.domain.urls import Site
-from sitemap_updater.ops.errors import UserError
+from sitemap_updater.ops.errors import UserError, utf8_text, warn
 
 FIELDS = ("type", "url", "version", "lastmod", "changefreq", "priority", "title")
 _LINE_SUFFIXES = {".jsonl", ".ndjson"}
@@ -41,9 +42,6 @@ _BOM = b"\xef\xbb\xbf"
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
 _ONE_DOCUMENT = msgspec.json.Decoder(msgspec.Raw)
-_NOT_UTF8 = re.compile(
-    "[\udc80-\udcff]"
-)  # bytes that were not UTF-8, as surrogateescape reads them
 
 
 @dataclass(slots=True)
@@ -132,23 +130,22 @@ def _csv_value(column: str, cell: str) -> Any:
     return cell
 
 
-def _columns(path: Path, header: list[str]) -> list[str]:
-    columns = [name.strip().lower() for name in header]
-    unknown = [name for name in columns if name not in FIELDS]
-    if unknown:
-        raise UserError(
-            f"{path}: unknown column(s) {', '.join(map(repr, unknown))}; "
-            f"page records have {', '.join(FIELDS)}"
-        )
-    if "url" not in columns:
+def _columns(path: Path, header: list[str]) -> list[str | None]:
+    """The header's page-record fields (any case); None for a column that is ignored."""
+    named = [name.strip().lower() for name in header]
+    if "url" not in named:
         raise UserError(f"{path}: the header has no 'url' column")
-    if len(set(columns)) != len(columns):
+    columns = [name if name in FIELDS else None for name in named]
+    known = [name for name in columns if name]
+    if len(set(known)) != len(known):
         raise UserError(f"{path}: the header repeats a column")
+    if ignored := [given for given, name in zip(header, columns, strict=True) if name is None]:
+        named_ignored = ", ".join(map(repr, ignored))
+        warn(f"{path}: column(s) {named_ignored} ignored (page records have {', '.join(FIELDS)})")
     return columns
 
 
-def _csv(path: Path, data: bytes) -> Iterator[Record]:
-    text = data.decode("utf-8", "surrogateescape")
+def _csv(path: Path, text: str) -> Iterator[Record]:
     reader = csv.reader(io.StringIO(text, newline=""))
     header = next(reader, None)
     if header is None:
@@ -164,38 +161,44 @@ def _csv(path: Path, data: bytes) -> Iterator[Record]:
             )
             yield Record(origin, error=error)
             continue
-        bad = next((cell for cell in row if not cell.isascii() and _NOT_UTF8.search(cell)), None)
-        if bad is not None:
-            byte = ord(_NOT_UTF8.search(bad).group()) - 0xDC00  # type: ignore[union-attr]
-            yield Record(
-                origin, error=InvalidEvent("not_utf8", f"not UTF-8 text: byte 0x{byte:02X}")
-            )
-            continue
         yield Record(
             origin,
-            {name: _csv_value(name, cell) for name, cell in zip(columns, row, strict=True) if cell},
+            {
+                name: _csv_value(name, cell)
+                for name, cell in zip(columns, row, strict=True)
+                if name and cell
+            },
         )
+
+
+def read_bytes(path: Path) -> bytes:
+    """A file's bytes; a folder, a missing or an unreadable file is a UserError."""
+    if path.is_dir():
+        raise UserError(f"{path} is a directory: give the files in it")
+    try:
+        return path.read_bytes()
+    except FileNotFoundError as exc:
+        raise UserError(f"no such file: {path}") from exc
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror}") from exc
 
 
 def read_records(path: Path) -> Iterator[Record]:
     """Every record of one file, in order."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror}") from exc
-    data = data.removeprefix(_BOM)
+    data = read_bytes(path)
+    text = utf8_text(path, data)
     suffix = path.suffix.lower()
     if suffix == ".csv":
-        yield from _csv(path, data)
-    elif suffix in _LINE_SUFFIXES:
+        yield from _csv(path, text)
+        return
+    data = data.removeprefix(_BOM)
+    if suffix in _LINE_SUFFIXES:
         yield from _json_lines(path, data)
     else:
         yield from _json_document(path, data)
 
 
 def read_paths(paths: Iterable[Path]) -> Iterator[Record]:
-    """Records from files, in the order given; a missing file is a UserError."""
+    """Records from files, in the order given."""
     for path in paths:
-        if not path.is_file():
-            raise UserError(f"no such file: {path}")
         yield from read_records(path)

@@ -14,7 +14,8 @@ _INTERVAL = 0.1  # seconds between redraws
 
 
 class Progress:
-    """``with Progress("backfill", total=n) as bar: bar.advance()``; ``total`` may be unknown."""
+    """``with Progress("backfill", total=n) as bar: bar.advance()``; ``total`` may be unknown
+    (then the count and rate only; with it, the share done and the time left)."""
 
     def __init__(
         self,
@@ -42,13 +43,18 @@ class Progress:
 
     def line(self, now: float | None = None) -> str:
         elapsed = max((now if now is not None else time.monotonic()) - self._started, 1e-9)
-        rate = f"{self.done / elapsed:,.0f}/s"
+        speed = self.done / elapsed
+        rate = f"{speed:,.0f}/s"
         if not self.total:
             return f"{self.label} {self.done:,} {rate}"
         filled = min(_WIDTH, _WIDTH * self.done // self.total)
         percent = min(100, 100 * self.done // self.total)
         bar = "#" * filled + "." * (_WIDTH - filled)
-        return f"{self.label} [{bar}] {self.done:,}/{self.total:,} {percent}% {rate}"
+        left = round(max(self.total - self.done, 0) / speed) if speed else None
+        eta = (
+            "eta -" if left is None else f"eta {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d}"
+        )
+        return f"{self.label} [{bar}] {self.done:,}/{self.total:,} {percent}% {rate} {eta}"
 
     def close(self) -> None:
         if self._shown:  # the summary that follows starts on a clean line

@@ -17,26 +17,14 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from sitemap_updater.domain.errors import LimitExceeded, RetryableError
-from sitemap_updater.domain.sharding import DEFAULT_GROUP, parse_shard_id, shard_id
+from sitemap_updater.domain.sharding import parse_shard_id
 from sitemap_updater.ops.errors import UserError, exit_status
 from sitemap_updater.ops.progress import Progress, print_summary
 from sitemap_updater.ops.resolve import resolve
 
 if TYPE_CHECKING:
-    from sitemap_updater.adapters.registry import Registry
     from sitemap_updater.bootstrap import App
     from sitemap_updater.usecases.publish_index import RestoreResult
-
-
-def all_shards(registry: Registry) -> list[str]:
-    """Every shard the registry knows: published records, and every number up to each
-    group's open shard (shards that were filled but never rendered)."""
-    known = {output.shard for output in registry.shard_outputs()}
-    groups = {DEFAULT_GROUP} | {parse_shard_id(shard)[0] for shard in known}
-    for group in sorted(groups):
-        _group, open_number = parse_shard_id(registry.open_shard(group))
-        known.update(shard_id(group, number) for number in range(1, open_number + 1))
-    return sorted(known, key=parse_shard_id)
 
 
 def _rebuild(app: App, shards: list[str], failed: dict[str, str]) -> dict[str, str]:
@@ -76,7 +64,15 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UserError(f"--shard {shard!r}: a shard id is like pages-00001") from exc
     app = resolve(args).app
-    shards = all_shards(app.registry) if args.all else args.shard
+    from sitemap_updater.usecases.reconcile import known_shards  # noqa: PLC0415 - after resolve()
+
+    known = [output.shard for output in known_shards(app.registry)]
+    if unknown := [shard for shard in args.shard or [] if shard not in known]:
+        raise UserError(
+            f"--shard {unknown[0]}: the registry has no such shard (it has {len(known):,}: "
+            f"{', '.join(known[:3])}{', ...' if len(known) > 3 else ''}; `status` lists them)"
+        )
+    shards = known if args.all else args.shard
     failed: dict[str, str] = {}
     outcomes = _rebuild(app, shards, failed)
     index = _restore_index(app, failed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -24,7 +24,14 @@ from sitemap_updater.ops.errors import UserError, call_batch, error_code, exit_s
 from sitemap_updater.ops.progress import Progress, print_summary
 from sitemap_updater.ops.resolve import Deployment, resolve
 from sitemap_updater.ops.send import MAX_BATCH_ENTRIES, entry_bytes, sized_batches
-from sitemap_updater.ops.status import queue_counts
+from sitemap_updater.ops.status import (
+    RETRIES_EXHAUSTED,
+    Reason,
+    dead_letter_reasons,
+    queue_counts,
+    reason_code,
+    reason_lines,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -45,6 +52,8 @@ class Moved:
     failed: list[str] = field(default_factory=list)
     returned: list[str] = field(default_factory=list)  # ids of dead letters this move sent
     interrupted: bool = False  # Ctrl-C: the move stopped there
+    reasons: list[Reason] = field(default_factory=list)  # --dry-run: what would move
+    rejected_for_good: dict[str, int] = field(default_factory=dict)  # moved, by reason_code
 
 
 def _entry(number: int, message: Any, fifo: bool) -> dict[str, Any]:
@@ -118,6 +127,10 @@ class _Mover:
                 for number, code, text in refused:
                     self.report.failed.append(f"{messages[number]['MessageId']}: {code}: {text}")
         self.unmoved.extend(m["ReceiptHandle"] for n, m in enumerate(messages) if n not in sent)
+        for number in sent:
+            if (code := reason_code(messages[number])) != RETRIES_EXHAUSTED:
+                counts = self.report.rejected_for_good
+                counts[code] = counts.get(code, 0) + 1
         self.report.moved += self._delete([messages[number] for number in sorted(sent)])
 
     def _delete(self, done: list[Any]) -> int:
@@ -208,6 +221,7 @@ def _lines(report: Moved, args: argparse.Namespace) -> list[str]:
             f"{queue}: {would:,}{capped} message(s) in {report.dlq_url} "
             f"would move to {report.source_url}"
         )
+        lines.extend(reason_lines(queue, report.reasons, report.waiting))
     else:
         lines.append(
             f"{queue}: moved {report.moved:,} of {report.waiting:,} message(s) from "
@@ -218,6 +232,13 @@ def _lines(report: Moved, args: argparse.Namespace) -> list[str]:
         lines.append(
             f"{queue}: interrupted after moving {report.moved:,}; the messages not moved are "
             "in the dead-letter queue, visible again: run the same command to move them"
+        )
+    if report.rejected_for_good:
+        codes = ", ".join(f"{count:,} {code}" for code, count in report.rejected_for_good.items())
+        lines.append(
+            f"{queue}: {'would move' if args.dry_run else 'moved'} dead letters rejected for good "
+            f"({codes}): they are rejected again unless their sender, the code or the settings "
+            "changed since"
         )
     if report.returned:
         lines.append(
@@ -237,7 +258,13 @@ def run(args: argparse.Namespace) -> int:
         Moved(name, dlq_url, url, *queue_counts(sqs, dlq_url)[:2])
         for name, dlq_url, url in _queues(args, deployment)
     ]
-    if not args.dry_run:
+    if args.dry_run:
+        for report in reports:
+            report.reasons = dead_letter_reasons(sqs, report.dlq_url, report.waiting)
+            report.rejected_for_good = {
+                r.code: r.count for r in report.reasons if r.code != RETRIES_EXHAUSTED
+            }
+    else:
         with Progress("redrive", total=sum(r.waiting for r in reports)) as progress:
             for moved in reports:
                 move(sqs, moved, _budget(moved, args.max_messages), progress)
@@ -246,6 +273,8 @@ def run(args: argparse.Namespace) -> int:
     lines = [line for moved in reports for line in _lines(moved, args)]
     if args.dry_run:
         lines.append("redrive --dry-run: nothing moved")
-    print_summary(lines, {"dry_run": args.dry_run, "queues": [vars(r) for r in reports]}, args.json)
+    print_summary(
+        lines, {"dry_run": args.dry_run, "queues": [asdict(r) for r in reports]}, args.json
+    )
     interrupted = any(r.interrupted for r in reports)
     return exit_status(interrupted=interrupted, failed=any(r.failed for r in reports))

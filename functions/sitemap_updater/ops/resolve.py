@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
+from sitemap_updater.local.stack import REGION as LOCAL_REGION
 from sitemap_updater.local.stack import local_environment
 from sitemap_updater.ops.errors import CurrentStderr, UserError, error_code
 from sitemap_updater.ops.flags import RESOURCE_FLAGS
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from sitemap_updater.bootstrap import App
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
-LOCAL_REGION = "us-east-1"
 _FLAG_FOR_OUTPUT = {output: flag for flag, output, _ in RESOURCE_FLAGS.values()}
 _QUEUE_OUTPUTS = (  # each function's queue and dead-letter queue; IndexNow's only when on
     ("ingest", "IngestQueueUrl", "IngestDlqUrl"),
@@ -138,14 +138,18 @@ class Deployment:
             if "does not exist" not in error_code(exc)[1]:
                 raise
             region = self.session.region_name or "the default region"
-            raise UserError(f"stack {stack!r} not found in {region}") from exc
+            local = f" (a local stack is in {LOCAL_REGION})" if is_local(self.endpoint_url) else ""
+            raise UserError(f"stack {stack!r} not found in {region}{local}") from exc
         for output in stacks[0].get("Outputs", []):
             if "OutputKey" in output and "OutputValue" in output:
                 self.outputs[output["OutputKey"]] = output["OutputValue"]
 
 
 def is_local(endpoint_url: str | None) -> bool:
-    return bool(endpoint_url) and urlsplit(endpoint_url).hostname in LOCAL_HOSTS
+    if not endpoint_url:
+        return False
+    with_scheme = endpoint_url if "//" in endpoint_url else f"//{endpoint_url}"  # host:port
+    return urlsplit(with_scheme).hostname in LOCAL_HOSTS
 
 
 def session_for(

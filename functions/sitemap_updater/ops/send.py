@@ -62,7 +62,7 @@ class SendResult:
     sent: int = 0
     batches: int = 0
     failed: list[Failure] = field(default_factory=list)
-    not_sent: int = 0  # left unsent after a request-level error that stops sending
+    not_sent: int = 0  # the request that stopped sending and the rest, or Ctrl-C's
     stopped: str | None = None  # that error
     interrupted: bool = False  # Ctrl-C: not_sent counts the rest, the request in flight too
 
@@ -112,17 +112,18 @@ def send_bodies(
         too_long = f"{length:,} bytes; an SQS message holds at most {MAX_MESSAGE_BYTES:,}"
         result.failed.append(Failure(body.origin, "MessageTooLong", too_long))
         progress.advance()
-    pending = list(batches(fitting))
-    index = 0
+    done = 0  # bodies of the requests answered
     with interruptible(result):
-        for index, batch in enumerate(pending):
+        for batch in batches(fitting):
             _send_batch(sqs, queue_url, batch, result)
             progress.advance(len(batch))
             if result.stopped:
-                result.not_sent = sum(len(rest) for rest in pending[index + 1 :])
                 break
-    if result.interrupted:  # the request in flight may or may not have been taken
-        result.not_sent = sum(len(rest) for rest in pending[index:])
+            done += len(batch)
+    # Stopped: that request and the rest. Interrupted: the request in flight may or may not
+    # have been taken. Either way sent + failed + not_sent is every body.
+    if result.stopped or result.interrupted:
+        result.not_sent = len(fitting) - done
     order = {body.origin: number for number, body in enumerate(bodies)}
     result.failed.sort(key=lambda failure: order.get(failure.origin, 0))  # in file order
     return result
@@ -138,11 +139,12 @@ def _send_batch(
             QueueUrl=queue_url,
             Entries=[{"Id": str(number), "MessageBody": b.body} for number, b in enumerate(batch)],
         )
-    except (ClientError, BotoCoreError) as exc:  # the whole request: each entry failed
+    except (ClientError, BotoCoreError) as exc:
         code, message = error_code(exc)
-        result.failed.extend(Failure(body.origin, code, message) for body in batch)
-        if code in FATAL_CODES or isinstance(exc, BotoCoreError):
+        if code in FATAL_CODES or isinstance(exc, BotoCoreError):  # counted as not sent
             result.stopped = f"{code}: {message}" if message else code
+        else:  # about this request alone: each of its entries failed
+            result.failed.extend(Failure(body.origin, code, message) for body in batch)
         return
     result.batches += 1
     result.sent += len(response.get("Successful", []))
@@ -167,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
         result = send_bodies(deployment.sqs, queue_url, bodies, progress)
     lines = [f"failed {f.origin}: {f.code}: {f.message}" for f in result.failed]
     if result.stopped:
-        lines.append(f"stopped at {result.stopped}; {result.not_sent:,} event(s) not sent")
+        lines.append(f"stopped: {result.stopped}; {result.not_sent:,} event(s) not sent")
     if result.interrupted:
         lines.append(
             f"interrupted: {result.not_sent:,} event(s) not sent (the request in flight may "

@@ -4,17 +4,23 @@ A queue's oldest message age is CloudWatch's ``ApproximateAgeOfOldestMessage`` (
 one-minute maximum of the last 15 minutes): SQS has no attribute for it, and peeking at a
 message would count as a receive and push it towards the dead-letter queue.
 
-Exit status 1 when a dead-letter queue holds messages, so a cron job or a check can alert.
+Each shard's last full check by the reconciler is shown, and every object the index names
+(its shards, its own files) is looked for in one listing of the bucket.
+
+Exit status 1 when a dead-letter queue holds messages or an object the index names is
+missing, so a cron job or a check can alert.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
 from sitemap_updater.domain.sharding import DEFAULT_GROUP, Limits, parse_shard_id
 from sitemap_updater.ops.errors import exit_status
 from sitemap_updater.ops.resolve import Deployment, resolve
@@ -24,8 +30,13 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.literals import QueueAttributeNameType
 
     from sitemap_updater.adapters.registry import Registry
+    from sitemap_updater.domain.records import ShardOutput
 
 SHOW_SHARDS = 30
+PEEK = 100  # dead letters read per queue for their reasons
+# A dead letter without a reason_code was moved there by SQS after maxReceiveCount failed
+# receives (a fault that may pass after a fix); one with a reason_code was rejected for good.
+RETRIES_EXHAUSTED = "retries_exhausted"
 _COUNTS: list[QueueAttributeNameType] = [
     "ApproximateNumberOfMessages",
     "ApproximateNumberOfMessagesNotVisible",
@@ -44,6 +55,7 @@ class ShardStatus:
     lastmod: str | None
     state: str  # listed, unlisted, retiring, unpublished (no object yet)
     open: bool
+    checked: str | None  # the reconciler's last full check
 
 
 @dataclass(frozen=True)
@@ -56,8 +68,10 @@ class QueueStatus:
     oldest_seconds: float | None
 
 
-def shard_statuses(registry: Registry, limits: Limits) -> list[ShardStatus]:
-    outputs = {output.shard: output for output in registry.shard_outputs()}
+def shard_statuses(
+    registry: Registry, limits: Limits, records: list[ShardOutput]
+) -> list[ShardStatus]:
+    outputs = {output.shard: output for output in records}
     groups = {DEFAULT_GROUP} | {parse_shard_id(shard)[0] for shard in outputs}
     open_shards = {registry.open_shard(group) for group in groups}
     shards = sorted(set(outputs) | open_shards, key=parse_shard_id)
@@ -74,10 +88,67 @@ def shard_statuses(registry: Registry, limits: Limits) -> list[ShardStatus]:
         entries, size, lastmod = (obj.entries, obj.bytes, obj.lastmod) if obj else (0, 0, None)
         statuses.append(
             ShardStatus(
-                shard, entries, size, slots, reserved, fill, lastmod, state, shard in open_shards
+                shard,
+                entries,
+                size,
+                slots,
+                reserved,
+                fill,
+                lastmod,
+                state,
+                shard in open_shards,
+                output.checked if output else None,
             )
         )
     return statuses
+
+
+def missing_objects(deployment: Deployment, named: list[str]) -> list[str]:
+    """The keys in ``named`` the bucket does not hold (one listing, not a HEAD each)."""
+    pages = deployment.client("s3").get_paginator("list_objects_v2")
+    bucket = deployment.settings.bucket_name
+    listing = pages.paginate(Bucket=bucket)
+    held = {item["Key"] for page in listing for item in page.get("Contents", [])}
+    return sorted(set(named) - held)
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str
+    count: int
+    sample: str  # the first one's body and reason, cut short
+
+
+def reason_code(message: Any) -> str:
+    attribute = message.get("MessageAttributes", {}).get(REASON_CODE_ATTRIBUTE, {})
+    return str(attribute.get("StringValue") or RETRIES_EXHAUSTED)
+
+
+def dead_letter_reasons(sqs: SQSClient, dlq_url: str, visible: int) -> list[Reason]:
+    """Counts per ``reason_code`` of up to PEEK visible dead letters, the most frequent first,
+    each with a sample. They are read and made visible again at once: a dead-letter queue
+    has no receive limit to count against."""
+    if not visible:
+        return []
+    from sitemap_updater.local import poller  # noqa: PLC0415 - it logs: after resolve()
+
+    held = poller.receive(sqs, dlq_url, min(visible, PEEK), VisibilityTimeout=30)
+    poller.set_visibility(sqs, dlq_url, [message["ReceiptHandle"] for message in held], 0)
+    samples: dict[str, str] = {}
+    for message in held:
+        code = reason_code(message)
+        attributes: dict[str, Any] = dict(message.get("MessageAttributes", {}))
+        reason = str(attributes.get(REASON_ATTRIBUTE, {}).get("StringValue", ""))
+        why = f" ({reason.removeprefix(f'{code}: ')[:160]})" if reason else ""
+        samples.setdefault(code, message["Body"][:120] + why)
+    counts = Counter(reason_code(message) for message in held)
+    return [Reason(code, count, samples[code]) for code, count in counts.most_common()]
+
+
+def reason_lines(queue: str, reasons: list[Reason], waiting: int) -> list[str]:
+    read = sum(reason.count for reason in reasons)
+    first = f" (the first {read:,} of {waiting:,})" if read < waiting else ""
+    return [f"  {queue}{first}: {r.count:,} {r.code}, e.g. {r.sample}" for r in reasons]
 
 
 def oldest_age(cloudwatch: Any, queue_url: str, now: datetime) -> float | None:
@@ -135,12 +206,12 @@ def _shard_lines(shards: list[ShardStatus], limits: Limits) -> list[str]:
         shown = sorted(fullest, key=lambda s: parse_shard_id(s.shard))
     lines = [
         f"  {'shard':<16} {'entries':>9} {'bytes':>12} {'slots':>13} {'fill':>5}  "
-        f"{'lastmod':<20}  state"
+        f"{'lastmod':<20}  {'checked':<20}  state"
     ]
     lines.extend(
         f"  {s.shard:<16} {s.entries:>9,} {s.bytes:>12,} "
         f"{f'{s.slots:,}/{limits.max_urls_per_shard:,}':>13} {s.fill:>5.0%}  "
-        f"{s.lastmod or '-':<20}  {s.state}{' (open)' if s.open else ''}"
+        f"{s.lastmod or '-':<20}  {s.checked or '-':<20}  {s.state}{' (open)' if s.open else ''}"
         for s in shown
     )
     if len(shown) < len(shards):
@@ -173,20 +244,33 @@ def _table(
         f"index: {files or 'not published yet'}; written {report['newest_index_lastmod'] or '-'}; "
         f"newest shard lastmod it lists {report['newest_shard_lastmod'] or '-'}"
     )
+    checks = report["reconciled"]
+    lines.append(
+        f"reconciler: oldest check {checks['oldest_check'] or '-'}; "
+        f"{checks['never_checked']:,} shard(s) never checked"
+    )
+    lines.extend(f"MISSING: {key} is named by the index" for key in report["missing_objects"])
     if report["dead_letters"]:
         lines.append(
-            f"dead letters: {report['dead_letters']:,} (see `sitemap-updater redrive --dry-run`)"
+            f"dead letters: {report['dead_letters']:,} by reason_code (docs/EVENTS.md; "
+            f"{RETRIES_EXHAUSTED}: failed every retry); `sitemap-updater redrive` moves them back"
         )
+        waiting = {q.name: q.visible for q in queues}
+        for name, found in report["dead_letter_reasons"].items():
+            lines.extend(reason_lines(name, [Reason(**r) for r in found], waiting[name]))
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     deployment = resolve(args)
     settings, registry = deployment.settings, deployment.app.registry
-    shards = shard_statuses(registry, settings.limits)
+    outputs = registry.shard_outputs()
+    shards = shard_statuses(registry, settings.limits, outputs)
     queues = queue_statuses(deployment, datetime.now(UTC))
     indexes = {key: out.obj for key, out in sorted(registry.index_outputs().items()) if out.obj}
     listed = (s.lastmod for s in shards if s.lastmod and s.state == "listed")
+    named = [o.obj.key for o in outputs if o.listed and o.obj] + [o.key for o in indexes.values()]
+    checked = [s.checked for s in shards if s.checked]
     report = {
         "site_url": settings.site_url,
         "limits": asdict(settings.limits),
@@ -197,12 +281,22 @@ def run(args: argparse.Namespace) -> int:
         },
         "newest_index_lastmod": max((obj.lastmod for obj in indexes.values()), default=None),
         "newest_shard_lastmod": max(listed, default=None),
+        "reconciled": {
+            "oldest_check": min(checked, default=None),
+            "never_checked": len(shards) - len(checked),
+        },
+        "missing_objects": missing_objects(deployment, named),
         "dead_letters": sum(
             q.visible + q.in_flight + q.delayed for q in queues if q.name.endswith("DLQ")
         ),
+        "dead_letter_reasons": {
+            q.name: [asdict(r) for r in dead_letter_reasons(deployment.sqs, q.url, q.visible)]
+            for q in queues
+            if q.name.endswith("DLQ") and q.visible
+        },
     }
     print(
         json.dumps(report) if args.json else _table(report, shards, queues, settings.limits),
         flush=True,
     )
-    return exit_status(failed=bool(report["dead_letters"]))
+    return exit_status(failed=bool(report["dead_letters"] or report["missing_objects"]))

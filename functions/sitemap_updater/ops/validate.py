@@ -52,6 +52,7 @@ class Checker:
         default_factory=lambda: {"robots": 0, "indexes": 0, "sitemaps": 0, "urls": 0}
     )
     _seen: dict[bytes, str] = field(default_factory=dict)  # digests: millions of URLs fit
+    _parent: dict[str, str] = field(default_factory=dict)  # document URL -> who named it
     _schema: Any = None
 
     @property
@@ -73,6 +74,8 @@ class Checker:
 
     def check(self, document: Document) -> None:
         start = len(self.faults)
+        if document.referrer:
+            self._parent.setdefault(document.url, document.referrer.rpartition(":")[0])
         self.check_redirect(document)
         if document.kind == ROBOTS:
             self.check_robots(document)
@@ -145,6 +148,11 @@ class Checker:
             size = f"over {sharding.PROTOCOL_MAX_BYTES:,} bytes uncompressed (50 MiB)"
             self.fault(where, f"{size}{named}")
             return
+        fetched = document.fetched
+        if urlsplit(where).path.endswith(".gz") and not (fetched.gzipped or fetched.problem()):
+            self.fault(where, f"named .gz, but not gzip{named}")
+            if kind == crawl.UNREADABLE:  # not XML either: what it is, is not ours to guess
+                return
         if kind == crawl.UNREADABLE:
             dead = "dead link: " if document.fetched.status not in (None, 200) else ""
             self.fault(where, f"{dead}{document.error}{named}")
@@ -211,6 +219,9 @@ class Checker:
                 self.fault(at, f"<lastmod> {entry.lastmod!r}: {exc}")
         if kind == URLSET:
             self.counts["urls"] += 1
+        elif self.leads_back(document.url, loc):
+            where = "itself" if loc == document.url else f"{loc[:120]}, which lists this index"
+            self.fault(at, f"loop: the index lists {where}")
         digest = hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         first = self._seen.setdefault(digest, at)
         if first != at and kind == FEED:
@@ -219,6 +230,14 @@ class Checker:
             self.warn(at, f"sitemap {loc[:120]} is listed again (first at {first})")
         elif first != at:
             self.fault(at, f"duplicate URL {loc[:120]} (first listed at {first})")
+
+    def leads_back(self, url: str, loc: str) -> bool:
+        """Whether ``loc`` is ``url`` or one of the documents that led to it."""
+        while url != loc:
+            if (parent := self._parent.get(url)) is None:
+                return False
+            url = parent
+        return True
 
     def check_loc(self, at: str, loc: str) -> str:
         """Fault what the functions would refuse or spell otherwise; the URL they would
@@ -279,7 +298,8 @@ def validate(args: argparse.Namespace, site: Site, progress: Progress) -> Checke
                 checker.check(found)
                 progress.advance()
     if walk.truncated:
-        checker.warn(args.url, f"stopped after {args.max_sitemaps:,} documents (--max-sitemaps)")
+        stopped = f"stopped after {args.max_sitemaps:,} sitemap file(s) (--max-sitemaps)"
+        checker.fault(args.url, f"truncated: {stopped}; the others named were not checked")
     return checker
 
 

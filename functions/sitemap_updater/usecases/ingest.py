@@ -3,8 +3,9 @@ rebuild per touched shard.
 
 The URL record is the ordering gate. A newer version commits (record, entry and capacity in
 one transaction); an equal version is a duplicate and changes nothing, but still asks for a
-rebuild of its shard, because the delivery that committed it may have crashed before asking;
-an older version is stale and is acknowledged. An event that can never succeed goes to the
+rebuild of its shard, because the delivery that committed it may have crashed before asking
+(and a duplicate publish whose live record lacks its entry commits again: REPAIRED); an
+older version is stale and is acknowledged. An event that can never succeed goes to the
 dead-letter queue at once with its reason; anything that may pass fails its message so SQS
 retries it.
 """
@@ -19,6 +20,8 @@ from datetime import datetime
 from enum import StrEnum
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
 
 from sitemap_updater.domain.clusters import (
     MAX_CLUSTER_MEMBERS,
@@ -36,8 +39,8 @@ from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.feed import feed_entry
-from sitemap_updater.domain.placement import ClusterWrite, Commit, plan_commit
-from sitemap_updater.domain.records import UrlRecord, UrlState
+from sitemap_updater.domain.placement import ClusterWrite, Commit, EntityWrite, plan_commit
+from sitemap_updater.domain.records import Pending, UrlRecord, UrlState
 from sitemap_updater.domain.sharding import GroupRules, Limits, checked_entry_size, parse_shard_id
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
@@ -55,6 +58,7 @@ class Outcome(StrEnum):
     APPLIED = "applied"
     DUPLICATE = "duplicate"
     STALE = "stale"
+    REPAIRED = "repaired"  # a duplicate whose missing entry it restored
     REJECTED = "rejected"
     FAILED = "failed"  # may pass: SQS delivers the message again
 
@@ -90,17 +94,27 @@ class ApplyChange:
     _open: dict[str, str] = field(default_factory=dict, init=False, repr=False)  # group: shard
 
     def __call__(self, change: PageChange) -> IngestResult:
+        if change.entity is not None and not change.url:
+            return self._unpublish_entity(change)
         base = checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
+        retired = self._retire_in_cluster(change)
 
         def plan(move: bool) -> _Planned | IngestResult:
+            entity = self._entity_write(change) if change.entity is not None else None
+            if isinstance(entity, IngestResult):
+                return entity
             state = self.registry.url_state(change.url)
             record = state.record
             if record is not None and record.version > change.version:
                 return IngestResult(Outcome.STALE)
-            if record is not None and record.version == change.version:
+            if (
+                record is not None
+                and record.version == change.version
+                and not self._repairs(change, record)
+            ):
                 # The delivery that committed it may have died before settling the cluster
                 # or asking for rebuilds: do both again (both are idempotent).
-                return IngestResult(Outcome.DUPLICATE, self._settle(change.url))
+                return IngestResult(Outcome.DUPLICATE, self._settle(change))
             write = self._cluster_write(change, state)
             size = base
             if write is not None and change.live:
@@ -113,13 +127,88 @@ class ApplyChange:
                     )
             commit = self._plan(record, change, size, base, move)
             commit = _with_cluster(commit, write, state.cluster)
+            if entity is not None:
+                commit = replace(commit, entity=entity[0], retired=self._retired(entity[1], change))
             return _Planned(commit, record.shard if record else None)
 
         done = self._until_committed(plan, f"{change.url}: gave up after")
         if isinstance(done, IngestResult):
-            return done
-        settled = self._settle(change.url) if done.cluster else frozenset()
-        return IngestResult(Outcome.APPLIED, done.touched | settled)
+            return replace(done, shards=done.shards | retired)
+        settled = self._settle(change) if done.cluster else frozenset()
+        return IngestResult(_applied(done), done.touched | settled | retired)
+
+    # -- entities: a page named by its CMS id -------------------------------------------------
+
+    def _entity_write(self, change: PageChange) -> tuple[EntityWrite, str | None] | IngestResult:
+        """The entity's new record, and the URL it leaves (its previous, live URL); stale if
+        the entity holds a newer version, or the same version under another URL."""
+        assert change.entity is not None  # noqa: S101 - the caller's guard
+        known = self.registry.entity(change.entity)
+        if known is not None and (
+            known.version > change.version
+            or (known.version == change.version and known.url != change.url)
+        ):
+            return IngestResult(Outcome.STALE)
+        write = EntityWrite(
+            change.entity,
+            change.url or None,
+            change.version,
+            change.live,
+            known.version if known else None,
+            None if change.live else self._tombstone_expires_at(),
+        )
+        leaves = known.url if known and known.live and known.url != change.url else None
+        return write, leaves
+
+    def _retired(self, url: str | None, change: PageChange) -> Commit | None:
+        """The unpublish of the URL an entity leaves, to commit with its change (None: none,
+        or that URL already holds a newer version)."""
+        if url is None:
+            return None
+        record = self.registry.url_state(url).record
+        if record is None or record.version >= change.version:
+            return None
+        return self._plan(record, PageChange(url, change.version, None), 0, 0, move=False)
+
+    def _retire_in_cluster(self, change: PageChange) -> frozenset[str]:
+        """A URL the entity leaves that is in an hreflang cluster is unpublished first, on its
+        own (the cluster's members change with it); ``_retired`` then finds it done."""
+        if change.entity is None:
+            return frozenset()
+        known = self.registry.entity(change.entity)
+        if known is None or not known.live or known.url in (None, change.url):
+            return frozenset()
+        if known.version >= change.version or self.registry.url_state(known.url).cluster is None:
+            return frozenset()
+        return self(PageChange(known.url, change.version, None)).shards
+
+    def _unpublish_entity(self, change: PageChange) -> IngestResult:
+        """An unpublish by id alone: of the URL the registry has for the id; for an id it
+        has no URL for, the id's tombstone, so that an older publish cannot list it."""
+        assert change.entity is not None  # noqa: S101 - the caller's guard
+
+        def attempt() -> IngestResult:
+            known = self.registry.entity(change.entity or "")
+            if known is not None and known.url is not None:
+                return self(msgspec.structs.replace(change, url=known.url))
+            if known is not None and known.version >= change.version:
+                outcome = Outcome.DUPLICATE if known.version == change.version else Outcome.STALE
+                return IngestResult(outcome)
+            expires = self._tombstone_expires_at()
+            version = known.version if known else None
+            write = EntityWrite(change.entity or "", None, change.version, False, version, expires)
+            self.registry.save_entity(write)
+            return IngestResult(Outcome.APPLIED)
+
+        return retry(
+            attempt,
+            MAX_ATTEMPTS,
+            (ConcurrentChange,),
+            give_up=lambda: RetryableError(f"{change.entity}: gave up after {MAX_ATTEMPTS}"),
+        )
+
+    def _tombstone_expires_at(self) -> int:
+        return int(self.clock().timestamp()) + self.tombstone_ttl_seconds
 
     def apply_plain(self, changes: Sequence[PageChange]) -> dict[str, IngestResult]:
         """Apply changes of distinct URLs with no hreflang cluster together: one batched read,
@@ -130,24 +219,33 @@ class ApplyChange:
             raise ValueError("apply_plain takes each URL once")
         states = self.registry.url_states([change.url for change in changes])
         results: dict[str, IngestResult] = {}
-        planned: list[Commit] = []
+        newer: list[tuple[UrlRecord | None, PageChange]] = []
+        same: list[tuple[UrlRecord, PageChange]] = []  # duplicates
         for change in changes:
             state = states[change.url]
             record = state.record
-            if state.cluster is not None or change.alternates or change.hreflang is not None:
+            if (
+                state.cluster is not None
+                or change.alternates
+                or change.hreflang is not None
+                or change.entity is not None
+            ):
                 continue
             if record is not None and record.version > change.version:
                 results[change.url] = IngestResult(Outcome.STALE)
             elif record is not None and record.version == change.version:
-                own = frozenset({record.shard}) if record.shard else frozenset()
-                results[change.url] = IngestResult(Outcome.DUPLICATE, own)
+                same.append((record, change))
             else:
-                try:
-                    entry = change.entry
-                    size = checked_entry_size(entry, self.limits) if entry is not None else 0
-                except InvalidEvent:
-                    continue
-                planned.append(self._plan(record, change, size, size, move=False))
+                newer.append((record, change))
+        newer += self._repairing(same, results)
+        planned: list[Commit] = []
+        for record, change in newer:
+            try:
+                entry = change.entry
+                size = checked_entry_size(entry, self.limits) if entry is not None else 0
+            except InvalidEvent:
+                continue
+            planned.append(self._plan(record, change, size, size, move=False))
         for chunk in self.registry.transactions(planned):
             try:
                 self.registry.commit_all(chunk)
@@ -160,8 +258,29 @@ class ApplyChange:
                 )
                 continue
             for commit in chunk:
-                results[commit.change.url] = IngestResult(Outcome.APPLIED, commit.touched)
+                results[commit.change.url] = IngestResult(_applied(commit), commit.touched)
         return results
+
+    def _repairing(
+        self, same: list[tuple[UrlRecord, PageChange]], results: dict[str, IngestResult]
+    ) -> list[tuple[UrlRecord, PageChange]]:
+        """Of these duplicates, those to commit again (see _repairs); the others' outcome
+        goes into ``results``."""
+        stale = self.registry.stale_entries([record for record, _ in same]) if same else set()
+        again = []
+        for record, change in same:
+            if change.live and change.url in stale:
+                again.append((record, change))
+            else:
+                own = frozenset({record.shard}) if record.shard else frozenset()
+                results[change.url] = IngestResult(Outcome.DUPLICATE, own)
+        return again
+
+    def _repairs(self, change: PageChange, record: UrlRecord) -> bool:
+        """Whether a duplicate is committed again: its live record lacks its entry (or has
+        one the reconciler restored without the event's fields). Real DynamoDB never
+        leaves that, but a bug or a lost write could, and nothing else would heal it."""
+        return change.live and record.url in self.registry.stale_entries([record])
 
     def _until_committed(self, plan: Callable[[bool], _Planned | R], gave_up: str) -> Commit | R:
         """Plan and commit until it holds: again after a concurrent change; after a full
@@ -202,7 +321,7 @@ class ApplyChange:
             change,
             size,
             open_shard=partial(self._open_shard, group),
-            tombstone_expires_at=int(self.clock().timestamp()) + self.tombstone_ttl_seconds,
+            tombstone_expires_at=self._tombstone_expires_at(),
             move=move,
             base=base,
             max_slots=self.groups.max_urls(group, self.limits),
@@ -252,9 +371,11 @@ class ApplyChange:
         absorbed = tuple((c.cid, c.version) for c in distinct if c.cid != cluster.cid)
         return ClusterWrite(cluster, expected, absorbed, tuple(target_writes))
 
-    def _settle(self, url: str) -> frozenset[str]:
+    def _settle(self, change: PageChange) -> frozenset[str]:
         """Grow (or move) every sibling whose entry outgrew its reservation when the cluster
-        changed; return the shards to rebuild: the URL's and every published sibling's."""
+        changed, and leave a pending marker in each sibling's shard; return the shards to
+        rebuild: the URL's and every published sibling's."""
+        url = change.url
         state = self.registry.url_state(url)
         own = (
             frozenset({state.record.shard}) if state.record and state.record.shard else frozenset()
@@ -273,8 +394,11 @@ class ApplyChange:
             ):
                 shards |= self._resize(member_url)
         cluster = self.registry.clusters([state.cluster])[state.cluster]
-        shards |= {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
-        return frozenset(shards)
+        siblings = {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
+        if siblings - own:  # its own shard's marker was committed with the change
+            marker = Pending(url, str(change.version), change.sent, cluster.cid)
+            self.registry.mark_pending(sorted(siblings - own), marker)
+        return frozenset(shards | siblings)
 
     def _resize(self, url: str) -> frozenset[str]:
         """Reserve what a sibling's entry now needs, in place or in the open shard."""
@@ -338,7 +462,7 @@ class Ingest:
     feed: UpdateFeed | None = None  # only when the feed of recent changes is on
 
     def __call__(self, messages: Sequence[Message]) -> dict[str, IngestResult]:
-        parsed = {message.message_id: self._parse(message.body) for message in messages}
+        parsed = {message.message_id: self._parse(message) for message in messages}
         together = self._apply_together(messages, parsed)
         results: dict[str, IngestResult] = {}
         touched: dict[str, list[str]] = defaultdict(list)
@@ -353,9 +477,13 @@ class Ingest:
             # IndexNow hears of every applied change (an unpublished page too: it should be
             # crawled to see its 404/410), and of a duplicate SQS delivered before: the
             # delivery that applied it may have died before queueing its URL.
-            if isinstance(change, PageChange) and (
-                result.outcome is Outcome.APPLIED
-                or (result.outcome is Outcome.DUPLICATE and message.redelivered)
+            if (
+                isinstance(change, PageChange)
+                and change.url
+                and (  # an id alone names none
+                    result.outcome is Outcome.APPLIED
+                    or (result.outcome is Outcome.DUPLICATE and message.redelivered)
+                )
             ):
                 changed[change.url] = change
         try:
@@ -367,11 +495,12 @@ class Ingest:
             self._notify(list(changed))
         return results
 
-    def _parse(self, body: str) -> PageChange | InvalidEvent:
+    def _parse(self, message: Message) -> PageChange | InvalidEvent:
         try:
-            return parse_body(body, self.site, self.max_event_bytes)
+            change = parse_body(message.body, self.site, self.max_event_bytes)
         except InvalidEvent as rejected:
             return rejected
+        return msgspec.structs.replace(change, sent=message.sent_timestamp)
 
     def _apply_together(
         self, messages: Sequence[Message], parsed: dict[str, PageChange | InvalidEvent]
@@ -443,6 +572,15 @@ class Ingest:
             metrics.add_metric(name=Metric.INDEXNOW_QUEUED, unit="Count", value=len(urls))
 
 
+def _applied(commit: Commit) -> Outcome:
+    """APPLIED, or REPAIRED: a duplicate committed again, to restore its entry."""
+    if commit.expected_version == commit.change.version:
+        metrics.add_metric(name=Metric.ENTRIES_REPAIRED, unit="Count", value=1)
+        logger.warning("entry repaired", url=commit.change.url, shard=commit.shard)
+        return Outcome.REPAIRED
+    return Outcome.APPLIED
+
+
 def _member(record: UrlRecord | None) -> Member:
     """A newly declared page as a member, placed as its record says (None: unpublished)."""
     if record is None:
@@ -465,6 +603,7 @@ def _with_cluster(commit: Commit, write: ClusterWrite | None, pointer: str | Non
 _OUTCOME_METRICS = {
     Outcome.REJECTED: Metric.EVENTS_REJECTED,
     Outcome.APPLIED: Metric.EVENTS_APPLIED,
+    Outcome.REPAIRED: Metric.EVENTS_DUPLICATE,
     Outcome.DUPLICATE: Metric.EVENTS_DUPLICATE,
     Outcome.STALE: Metric.EVENTS_STALE,
 }

@@ -1,5 +1,9 @@
 """Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records.
 
+A request naming the shards whose object changed, while the index is one file that names
+them all already, rewrites their lines only: it reads their records and the file (checked
+against its record), never every shard's record. Anything else publishes in full, below.
+
 One run at a time (the index queue's single FIFO message group): mark each shard to name as
 ``listed`` before naming it; write the index files whose bytes changed; make robots.txt's
 own Sitemap lines name exactly those files; delete the files no longer needed; clear
@@ -13,20 +17,23 @@ it says the index function must publish.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
+from sitemap_updater.domain.patch import index_lines, loc_of, patched
 from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput
-from sitemap_updater.domain.render import IndexEntry, render_index
+from sitemap_updater.domain.render import IndexEntry, index_line, index_of, render_index
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
 from sitemap_updater.domain.sharding import (
     INDEX_KEY,
     ROBOTS_KEY,
     Limits,
     index_room,
+    shard_of_key,
     split_index,
     write_order,
 )
@@ -99,6 +106,9 @@ class PublishIndex:
     stylesheet: str | None = None  # the human view's href, referenced from the index
     site_files: SiteFiles | None = None  # published first: the index may reference them
     extras: tuple[str, ...] = ()  # listed after our shards, in the first index file
+    # Publish-to-visible latencies (ms) of the changes published, newest last (the local
+    # runtime reports them; bounded, as a warm function serves many runs).
+    latencies: deque[float] = field(default_factory=lambda: deque(maxlen=100_000))
 
     @property
     def _room(self) -> Limits:
@@ -108,16 +118,88 @@ class PublishIndex:
     def _writer(self) -> Writer:
         return Writer(self.store, XML_CONTENT_TYPE, self.cache_control)
 
-    def __call__(self) -> IndexResult:
+    def __call__(
+        self, shards: Sequence[str] | None = None, sent: Sequence[int] = ()
+    ) -> IndexResult:
+        """Publish the index: only the entries of ``shards`` when that is all that changed
+        (None: in full); then count how long ago SQS received the changes shown (``sent``,
+        epoch ms)."""
         # Keys written by an attempt that then lost a race are invalidated by the attempt
         # that succeeds (which finds them as recorded and writes nothing).
         touched: list[str] = []
-        return retry(
-            lambda: self._publish(touched),
+
+        def attempt() -> IndexResult:
+            patched = self._patch(shards, touched) if shards else None
+            return patched or self._publish(touched)
+
+        result = retry(
+            attempt,
             MAX_ATTEMPTS,
             (WriteConflict, ConcurrentChange),
             lost=conflicts("index"),
         )
+        now = self.clock().timestamp() * 1000
+        for oldest in sent:
+            latency = max(now - oldest, 0.0)
+            metrics.add_metric(name=Metric.PUBLISH_TO_VISIBLE, unit="Milliseconds", value=latency)
+            self.latencies.append(latency)
+        return result
+
+    def _patch(self, shards: Sequence[str], touched: list[str]) -> IndexResult | None:
+        """Rewrite the lines of ``shards`` in the one index file, reading only their records
+        (None: the object is missing or altered, the extras listed after the shards are not
+        the ones configured, or the set of shards or files named changes: publish in full)."""
+        previous = self.registry.index_outputs()
+        lines = self._recorded_index(previous)
+        if lines is None:
+            return None
+        extras = [index_line(IndexEntry(url, None)) for url in self.extras]
+        own = lines[: max(len(lines) - len(extras), 0)]
+        named = {self._shard_of(line) for line in own}
+        if lines[len(own) :] != extras or "" in named:
+            return None
+        changes: dict[str, str | None] = {}
+        for shard in sorted(set(shards)):
+            output = self.registry.shard_output(shard)
+            if not output.nameable:
+                return None
+            changes[shard] = index_line(self._entry(output))
+        if not changes.keys() <= named:
+            return None
+        own = patched(own, changes, key=self._shard_of)
+        document = index_of([*own, *extras], stylesheet=self.stylesheet)
+        written = self._write_document(INDEX_KEY, len(lines), document, previous, touched)
+        if self.cdn is not None and touched:
+            self.cdn.invalidate(list(dict.fromkeys(touched)))
+        logger.info("index patched", shards=sorted(changes), written=written)
+        files = [INDEX_KEY] if written else []
+        return IndexResult([INDEX_KEY], files, [], RobotsOutcome.UNCHANGED, [])
+
+    def _recorded_index(self, previous: dict[str, IndexOutput]) -> list[str] | None:
+        """The lines of the index when it is one file, exactly as recorded and rendered with
+        this stylesheet (None otherwise)."""
+        before = previous.get(INDEX_KEY)
+        if len(previous) != 1 or before is None or before.obj is None:
+            return None
+        found = self.store.get(INDEX_KEY)
+        if found is None or found.body is None or found.etag != before.obj.etag:
+            return None
+        lines = index_lines(found.body) if sha256(found.body) == before.obj.sha256 else None
+        if lines is None or index_of(lines, stylesheet=self.stylesheet) != found.body:
+            return None
+        return lines
+
+    def _shard_of(self, line: str) -> str:
+        """The shard an index line names ("": not one of our shards). The index is in shard
+        order, not in URL order."""
+        url = loc_of(line)
+        key = url.rpartition("/")[2]
+        if self.site.url_for(key) != url:
+            return ""
+        try:
+            return shard_of_key(key)
+        except ValueError:
+            return ""
 
     def _publish(self, touched: list[str]) -> IndexResult:
         if self.site_files is not None:
@@ -219,8 +301,12 @@ class PublishIndex:
             raise
         return Restored.RESTORED
 
+    def _entry(self, output: ShardOutput) -> IndexEntry:
+        assert output.obj is not None  # noqa: S101 - a nameable shard
+        return IndexEntry(self.site.url_for(output.obj.key), output.obj.lastmod)
+
     def _render(self, key: str, shards: list[ShardOutput]) -> tuple[int, bytes]:
-        entries = [IndexEntry(self.site.url_for(s.obj.key), s.obj.lastmod) for s in shards if s.obj]
+        entries = [self._entry(s) for s in shards if s.obj]
         if key == INDEX_KEY:
             entries += [IndexEntry(url, None) for url in self.extras]
         return len(entries), render_index(entries, stylesheet=self.stylesheet)
@@ -233,7 +319,16 @@ class PublishIndex:
         touched: list[str],
     ) -> bool:
         """Write the index file if its bytes changed (True: written)."""
-        count, document = self._render(key, shards)
+        return self._write_document(key, *self._render(key, shards), previous, touched)
+
+    def _write_document(
+        self,
+        key: str,
+        count: int,
+        document: bytes,
+        previous: dict[str, IndexOutput],
+        touched: list[str],
+    ) -> bool:
         digest = sha256(document)
         before = previous.get(key)
         if before is None:

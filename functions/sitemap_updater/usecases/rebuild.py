@@ -1,5 +1,12 @@
 """Rebuild one shard from the registry: render, gzip, write only when the bytes changed.
 
+Every change committed to a shard leaves a pending marker in the same transaction. A rebuild
+reads the markers, then only the entries they name (and the members in this shard of the
+hreflang clusters they name), and replaces, inserts and removes those lines in the object it
+wrote before: one GET, checked against the record's ETag and hash. The bytes are a full
+render's (``domain/patch.py``). Anything unexpected is rendered in full from the registry,
+as a restore always is. The markers applied are deleted last, by their exact key.
+
 The shard's record (with the ETag the write is conditional on) is read *before* its
 entries, so an older read can never overwrite newer output. An emptied shard is marked
 retiring; its object is deleted only once no index names it (``listed`` cleared), by a
@@ -13,19 +20,23 @@ are written back, with their recorded lastmod.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gzip
+import zlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
 import msgspec
 
-from sitemap_updater.domain.clusters import alternates
+from sitemap_updater.domain.clusters import Cluster, alternates
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
+from sitemap_updater.domain.errors import ConcurrentChange, LimitExceeded, WriteConflict
 from sitemap_updater.domain.news import current_news
-from sitemap_updater.domain.records import ObjectState, ShardOutput
-from sitemap_updater.domain.sharding import Limits, ShardFormat
+from sitemap_updater.domain.patch import patched, shard_lines
+from sitemap_updater.domain.records import ObjectState, Pending, ShardOutput
+from sitemap_updater.domain.render import RENDERING, render_entry
+from sitemap_updater.domain.sharding import Limits, ShardFormat, shard_document
 from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
@@ -42,6 +53,9 @@ from sitemap_updater.usecases.ports import IndexRequests, Invalidator, ObjectSto
 from sitemap_updater.usecases.retry import retry
 
 MAX_ATTEMPTS = 3
+# Pending changes a rebuild applies to the shard's previous bytes; beyond, it reads the
+# shard in full (a BatchGet of this many entries costs about what a full Query does).
+MAX_PATCHED = 100
 
 
 class Rebuilt(StrEnum):
@@ -106,69 +120,164 @@ class RebuildShard:
         logger.info("shard rebuilt", shard=shard, outcome=outcome.value)
         return outcome
 
+    @property
+    def rendering(self) -> str:
+        """The render settings: bytes written with other settings are rebuilt in full."""
+        shards = self.shard_format
+        stored = "txt" if shards.text else str(int(shards.gzipped))
+        return f"{RENDERING}|{stored}|{self.stylesheet or ''}"
+
     def _rebuild(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
         read_at = w3c_now(self.clock())  # before the reads (see _delete_unrecorded)
         output = self.registry.shard_output(shard)  # before the entries: see the module doc
-        stored = self.registry.shard_entries(shard)
+        pending = [] if restore else self.registry.pending(shard)
+        sent = min((p.sent for p in pending if p.sent is not None), default=None)
+        outcome = None if restore else self._patch(output, pending, touched, sent)
+        if outcome is None:
+            outcome = self._full(output, restore, touched, read_at, sent)
+        if pending:  # applied: their changes are in what was read after them
+            self.registry.clear_pending(shard, pending)
+        return outcome
+
+    def _full(
+        self, output: ShardOutput, restore: bool, touched: list[str], read_at: str, sent: int | None
+    ) -> Rebuilt:
+        """Render every entry of the shard, as read from the registry."""
+        stored = self.registry.shard_entries(output.shard)
         if not stored:
             return self._retire(output, touched, read_at)
         moment = self.clock()
         entries, expiry = self._as_rendered(stored, moment)
         news_expiry = w3c_now(expiry) if expiry is not None else None
         document = self.shard_format.document(entries, self.limits, stylesheet=self.stylesheet)
-        digest = sha256(document)
-        key = self.shard_format.key(shard)
+        written = _Written(document, len(entries), news_expiry, moment, sent)
+        return self._publish(output, written, touched, restore)
+
+    def _patch(
+        self, output: ShardOutput, pending: list[Pending], touched: list[str], sent: int | None
+    ) -> Rebuilt | None:
+        """Apply the pending changes to the bytes the record describes (None: anything
+        unexpected, for the full path: a retiring shard, news, other render settings, too
+        many changes, the object missing or altered, the shard emptied or over a limit).
+        Text shards are always rendered in full: only XML lines are patched."""
+        current = output.obj
+        if (
+            current is None
+            or self.shard_format.text
+            or output.retiring
+            or output.news_expiry is not None
+            or output.rendering != self.rendering
+            or len(pending) > MAX_PATCHED
+        ):
+            return None
+        if not pending:  # nothing committed since these bytes: check they are there
+            found = self.store.head(current.key)
+            if found is None or found.metadata.get("sha256") != current.sha256:
+                return None
+            self.index.request_index(f"{output.shard}@{output.generation}", shard=output.shard)
+            return Rebuilt.UNCHANGED
+        moment = self.clock()
+        lines = self._recorded_lines(current)
+        changes = None if lines is None else self._changed_lines(output.shard, pending, moment)
+        if lines is None or changes is None:
+            return None
+        rendered = patched(lines, changes)
+        try:
+            if not rendered:  # emptied: it retires
+                return None
+            document = shard_document(rendered, self.limits, stylesheet=self.stylesheet)
+        except LimitExceeded:
+            return None
+        return self._publish(output, _Written(document, len(rendered), None, moment, sent), touched)
+
+    def _recorded_lines(self, recorded: ObjectState) -> list[str] | None:
+        """The ``<url>`` lines of the shard's object, if it is exactly the one recorded."""
+        found = self.store.get(recorded.key)
+        if found is None or found.body is None or found.etag != recorded.etag:
+            return None
+        try:
+            document = gzip.decompress(found.body) if self.shard_format.gzipped else found.body
+        except (OSError, EOFError, zlib.error):
+            return None
+        return shard_lines(document) if sha256(document) == recorded.sha256 else None
+
+    def _changed_lines(
+        self, shard: str, pending: list[Pending], moment: datetime
+    ) -> dict[str, str | None] | None:
+        """The line of each changed entry (None: removed), and of the members in this shard
+        of the clusters that changed. None when one has news (their rendering ages)."""
+        cids = {marker.cluster for marker in pending if marker.cluster is not None}
+        clusters = self.registry.clusters(cids) if cids else {}
+        urls = {marker.url for marker in pending} | {
+            url for c in clusters.values() for url, member in c.all.items() if member.shard == shard
+        }
+        stored = self.registry.entries(shard, sorted(urls))
+        if any(entry.news is not None for entry, _ in stored.values()):
+            return None
+        entries, _ = self._as_rendered(list(stored.values()), moment, clusters)
+        lines = {entry.url: render_entry(entry) for entry in entries}
+        return {url: lines.get(url) for url in urls}
+
+    def _publish(
+        self, output: ShardOutput, new: _Written, touched: list[str], restore: bool = False
+    ) -> Rebuilt:
+        """Write the document unless the record says its bytes are there (then check them)."""
+        digest = sha256(new.document)
+        key = self.shard_format.key(output.shard)
         current = output.obj
         if current is not None and current.sha256 == digest and current.key == key:
             if output.retiring and restore:
                 # Republished while retiring: its own rebuild, in the shard's message group,
                 # brings it back. A restore doing so could race that group's delete.
                 return Rebuilt.UNCHANGED
-            return self._same_bytes(output, current, document, news_expiry, touched)
-        now = w3c_now(moment)
-        state = ObjectState(key, "", digest, len(entries), len(document), now)
+            return self._same_bytes(output, current, new, touched)
+        now = w3c_now(new.moment)
+        state = ObjectState(key, "", digest, new.count, len(new.document), now)
         try:
-            written = self._writer.write(state, self.shard_format.body(document), current)
+            written = self._writer.write(state, self.shard_format.body(new.document), current)
         except WriteConflict:
             touched.append(key)
             self._adopt(output, key, now)
             raise
         touched.append(key)
-        updated = output.with_object(written, news_expiry=news_expiry)
+        updated = self._recorded(output, written, new.news_expiry)
         self.registry.save_shard_output(updated, output.generation)
-        self.index.request_index(f"{shard}@{updated.generation}")
+        shard = output.shard
+        self.index.request_index(f"{shard}@{updated.generation}", shard=shard, sent=new.sent)
         return Rebuilt.WRITTEN
 
+    def _recorded(
+        self, output: ShardOutput, obj: ObjectState, news_expiry: str | None
+    ) -> ShardOutput:
+        return replace(output.with_object(obj, news_expiry=news_expiry), rendering=self.rendering)
+
     def _same_bytes(
-        self,
-        output: ShardOutput,
-        current: ObjectState,
-        document: bytes,
-        news_expiry: str | None,
-        touched: list[str],
+        self, output: ShardOutput, current: ObjectState, new: _Written, touched: list[str]
     ) -> Rebuilt:
         """The record says these bytes are there. The object is checked (one HEAD), and
         written back if it is missing or altered (see the module doc)."""
+        news_expiry = new.news_expiry
         try:
-            restored = self._writer.rewrite(current, self.shard_format.body(document))
+            restored = self._writer.rewrite(current, self.shard_format.body(new.document))
         except WriteConflict:
             touched.append(current.key)
             self._adopt(output, current.key, current.lastmod)
             raise
+        shard = output.shard
         if restored is None and not output.retiring:
-            if output.news_expiry != news_expiry:
+            if output.news_expiry != news_expiry or output.rendering != self.rendering:
                 # An adopted record carries no (or an old) news expiry: without the one
                 # these entries have, the index's sweep would never age them out.
-                output = output.with_object(current, news_expiry=news_expiry)
+                output = self._recorded(output, current, news_expiry)
                 self.registry.save_shard_output(output, output.generation - 1)
             # Nothing to write, but the index may never have heard of this state: the run
             # that wrote (or adopted) it may have died before asking. Asking again is
             # cheap, and deduplicated by the FIFO queue for five minutes.
-            self.index.request_index(f"{output.shard}@{output.generation}")
+            self.index.request_index(f"{shard}@{output.generation}", shard=shard, sent=new.sent)
             return Rebuilt.UNCHANGED
         # Written back (same key, hash, counts and lastmod: the index need not change), or
         # republished while retiring to exactly the bytes it had: its object and lastmod kept.
-        updated = output.with_object(restored or current, news_expiry=news_expiry)
+        updated = self._recorded(output, restored or current, news_expiry)
         if restored is None:
             self.registry.save_shard_output(updated, output.generation)
         else:
@@ -176,16 +285,20 @@ class RebuildShard:
             self._save_restored(updated, output.generation)
         if not output.retiring:
             return Rebuilt.RESTORED
-        self.index.request_index(f"{output.shard}@{updated.generation}")
+        self.index.request_index(f"{shard}@{updated.generation}", shard=shard, sent=new.sent)
         return Rebuilt.WRITTEN
 
     def _as_rendered(
-        self, stored: list[tuple[SitemapEntry, str | None]], moment: datetime
+        self,
+        stored: list[tuple[SitemapEntry, str | None]],
+        moment: datetime,
+        known: Mapping[str, Cluster] | None = None,
     ) -> tuple[list[SitemapEntry], datetime | None]:
         """The entries as they render now: each with its hreflang cluster's alternates (read
-        strongly consistently, after the entries), news only while recent."""
-        cids = {cid for _, cid in stored if cid is not None}
-        clusters = self.registry.clusters(cids) if cids else {}
+        strongly consistently, after the entries, unless ``known``), news only while recent."""
+        clusters = dict(known or {})
+        cids = {cid for _, cid in stored if cid is not None} - clusters.keys()
+        clusters.update(self.registry.clusters(cids) if cids else {})
         entries = [
             msgspec.structs.replace(entry, alternates=alternates(clusters[cid], entry.url))
             if cid is not None and cid in clusters
@@ -196,7 +309,9 @@ class RebuildShard:
 
     def _adopt(self, output: ShardOutput, key: str, lastmod: str) -> None:
         def save(found: ObjectState | None) -> None:
+            # Bytes of unknown render settings (a concurrent writer's): rebuilt in full.
             kept = output.with_object(found, output.retiring, output.news_expiry)
+            kept = replace(kept, rendering=None)
             self.registry.save_shard_output(kept, output.generation)
 
         adopt(self.store, key, lastmod, save)
@@ -224,7 +339,7 @@ class RebuildShard:
             if output.generation != retiring.generation:
                 raise ConcurrentChange(f"{output.shard} changed while it was retiring")
         if output.listed:
-            self.index.request_index(f"{output.shard}@{output.generation}")
+            self.index.request_index(f"{output.shard}@{output.generation}", shard=output.shard)
             return Rebuilt.RETIRING
         try:  # only the object recorded: never one a concurrent republish has just written
             self.store.delete(obj.key, expected_etag=obj.etag)
@@ -254,6 +369,17 @@ class RebuildShard:
         self.store.delete(key, expected_etag=found.etag)
         touched.append(key)
         return Rebuilt.DELETED
+
+
+@dataclass(frozen=True)
+class _Written:
+    """A shard's new document, and what its record and index request say of it."""
+
+    document: bytes
+    count: int
+    news_expiry: str | None
+    moment: datetime  # its lastmod, if written
+    sent: int | None  # when SQS received the oldest change it shows (epoch ms)
 
 
 _WRITES = {Rebuilt.WRITTEN, Rebuilt.RESTORED}

@@ -1,0 +1,108 @@
+"""Connectors: a CMS's own webhooks made into events of our contract.
+
+Pure: the endpoint (and the local runtime) reads the request, calls :func:`verify`, then
+:func:`map_request`, and sends what comes out. Shopify arrives through EventBridge:
+:func:`verify_event` and :func:`map_event`. docs/CONNECTORS.md says what each CMS sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from sitemap_updater.connectors import (
+    contentful,
+    ghost,
+    native,
+    sanity,
+    shopify,
+    strapi,
+    wpwebhooks,
+)
+from sitemap_updater.connectors.common import (
+    WRONG_SOURCE,
+    Mapped,
+    Refusal,
+    Request,
+    Verdict,
+    ignored,
+    request,
+)
+from sitemap_updater.connectors.config import (
+    ConfigError,
+    Connector,
+    ContentType,
+    load,
+    parse,
+    parse_secret_string,
+    read,
+)
+
+__all__ = [
+    "ConfigError",
+    "Connector",
+    "ContentType",
+    "Mapped",
+    "Refusal",
+    "Request",
+    "Verdict",
+    "encode_event",
+    "load",
+    "map_event",
+    "map_request",
+    "parse",
+    "parse_secret_string",
+    "read",
+    "request",
+    "verify",
+    "verify_event",
+]
+
+_Verify = Callable[[Request, Sequence[str], Connector], Verdict]
+_Map = Callable[[Request, Connector], Mapped]
+_HTTP: dict[str, tuple[_Verify, _Map]] = {
+    "native": (native.verify, native.map_request),
+    "wp-webhooks": (wpwebhooks.verify, wpwebhooks.map_request),
+    "ghost": (ghost.verify, ghost.map_request),
+    "strapi": (strapi.verify, strapi.map_request),
+    "contentful": (contentful.verify, contentful.map_request),
+    "sanity": (sanity.verify, sanity.map_request),
+}
+_ENCODER = msgspec.json.Encoder(decimal_format="number")
+
+
+def verify(connector: Connector, request: Request, secrets: Sequence[str]) -> Verdict:
+    """Is this request the CMS's, signed with one of ``secrets`` (one, or two while rotating)?"""
+    scheme = _HTTP.get(connector.cms)
+    if scheme is None:  # Shopify comes through EventBridge, never over HTTP
+        return Verdict(WRONG_SOURCE)
+    return scheme[0](request, secrets, connector)
+
+
+def map_request(connector: Connector, request: Request) -> Mapped:
+    """The events a verified request stands for (call :func:`verify` first)."""
+    scheme = _HTTP.get(connector.cms)
+    if scheme is None:
+        return ignored(f"cms {connector.cms!r} does not come over HTTP")
+    return scheme[1](request, connector)
+
+
+def verify_event(connector: Connector, event: Mapping[str, Any]) -> Verdict:
+    """Is this EventBridge event from the connector's partner event source?"""
+    if connector.cms != "shopify":
+        return Verdict(WRONG_SOURCE)
+    return shopify.verify_event(event, connector)
+
+
+def map_event(connector: Connector, event: Mapping[str, Any]) -> Mapped:
+    if connector.cms != "shopify":
+        return ignored(f"cms {connector.cms!r} does not come through EventBridge")
+    return shopify.map_event(event, connector)
+
+
+def encode_event(event: Mapping[str, Any]) -> str:
+    """An event as an SQS message body, its numbers exactly as decoded (the native connector
+    keeps them as Decimal: a version of 38 digits stays 38 digits)."""
+    return _ENCODER.encode(event).decode("utf-8")

@@ -1,0 +1,265 @@
+"""What every connector shares: the request and the verdict on it, HMAC and timestamp checks,
+strict JSON, versions from CMS times, and the events a mapping produces.
+
+Pure: no AWS, no network, no clock (the caller passes ``now``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+from urllib.parse import quote
+
+from sitemap_updater.domain.dates import epoch_ms, moment, time_version, version
+
+__all__ = ["epoch_ms", "moment", "time_version", "version"]  # the connectors' times, from domain
+
+# Why a request is refused (an HTTP 401 at the endpoint).
+MISSING_SIGNATURE = "missing_signature"
+MALFORMED_SIGNATURE = "malformed_signature"
+WRONG_SIGNATURE = "wrong_signature"
+STALE_TIMESTAMP = "stale_timestamp"
+UNKNOWN_KEY = "unknown_key"  # no secret to check with, or a scheme version we do not know
+WRONG_SOURCE = "wrong_source"  # an EventBridge event from another source
+
+# Why a verified payload gives no event (sent to the ingest dead-letter queue with the code).
+MALFORMED_JSON = "malformed_json"
+UNMAPPABLE_PAYLOAD = "unmappable_payload"
+MISSING_SLUG = "missing_slug"
+MISSING_VERSION = "missing_version"
+
+_DIGITS = re.compile(r"[0-9]{1,20}", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One webhook request as it arrived. Build it with :func:`request`."""
+
+    method: str
+    path: str  # as the CMS requested it, query included
+    headers: Mapping[str, str]  # names in lower case
+    body: bytes  # the raw bytes: every signature is over them
+    now: float  # the receiver's clock, Unix seconds
+
+
+def request(
+    method: str,
+    path: str,
+    headers: Mapping[str, str] | Iterable[tuple[str, str]],
+    body: bytes,
+    now: float,
+) -> Request:
+    """A :class:`Request` with its header names in lower case (HTTP names are caseless)."""
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    return Request(method.upper(), path, {name.lower(): value for name, value in pairs}, body, now)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Accepted (``reason`` is None) or refused, with the reason."""
+
+    reason: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.reason is None
+
+
+ACCEPTED = Verdict()
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A verified payload that cannot become an event: it belongs in the dead-letter queue."""
+
+    code: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Mapped:
+    """What one request maps to: events of our contract (plain dicts), refusals, or nothing
+    with the reason it was ignored (a topic or content type this connector does not handle)."""
+
+    events: tuple[dict[str, Any], ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+    ignored: str | None = None
+
+
+def mapped(items: Iterable[dict[str, Any] | Refusal]) -> Mapped:
+    events: list[dict[str, Any]] = []
+    refusals: list[Refusal] = []
+    for item in items:
+        if isinstance(item, Refusal):
+            refusals.append(item)
+        else:
+            events.append(item)
+    return Mapped(tuple(events), tuple(refusals))
+
+
+def ignored(reason: str) -> Mapped:
+    return Mapped(ignored=reason)
+
+
+def refused(code: str, reason: str) -> Mapped:
+    return Mapped(refusals=(Refusal(code, reason),))
+
+
+# --- signatures ------------------------------------------------------------------------------
+
+
+def hmac_sha256(secret: str, *parts: bytes) -> bytes:
+    mac = hmac.new(secret.encode("utf-8"), digestmod=hashlib.sha256)
+    for part in parts:
+        mac.update(part)
+    return mac.digest()
+
+
+def base64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def same(given: str, expected: str) -> bool:
+    """Constant-time equality of two header values, whatever characters they hold."""
+    return hmac.compare_digest(
+        given.encode("utf-8", "replace"), expected.encode("utf-8", "replace")
+    )
+
+
+def check(given: str, secrets: Sequence[str], expected: Callable[[str], str]) -> Verdict:
+    """``given`` against what each active secret gives: every secret is tried, so the time
+    taken does not tell which one matched."""
+    if not secrets:
+        return Verdict(UNKNOWN_KEY)
+    matched = False
+    for secret in secrets:
+        matched |= same(given, expected(secret))
+    return ACCEPTED if matched else Verdict(WRONG_SIGNATURE)
+
+
+def fresh(signed_at: float, now: float, tolerance: float) -> Verdict:
+    """A timestamp within ``tolerance`` seconds of ``now``, either way (clocks drift)."""
+    return ACCEPTED if abs(now - signed_at) <= tolerance else Verdict(STALE_TIMESTAMP)
+
+
+def parameters(header: str) -> dict[str, str]:
+    """``a=1, b=2`` (or ``a=1,b=2``) as a dict; the first of a repeated name wins."""
+    found: dict[str, str] = {}
+    for part in header.split(","):
+        name, equals, value = part.strip().partition("=")
+        if equals:
+            found.setdefault(name.strip(), value.strip())
+    return found
+
+
+def digits(value: str | None) -> int | None:
+    """A whole number written in ASCII digits, or None."""
+    return int(value) if value is not None and _DIGITS.fullmatch(value) else None
+
+
+# --- payloads --------------------------------------------------------------------------------
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        raise ValueError("duplicate key")
+    return document
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_STRICT = json.JSONDecoder(
+    object_pairs_hook=_unique, parse_constant=_no_constant, parse_float=Decimal
+)
+
+
+def loads(body: bytes | str) -> Any:
+    """JSON as the ingest reads it: no duplicate keys, no NaN, numbers exact. ValueError if not."""
+    try:
+        return _STRICT.decode(body.decode("utf-8") if isinstance(body, bytes) else body)
+    except RecursionError as exc:
+        raise ValueError("nested too deep") from exc
+
+
+def load_object(body: bytes) -> dict[str, Any] | Refusal:
+    try:
+        document = loads(body)
+    except ValueError as exc:
+        return Refusal(MALFORMED_JSON, f"the body is not JSON: {exc}")
+    if not isinstance(document, dict):
+        return Refusal(UNMAPPABLE_PAYLOAD, "the body is not a JSON object")
+    return document
+
+
+def lookup(document: Any, path: str) -> Any:
+    """``document["a"]["b"]`` for the path ``a.b``, or None."""
+    for name in path.split("."):
+        if not isinstance(document, dict):
+            return None
+        document = document.get(name)
+    return document
+
+
+def text(value: Any) -> str | None:
+    """A non-empty string; a Sanity slug (``{"current": "..."}``) gives its ``current``."""
+    if isinstance(value, dict):
+        value = value.get("current")
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def identifier(value: Any) -> str | None:
+    """A CMS id: a non-empty string, or a whole number (WordPress, Strapi v4, Shopify)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return text(value)
+
+
+def w3c(when: datetime) -> str:
+    """A ``lastmod``: UTC, to the second."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+def page_url(template: str, slug: str, locale: str | None = None) -> str:
+    """The template with ``{slug}`` (``/`` kept, everything else reserved escaped) and
+    ``{locale}`` filled in; the ingest checks the result like any URL."""
+    url = template.replace("{slug}", quote(slug.strip(), safe="/"))
+    return url.replace("{locale}", quote(locale or "", safe=""))
+
+
+def publish(url: str, version: int, id: str | None, lastmod: str | None = None) -> dict[str, Any]:
+    event: dict[str, Any] = {"type": "publish", "url": url, "version": version}
+    if lastmod is not None:
+        event["lastmod"] = lastmod
+    if id is not None:
+        event["id"] = id
+    return event
+
+
+def unpublish(version: int, id: str | None, url: str | None = None) -> dict[str, Any]:
+    """An unpublish by URL, by id (the registry knows the id's URL), or both."""
+    event: dict[str, Any] = {"type": "unpublish"}
+    if url is not None:
+        event["url"] = url
+    event["version"] = version
+    if id is not None:
+        event["id"] = id
+    return event
+
+
+def entity_id(cms_id: str, locale: str | None) -> str:
+    """``<cms id>`` or ``<cms id>:<locale>``: how the registry names an entity."""
+    return cms_id if locale is None else f"{cms_id}:{locale}"

@@ -1,0 +1,24 @@
+"""Reconcile Lambda: on its EventBridge schedule, check a slice of the shards against the
+registry and repair what drifted (usecases/reconcile.py). A shard that failed stays due."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+# The use case, imported at init with the rest, not by the first request (bootstrap.py).
+import sitemap_updater.usecases.reconcile  # noqa: F401
+from sitemap_updater.bootstrap import App, app
+from sitemap_updater.observability import logger, metrics
+
+
+@logger.inject_lambda_context
+@metrics.log_metrics
+def handler(
+    event: dict[str, Any], context: LambdaContext, app_: App | None = None
+) -> dict[str, Any]:
+    result = (app_ or app()).reconcile()
+    logger.info("reconciled", **asdict(result))
+    return asdict(result)

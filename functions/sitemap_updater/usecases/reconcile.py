@@ -1,0 +1,118 @@
+"""Reconcile: find where the bucket or the registry drifted from the registry's truth, and
+repair it, a slice of the shards per run (the scheduled reconcile function).
+
+Each shard is visited once per ``period``: a run visits the shards whose last check is older
+than the period, least recently checked first, and at most as many as keep that pace (the
+shard count times the run ``interval`` over the period), so every run costs the same. A visit:
+
+1. checks the shard's entries against the URL records the by-shard index places in it, each
+   difference read again strongly: a live record without its entry gets one, from the record
+   (its URL and cluster: the event's fields are gone, and a resend of the event restores
+   them, see usecases/ingest.py); an entry no live record places here is deleted. Each
+   repair is conditional on the record, so a concurrent commit is never undone;
+2. re-renders the shard from the registry by the rebuild's restore path (as ``rebuild``
+   does): bytes that differ, or an object missing or altered, are written;
+3. records when the shard was checked (``status`` shows it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from math import ceil
+
+from sitemap_updater.domain.errors import ConcurrentChange, RetryableError
+from sitemap_updater.domain.records import ShardOutput
+from sitemap_updater.domain.sharding import DEFAULT_GROUP, parse_shard_id, shard_id
+from sitemap_updater.observability import Metric, logger, metrics
+from sitemap_updater.usecases.objects import w3c_now
+from sitemap_updater.usecases.ports import KnownShards, ReconcileRegistry
+from sitemap_updater.usecases.rebuild import Rebuilt
+
+REPAIRS = {Rebuilt.WRITTEN, Rebuilt.RESTORED, Rebuilt.DELETED}
+
+
+def known_shards(registry: KnownShards) -> list[ShardOutput]:
+    """Every shard the registry knows, in shard order: those with a record, and every number
+    up to each group's open shard (filled but never rendered: a blank record)."""
+    outputs = {output.shard: output for output in registry.shard_outputs()}
+    groups = {DEFAULT_GROUP} | {parse_shard_id(shard)[0] for shard in outputs}
+    for group in sorted(groups):
+        _group, open_number = parse_shard_id(registry.open_shard(group))
+        for number in range(1, open_number + 1):
+            outputs.setdefault(shard_id(group, number), ShardOutput(shard_id(group, number)))
+    return sorted(outputs.values(), key=lambda output: parse_shard_id(output.shard))
+
+
+@dataclass(frozen=True)
+class ReconcileResult:
+    visited: list[str]
+    entries_repaired: int
+    shards_repaired: list[str]
+    failed: dict[str, str]  # shard: why (due again next run)
+
+
+@dataclass(kw_only=True)
+class Reconcile:
+    registry: ReconcileRegistry
+    rebuild: Callable[..., Rebuilt]  # RebuildShard, called with restore=True
+    period: timedelta
+    interval: timedelta  # between runs
+    clock: Callable[[], datetime]
+
+    def due(self) -> list[str]:
+        """This run's shards: due (never checked, or not within the period), least recently
+        checked first, as many as keep the pace."""
+        shards = known_shards(self.registry)
+        checked_before = w3c_now(self.clock() - self.period)
+        due = [s for s in shards if s.checked is None or s.checked <= checked_before]
+        due.sort(key=lambda output: output.checked or "")  # stable: shard order within
+        return [output.shard for output in due[: ceil(len(shards) * self.interval / self.period)]]
+
+    def __call__(self) -> ReconcileResult:
+        visited, entries, repaired, failed = self.due(), 0, [], {}
+        for shard in visited:
+            try:
+                entries += self._repair_entries(shard)
+                if self.rebuild(shard, restore=True) in REPAIRS:
+                    repaired.append(shard)
+                    logger.warning("shard repaired: its object was not the registry's", shard=shard)
+                self.registry.mark_checked(shard, w3c_now(self.clock()))
+            except RetryableError as exc:
+                failed[shard] = f"{type(exc).__name__}: {exc}"
+                logger.warning("shard not reconciled", shard=shard, reason=failed[shard])
+        metrics.add_metric(name=Metric.SHARDS_CHECKED, unit="Count", value=len(visited))
+        metrics.add_metric(name=Metric.SHARDS_REPAIRED, unit="Count", value=len(repaired))
+        metrics.add_metric(name=Metric.ENTRIES_REPAIRED, unit="Count", value=entries)
+        return ReconcileResult(visited, entries, repaired, failed)
+
+    def _repair_entries(self, shard: str) -> int:
+        """Make the shard's entries those its live records place there; how many changed."""
+        placed = self.registry.placed_live(shard)
+        listed = {entry.url for entry, _cid in self.registry.shard_entries(shard)}
+        repaired = 0
+        for url in sorted(placed ^ listed):
+            state = self.registry.url_state(url)
+            record = state.record
+            wanted = record is not None and record.live and record.shard == shard
+            if wanted == (self.registry.entry(shard, url) is not None):
+                continue  # the index was behind, or a commit landed since
+            try:
+                if wanted:
+                    self.registry.restore_entry(shard, url, state.cluster)
+                else:
+                    self.registry.remove_entry(shard, url)
+            except ConcurrentChange:  # the record moved on: its own commit settled it
+                continue
+            repaired += 1
+            logger.warning(
+                "entry repaired",
+                url=url,
+                shard=shard,
+                reason="live record without its entry: restored from the record (send the "
+                "event again to restore its fields)"
+                if wanted
+                else "entry without a live record placing it here: removed",
+            )
+        return repaired

@@ -1,0 +1,105 @@
+"""The webhook endpoint: verify a CMS's request, map it to events, put them on the ingest
+queue, answer. Nothing slower on this path: the ingest does the rest (CMSes wait 2-3 s).
+
+Answers: 401 for a request that is not the CMS's (counted: ``WebhooksRefused``, alarmed on a
+burst); 2xx for everything else that was read, a topic the connector does not handle
+included, so that the CMS does not retry it; a payload that cannot be mapped is 2xx too, its
+reason in the ingest dead-letter queue. 503 when the events could not be queued (the CMS
+retries; what was sent is a duplicate then). Never 410: Ghost deletes a webhook that
+answers 410.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sitemap_updater import connectors
+from sitemap_updater.connectors import Connector, Mapped, Request
+from sitemap_updater.domain.errors import RetryableError
+from sitemap_updater.observability import Metric, logger, metrics
+from sitemap_updater.usecases.ports import IngestInbox, SecretValues
+
+PATH_PREFIX = "/hooks/"
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict[str, Any]
+
+
+@dataclass
+class ReceiveWebhook:
+    """One request to ``/hooks/<name>``, or one EventBridge event (Shopify)."""
+
+    connectors: Mapping[str, Connector]
+    secrets: SecretValues
+    inbox: IngestInbox
+    max_body_bytes: int
+
+    def too_large(self, length: int) -> Answer | None:
+        """413 for a body over the limit: callers ask with its declared (or encoded) length
+        before they read or decode it whole."""
+        if length <= self.max_body_bytes:
+            return None
+        return Answer(413, {"error": f"the body is over {self.max_body_bytes} bytes"})
+
+    def __call__(self, request: Request, request_id: str) -> Answer:
+        name = request.path.split("?", 1)[0].removeprefix(PATH_PREFIX)
+        connector = self.connectors.get(name) if request.path.startswith(PATH_PREFIX) else None
+        if connector is None or connector.cms == "shopify":
+            return Answer(404, {"error": "no connector at this path"})
+        if request.method != "POST":
+            return Answer(405, {"error": "POST only"})
+        refused = self.too_large(len(request.body))
+        if refused is not None:
+            return refused
+        try:
+            verdict = connectors.verify(connector, request, self.secrets.values(connector))
+        except RetryableError as exc:
+            logger.error("webhook secret unavailable", connector=name, reason=str(exc))
+            return Answer(503, {"error": "try again"})
+        if not verdict.accepted:
+            metrics.add_metric(name=Metric.WEBHOOKS_REFUSED, unit="Count", value=1)
+            logger.warning("webhook refused", connector=name, reason_code=verdict.reason)
+            return Answer(401, {"error": "unauthorized"})
+        mapped = connectors.map_request(connector, request)
+        try:
+            return self._deliver(name, mapped, request.body, request_id)
+        except RetryableError as exc:
+            logger.error("webhook events not queued", connector=name, reason=str(exc))
+            return Answer(503, {"error": "try again"})
+
+    def from_eventbridge(self, event: Mapping[str, Any], event_id: str) -> None:
+        """A partner event source's event (raises if it cannot be queued: EventBridge retries)."""
+        for connector in self.connectors.values():
+            if connectors.verify_event(connector, event).accepted:
+                body = connectors.encode_event(event).encode()
+                self._deliver(
+                    connector.name, connectors.map_event(connector, event), body, event_id
+                )
+                return
+        metrics.add_metric(name=Metric.WEBHOOKS_REFUSED, unit="Count", value=1)
+        logger.warning("event from no configured source", source=str(event.get("source")))
+
+    def _deliver(self, name: str, mapped: Mapped, body: bytes, request_id: str) -> Answer:
+        """Send the events, dead-letter what cannot be mapped (with the request's body)."""
+        bodies = [connectors.encode_event(event) for event in mapped.events]
+        if bodies:
+            self.inbox.send(bodies)
+        text = body.decode("utf-8", "replace")
+        for refusal in mapped.refusals:
+            self.inbox.dead_letter(text, refusal.code, refusal.reason, f"{name}:{request_id}")
+            logger.warning(
+                "webhook payload not mapped",
+                connector=name,
+                reason_code=refusal.code,
+                reason=refusal.reason,
+            )
+        if mapped.ignored is not None:
+            logger.info("webhook ignored", connector=name, reason=mapped.ignored)
+            return Answer(200, {"ignored": mapped.ignored})
+        metrics.add_metric(name=Metric.WEBHOOK_EVENTS, unit="Count", value=len(bodies))
+        return Answer(202, {"events": len(bodies), "dead_lettered": len(mapped.refusals)})

@@ -1,0 +1,636 @@
+"""Connectors, mapping: every sample in events/cms/ to the events of our contract it stands
+for (publish, update, slug change, unpublish with and without a URL, delete), topics that are
+ignored, payloads that are refused with a reason, and versions that order as the CMS acted."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from itertools import pairwise
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitemap_updater import connectors
+from sitemap_updater.connectors import Connector, ContentType, Mapped, Refusal, Request, common
+from tests.unit.test_connectors_signing import (
+    CONNECTORS,
+    NOW,
+    event_sample,
+    http_samples,
+    sample,
+    with_headers,
+)
+
+SPRING = "https://www.example.com/2026/03/spring-menu/"
+SPRING_2026 = "https://www.example.com/2026/03/spring-menu-2026/"
+GHOST_ID = "6650a1b2c3d4e5f601234567"
+STRAPI_ID = "hgv1vny5cebq2l3czil1rpb3"
+CONTENTFUL_ID = "5KsDBWseXY6QegucYAoacS"
+SANITY_ID = "8a5e3c2b-1f4d-4e6a-9b7c-0d1e2f3a4b5c"
+PRODUCT = "7981239813245"
+
+
+def mapping(folder: str, name: str) -> Mapped:
+    if folder == "shopify":
+        return connectors.map_event(CONNECTORS["shopify"], event_sample(name))
+    return connectors.map_request(CONNECTORS[folder], sample(folder, name))
+
+
+def events(folder: str, name: str) -> list[dict[str, Any]]:
+    result = mapping(folder, name)
+    assert result.refusals == ()
+    assert result.ignored is None
+    return list(result.events)
+
+
+def brief(folder: str, name: str) -> list[tuple[str, str | None, str | None]]:
+    """(type, url, id) of each event."""
+    return [(e["type"], e.get("url"), e.get("id")) for e in events(folder, name)]
+
+
+# --- each CMS ----------------------------------------------------------------------------------
+
+
+def test_ghost() -> None:
+    assert events("ghost", "post-published") == [
+        {
+            "type": "publish",
+            "url": "https://www.example.com/spring-menu/",
+            "version": 1773999000000 * 10,  # updated_at 2026-03-20T09:30:00.000Z, in ms
+            "lastmod": "2026-03-20T09:30:00Z",
+            "id": GHOST_ID,
+        }
+    ]
+    assert brief("ghost", "post-published-edited") == [
+        ("publish", "https://www.example.com/spring-menu/", GHOST_ID)
+    ]
+    assert brief("ghost", "post-slug-changed") == [
+        ("publish", "https://www.example.com/spring-menu-2026/", GHOST_ID)
+    ]
+    # Ghost's url for an unpublished post is its preview (/p/<uuid>/): the id says which page.
+    assert events("ghost", "post-unpublished") == [
+        {"type": "unpublish", "version": 1774267200000 * 10 + 1, "id": GHOST_ID}
+    ]
+    assert brief("ghost", "post-deleted") == [("unpublish", None, GHOST_ID)]
+    assert brief("ghost", "page-published") == [
+        ("publish", "https://www.example.com/about/", "6650a1b2c3d4e5f6012345aa")
+    ]
+    assert mapping("ghost", "post-added-draft").ignored == "event 'post.added' is not handled"
+    assert "not a post or page" in str(mapping("ghost", "tag-added").ignored)
+
+
+def test_ghost_5_without_the_event_field_reads_the_statuses() -> None:
+    request = sample("ghost", "post-unpublished")
+    body = json.loads(request.body)
+    del body["event"]
+    without = Request(request.method, request.path, request.headers, json.dumps(body).encode(), NOW)
+    draft = json.loads(sample("ghost", "post-added-draft").body)
+    del draft["event"]
+    never = Request(request.method, request.path, request.headers, json.dumps(draft).encode(), NOW)
+
+    assert events("ghost", "post-unpublished") == list(
+        connectors.map_request(CONNECTORS["ghost"], without).events
+    )
+    assert connectors.map_request(CONNECTORS["ghost"], never).ignored == (
+        "not published (status 'draft')"
+    )
+
+
+def test_ghost_headless_takes_the_site_s_url_from_a_template() -> None:
+    headless = Connector(
+        name="g",
+        cms="ghost",
+        content_types={"post": ContentType(url_template="https://www.example.com/news/{slug}")},
+    )
+    result = connectors.map_request(headless, sample("ghost", "post-slug-changed"))
+
+    assert [e["url"] for e in result.events] == ["https://www.example.com/news/spring-menu-2026"]
+    assert connectors.map_request(headless, sample("ghost", "page-published")).ignored
+
+
+def test_ghost_deleted_without_updated_at_takes_the_time_ghost_signed_it() -> None:
+    request = sample("ghost", "post-deleted")
+    body = json.loads(request.body)
+    del body["post"]["previous"]["updated_at"]
+    signed = with_headers(request, x_ghost_signature="sha256=00, t=1774267260123")
+    changed = Request(signed.method, signed.path, signed.headers, json.dumps(body).encode(), NOW)
+
+    assert [e["version"] for e in connectors.map_request(CONNECTORS["ghost"], changed).events] == [
+        17742672601231
+    ]
+
+
+def test_wordpress_through_wp_webhooks() -> None:
+    assert events("wp-webhooks", "post-create") == [
+        {
+            "type": "publish",
+            "url": SPRING,
+            "version": 1773999000000 * 10,  # post_modified_gmt 2026-03-20 09:30:00 (UTC)
+            "lastmod": "2026-03-20T09:30:00Z",
+            "id": "1234",
+        }
+    ]
+    assert brief("wp-webhooks", "post-update") == [("publish", SPRING, "1234")]
+    assert brief("wp-webhooks", "post-update-slug") == [("publish", SPRING_2026, "1234")]
+    for gone in ("post-update-draft", "post-trash", "post-delete"):
+        assert brief("wp-webhooks", gone) == [("unpublish", None, "1234")], gone
+    assert brief("wp-webhooks", "page-update-v3") == [
+        ("publish", "https://www.example.com/about/", "42")
+    ]
+    assert "not a page" in str(mapping("wp-webhooks", "attachment-update").ignored)
+    assert mapping("wp-webhooks", "login-user").ignored == "trigger 'login_user' is not handled"
+
+
+def test_wordpress_through_the_must_use_plugin() -> None:
+    assert brief("wordpress", "publish") == [("publish", SPRING, "1234")]
+    assert brief("wordpress", "update") == [("publish", SPRING, "1234")]
+    assert brief("wordpress", "permalink-change") == [("publish", SPRING_2026, "1234")]
+    assert brief("wordpress", "unpublish") == [("unpublish", None, "1234")]
+    assert brief("wordpress", "trash") == [("unpublish", None, "42")]
+    assert brief("wordpress", "delete") == [("unpublish", None, "43")]
+
+
+def test_both_wordpress_connectors_give_one_change_the_same_event() -> None:
+    """Moving from WP Webhooks to the must-use plugin keeps the ids and the versions."""
+    pairs = [
+        ("post-create", "publish"),
+        ("post-update-slug", "permalink-change"),
+        ("post-update-draft", "unpublish"),
+    ]
+    for webhooks, plugin in pairs:
+        first, second = events("wp-webhooks", webhooks), events("wordpress", plugin)
+        assert [(e["version"], e["id"], e.get("url")) for e in first] == [
+            (e["version"], e["id"], e.get("url")) for e in second
+        ]
+
+
+def test_strapi() -> None:
+    assert events("strapi", "v5-entry-publish") == [
+        {
+            "type": "publish",
+            "url": "https://www.example.com/en/blog/spring-menu",
+            "version": 1773999000512 * 10,  # the event's createdAt
+            "lastmod": "2026-03-20T09:30:00Z",  # the entry's updatedAt
+            "id": f"{STRAPI_ID}:en",
+        }
+    ]
+    blog = "https://www.example.com/en/blog/"
+    assert brief("strapi", "v5-entry-publish-update") == [
+        ("publish", f"{blog}spring-menu", f"{STRAPI_ID}:en")
+    ]
+    assert brief("strapi", "v5-entry-publish-slug") == [
+        ("publish", f"{blog}spring-menu-2026", f"{STRAPI_ID}:en")
+    ]
+    assert brief("strapi", "v5-entry-publish-de") == [
+        ("publish", "https://www.example.com/de/blog/fruehlingskarte", f"{STRAPI_ID}:de")
+    ]
+    assert brief("strapi", "v5-entry-unpublish") == [
+        ("unpublish", f"{blog}spring-menu-2026", f"{STRAPI_ID}:en")
+    ]
+    assert brief("strapi", "v5-entry-delete") == [("unpublish", None, f"{STRAPI_ID}:en")]
+    assert brief("strapi", "v4-entry-update") == [
+        ("publish", "https://www.example.com/opening-hours", "3")
+    ]
+    assert mapping("strapi", "v5-entry-update-draft").ignored == "entry.update of a draft"
+    assert mapping("strapi", "media-create").ignored == "event 'media.create' is not handled"
+    assert mapping("strapi", "v5-entry-publish-no-slug").refusals == (
+        Refusal(common.MISSING_SLUG, "entry pw0a6m3k2lq9x8c7v6b5n4m3: no slug"),
+    )
+
+
+def test_strapi_names_a_content_type_by_model_or_uid() -> None:
+    by_uid = Connector(
+        name="s",
+        cms="strapi",
+        content_types={
+            "api::article.article": ContentType(url_template="https://www.example.com/a/{slug}")
+        },
+    )
+    result = connectors.map_request(by_uid, sample("strapi", "v5-entry-publish"))
+
+    assert [e["url"] for e in result.events] == ["https://www.example.com/a/spring-menu"]
+
+
+def test_contentful() -> None:
+    en, de = f"{CONTENTFUL_ID}:en-US", f"{CONTENTFUL_ID}:de-DE"
+    blog_en, blog_de = "https://www.example.com/en/blog/", "https://www.example.com/de/blog/"
+    assert events("contentful", "entry-publish") == [
+        {
+            "type": "publish",
+            "url": f"{blog_en}spring-menu",
+            "version": 1773999000498 * 10,  # sys.updatedAt
+            "lastmod": "2026-03-20T09:30:00Z",
+            "id": en,
+        },
+        {
+            "type": "publish",
+            "url": f"{blog_de}fruehlingskarte",
+            "version": 1773999000498 * 10,
+            "lastmod": "2026-03-20T09:30:00Z",
+            "id": de,
+        },
+    ]
+    assert brief("contentful", "entry-publish-slug") == [
+        ("publish", f"{blog_en}spring-menu-2026", en),
+        ("publish", f"{blog_de}fruehlingskarte", de),
+    ]
+    # A DeletedEntry has no fields: one unpublish by id per locale the site serves.
+    for gone in ("entry-unpublish", "entry-delete"):
+        assert brief("contentful", gone) == [("unpublish", None, en), ("unpublish", None, de)]
+    assert brief("contentful", "entry-archive") == [
+        ("unpublish", f"{blog_en}spring-menu-2026", en),
+        ("unpublish", f"{blog_de}fruehlingskarte", de),
+    ]
+    for topic in ("entry-auto-save", "asset-publish"):
+        assert "is not handled" in str(mapping("contentful", topic).ignored)
+
+
+def test_contentful_without_a_locale_in_the_template_names_the_entry_alone() -> None:
+    kind = ContentType(
+        url_template="https://www.example.com/blog/{slug}", locales=(("de-DE", "de"),)
+    )
+    one = Connector(name="c", cms="contentful", content_types={"blogPost": kind})
+
+    published = connectors.map_request(one, sample("contentful", "entry-publish"))
+    unpublished = connectors.map_request(one, sample("contentful", "entry-unpublish"))
+
+    assert [(e["url"], e["id"]) for e in published.events] == [
+        ("https://www.example.com/blog/fruehlingskarte", CONTENTFUL_ID)  # the first served locale
+    ]
+    assert [e["id"] for e in unpublished.events] == [CONTENTFUL_ID]
+
+
+def test_contentful_locales_the_site_does_not_serve_are_not_pages() -> None:
+    kind = ContentType(
+        url_template="https://www.example.com/{locale}/{slug}", locales=(("fr-FR", "fr"),)
+    )
+    french = Connector(name="c", cms="contentful", content_types={"blogPost": kind})
+
+    assert "no locale this site serves" in str(
+        connectors.map_request(french, sample("contentful", "entry-publish")).ignored
+    )
+
+
+def test_sanity() -> None:
+    assert events("sanity", "create") == [
+        {
+            "type": "publish",
+            "url": "https://www.example.com/en/blog/spring-menu",
+            "version": 1773999000000 * 10,  # _updatedAt
+            "lastmod": "2026-03-20T09:30:00Z",
+            "id": SANITY_ID,
+        }
+    ]
+    assert brief("sanity", "update-slug") == [
+        ("publish", "https://www.example.com/en/blog/spring-menu-2026", SANITY_ID)
+    ]
+    assert brief("sanity", "update-de") == [
+        (
+            "publish",
+            "https://www.example.com/de/blog/fruehlingskarte",
+            "3f9d1a7e-6b2c-4d8e-a5f0-1c2b3a4d5e6f",
+        )
+    ]
+    assert brief("sanity", "delete") == [("unpublish", None, SANITY_ID)]
+    assert "is a draft" in str(mapping("sanity", "update-draft").ignored)
+    assert "'author' is not a page" in str(mapping("sanity", "update-author").ignored)
+    assert [r.code for r in mapping("sanity", "update-no-slug").refusals] == [common.MISSING_SLUG]
+
+
+def test_sanity_takes_what_the_projection_leaves_out_from_its_headers() -> None:
+    """A projection without operation and _updatedAt: the operation from the header, the
+    version from the time Sanity signed the request."""
+    request = sample("sanity", "update")
+    body = {"_id": SANITY_ID, "_type": "post", "slug": {"current": "x"}, "language": "en"}
+    signed = with_headers(request, sanity_webhook_signature="t=1774087200999,v1=abc")
+    bare = Request(request.method, request.path, signed.headers, json.dumps(body).encode(), NOW)
+
+    assert [(e["type"], e["url"], e["version"]) for e in mapping_of("sanity", bare).events] == [
+        ("publish", "https://www.example.com/en/blog/x", 17740872009990)
+    ]
+
+
+def mapping_of(folder: str, request: Request) -> Mapped:
+    return connectors.map_request(CONNECTORS[folder], request)
+
+
+def test_shopify() -> None:
+    products = "https://www.example.com/products/"
+    assert events("shopify", "products-create") == [
+        {
+            "type": "publish",
+            "url": f"{products}stoneware-plate",
+            "version": 1773999000000 * 10,  # updated_at 2026-03-20T10:30:00+01:00
+            "lastmod": "2026-03-20T09:30:00Z",
+            "id": PRODUCT,
+        }
+    ]
+    assert brief("shopify", "products-update") == [
+        ("publish", f"{products}stoneware-plate", PRODUCT)
+    ]
+    assert brief("shopify", "products-update-handle") == [
+        ("publish", f"{products}stoneware-plate-24", PRODUCT)
+    ]
+    assert brief("shopify", "products-update-draft") == [
+        ("unpublish", f"{products}stoneware-plate-24", PRODUCT)
+    ]
+    # A deleted product is its id alone; the version is X-Shopify-Triggered-At's.
+    assert events("shopify", "products-delete") == [
+        {"type": "unpublish", "version": 1774357200535 * 10 + 1, "id": PRODUCT}
+    ]
+    assert mapping("shopify", "orders-create").ignored == "topic 'orders/create' is not handled"
+
+
+def test_native() -> None:
+    assert brief("native", "publish") == [
+        ("publish", "https://www.example.com/events/spring-fair", "evt-42")
+    ]
+    assert brief("native", "unpublish-by-id") == [("unpublish", None, "evt-42")]
+    batch = events("native", "batch")
+    assert [e["type"] for e in batch] == ["publish", "publish", "unpublish"]
+    assert batch[1]["version"] == 12345678901234567890123456789012345678
+    assert batch[1]["priority"] == Decimal("0.60000000000000000001")
+    assert mapping("native", "empty").ignored == "no events in the body"
+
+
+def test_native_json_lines_refuses_each_bad_line_alone() -> None:
+    result = mapping("native", "lines")
+
+    assert [e.get("id") for e in result.events] == ["evt-42", "evt-43"]
+    assert result.refusals == (
+        Refusal(common.MALFORMED_JSON, "line 2 is not JSON: duplicate key"),
+        Refusal("not_an_object", "an event must be a JSON object, not list"),
+    )
+
+
+def test_native_events_are_sent_with_their_numbers_exactly() -> None:
+    batch = events("native", "batch")
+
+    assert json.loads(connectors.encode_event(batch[1]), parse_float=Decimal) == {
+        "type": "publish",
+        "url": "https://www.example.com/events/wine-night",
+        "version": 12345678901234567890123456789012345678,
+        "changefreq": "weekly",
+        "priority": Decimal("0.60000000000000000001"),
+    }
+
+
+# --- what any connector does -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "folder", ["native", "wp-webhooks", "ghost", "strapi", "contentful", "sanity"]
+)
+@pytest.mark.parametrize("body", [b"", b"not json", b'{"a": 1, "a": 2}', b"[NaN]", b"\xff"])
+def test_a_body_that_is_not_json_is_refused_not_raised(folder: str, body: bytes) -> None:
+    request = next(sample(f, n) for f, n in http_samples() if f == folder)
+    broken = Request(request.method, request.path, request.headers, body, NOW)
+
+    result = connectors.map_request(CONNECTORS[folder], broken)
+
+    assert result.events == ()
+    if result.ignored is None:  # Contentful and WP Webhooks read the topic from a header first
+        assert [r.code for r in result.refusals] == [common.MALFORMED_JSON]
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "body"),
+    [
+        ("ghost", "post-published", {"post": {"current": [], "previous": {}}}),
+        ("ghost", "post-published", {"post": {"current": {"status": "published"}}}),
+        ("wp-webhooks", "post-create", {"post": {"post_type": "post", "post_status": "publish"}}),
+        ("strapi", "v5-entry-publish", {"event": "entry.publish", "model": "article"}),
+        ("strapi", "v5-entry-publish", {"event": "entry.publish", "model": "article", "entry": {}}),
+        ("contentful", "entry-publish", {"sys": {"type": "Entry"}}),
+        ("contentful", "entry-publish", [1, 2]),
+        ("sanity", "create", {"_type": "post", "operation": "create"}),
+    ],
+)
+def test_a_payload_that_is_not_the_cms_s_shape_is_refused(
+    folder: str, name: str, body: Any
+) -> None:
+    request = sample(folder, name)
+    odd = Request(request.method, request.path, request.headers, json.dumps(body).encode(), NOW)
+    if folder == "sanity":  # without the header, the id would come from there
+        odd = Request(odd.method, odd.path, {"sanity-operation": "create"}, odd.body, NOW)
+
+    result = connectors.map_request(CONNECTORS[folder], odd)
+
+    assert result.events == ()
+    assert [r.code for r in result.refusals] == [common.UNMAPPABLE_PAYLOAD]
+
+
+@pytest.mark.parametrize(
+    ("folder", "name", "path"),
+    [
+        ("ghost", "post-published", ("post", "current", "updated_at")),
+        ("wp-webhooks", "post-create", ("post", "post_modified_gmt")),
+        ("strapi", "v5-entry-publish", None),
+        ("contentful", "entry-publish", ("sys", "updatedAt")),
+    ],
+)
+def test_a_page_without_a_time_is_refused_rather_than_given_an_arrival_time(
+    folder: str, name: str, path: tuple[str, ...] | None
+) -> None:
+    request = sample(folder, name)
+    body = json.loads(request.body)
+    if path is None:  # Strapi: neither the event's time nor the entry's
+        del body["createdAt"], body["entry"]["updatedAt"]
+    else:
+        parent = body
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = "yesterday"
+    changed = Request(request.method, request.path, request.headers, json.dumps(body).encode(), NOW)
+
+    result = connectors.map_request(CONNECTORS[folder], changed)
+
+    assert [r.code for r in result.refusals] == [common.MISSING_VERSION]
+
+
+def test_shopify_comes_through_eventbridge_only() -> None:
+    assert connectors.map_request(CONNECTORS["shopify"], sample("native", "publish")).ignored
+    assert connectors.map_event(CONNECTORS["ghost"], event_sample("products-update")).ignored
+    broken = event_sample("products-update")
+    broken["detail"]["payload"] = {"handle": "x"}
+    assert [r.code for r in connectors.map_event(CONNECTORS["shopify"], broken).refusals] == [
+        common.UNMAPPABLE_PAYLOAD
+    ]
+
+
+# --- ordering: the CMS's, never the arrival's --------------------------------------------------
+
+LIFECYCLES = {
+    "ghost": [
+        "post-published",
+        "post-published-edited",
+        "post-slug-changed",
+        "post-unpublished",
+        "post-deleted",
+    ],
+    "wp-webhooks": [
+        "post-create",
+        "post-update",
+        "post-update-slug",
+        "post-update-draft",
+        "post-trash",
+        "post-delete",
+    ],
+    "wordpress": ["publish", "update", "permalink-change", "unpublish"],
+    "strapi": [
+        "v5-entry-publish",
+        "v5-entry-publish-update",
+        "v5-entry-publish-slug",
+        "v5-entry-unpublish",
+        "v5-entry-delete",
+    ],
+    "contentful": [
+        "entry-publish",
+        "entry-publish-update",
+        "entry-publish-slug",
+        "entry-unpublish",
+        "entry-archive",
+        "entry-delete",
+    ],
+    "sanity": ["create", "update", "update-slug", "delete"],
+    "shopify": [
+        "products-create",
+        "products-update",
+        "products-update-handle",
+        "products-update-draft",
+        "products-delete",
+    ],
+}
+
+
+@pytest.mark.parametrize("folder", sorted(LIFECYCLES))
+def test_each_change_of_a_page_has_a_newer_version_than_the_one_before(folder: str) -> None:
+    """A page's changes in the order the CMS made them: each one wins over the one before (or
+    is a duplicate of it, when a trash and a delete carry the same time), so delivery in any
+    order converges on the last."""
+    by_id: dict[str, list[int]] = {}
+    for name in LIFECYCLES[folder]:
+        for event in events(folder, name):
+            by_id.setdefault(event["id"], []).append(event["version"])
+
+    for versions in by_id.values():
+        for before, after in pairwise(versions):
+            both_unpublish = before % 10 == after % 10 == 1
+            assert after > before or (after == before and both_unpublish), versions
+
+
+def test_an_unpublish_wins_over_a_publish_of_the_same_instant() -> None:
+    """Ghost's post.deleted carries the last edit's updated_at, to the second."""
+    published = events("ghost", "post-unpublished")[0]["version"]
+    deleted = events("ghost", "post-deleted")[0]["version"]
+
+    assert deleted == published  # both carry updated_at 12:00:00 and both unpublish
+    assert common.version(1774267200000, True) > common.version(1774267200000, False)
+    assert common.version(1774267200001, False) > common.version(1774267200000, True)
+
+
+def test_a_broken_pretty_printed_body_is_one_refusal_not_one_per_line() -> None:
+    request = sample("native", "publish")
+    broken = b'{\n  "type": "publish",\n  "url": "https://www.example.com/a",\n}\n'
+
+    result = mapping_of("native", Request(request.method, request.path, {}, broken, NOW))
+
+    assert [r.code for r in result.refusals] == [common.MALFORMED_JSON]
+    assert result.refusals[0].reason.startswith("the body is not JSON")
+
+
+def test_a_locale_the_site_does_not_serve_is_ignored_not_refused() -> None:
+    only_de = ContentType(
+        url_template="https://www.example.com/{locale}/{slug}", locales=(("de", "de"),)
+    )
+    strapi = Connector(name="s", cms="strapi", content_types={"article": only_de})
+    by_language = ContentType(
+        url_template="https://www.example.com/{locale}/{slug}",
+        locale_field="language",
+        locales=(("de", "de"),),
+    )
+    sanity = Connector(name="y", cms="sanity", content_types={"post": by_language})
+
+    assert connectors.map_request(strapi, sample("strapi", "v5-entry-unpublish")).ignored == (
+        "locale 'en' is not one the site serves"
+    )
+    assert connectors.map_request(sanity, sample("sanity", "update")).ignored == (
+        "language 'en' is not one the site serves"
+    )
+    assert brief_of(strapi, sample("strapi", "v5-entry-publish-de")) == [
+        ("publish", "https://www.example.com/de/fruehlingskarte", f"{STRAPI_ID}:de")
+    ]
+
+
+def brief_of(connector: Connector, request: Request) -> list[tuple[str, str | None, str | None]]:
+    return [
+        (e["type"], e.get("url"), e.get("id"))
+        for e in connectors.map_request(connector, request).events
+    ]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=6)
+    ),
+    max_leaves=30,
+)
+# Shapes each CMS sends, with any value where a value goes.
+SHAPES = {
+    "ghost": lambda v: {"event": "post.published", "post": {"current": v, "previous": v}},
+    "wp-webhooks": lambda v: {"post": v, "post_permalink": v, "post_id": v},
+    "strapi": lambda v: {"event": "entry.publish", "model": "article", "createdAt": v, "entry": v},
+    "contentful": lambda v: {"sys": v, "fields": v},
+    "sanity": lambda v: {
+        "_id": v,
+        "_type": "post",
+        "operation": "create",
+        "slug": v,
+        "language": v,
+    },
+    "native": lambda v: v,
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(folder=st.sampled_from(sorted(SHAPES)), value=JSON)
+def test_any_json_in_a_cms_s_shape_maps_or_is_refused_never_raised(folder: str, value: Any) -> None:
+    request = next(sample(f, n) for f, n in http_samples() if f == folder)
+    body = json.dumps(SHAPES[folder](value)).encode()
+
+    result = connectors.map_request(
+        CONNECTORS[folder], Request(request.method, request.path, request.headers, body, NOW)
+    )
+
+    if folder != "native":  # native events go on as sent: the ingest judges them
+        assert all(e["type"] in {"publish", "unpublish"} for e in result.events)
+    assert all(r.code in REFUSALS for r in result.refusals)
+
+
+@settings(max_examples=100, deadline=None)
+@given(value=JSON)
+def test_any_eventbridge_event_maps_or_is_refused_never_raised(value: Any) -> None:
+    event = event_sample("products-update")
+    for broken in (
+        value,
+        {**event, "detail": value},
+        {**event, "detail": {**event["detail"], "payload": value}},
+    ):
+        if isinstance(broken, dict):
+            assert isinstance(
+                connectors.verify_event(CONNECTORS["shopify"], broken), connectors.Verdict
+            )
+            assert isinstance(connectors.map_event(CONNECTORS["shopify"], broken), Mapped)
+
+
+REFUSALS = {
+    common.MALFORMED_JSON,
+    common.UNMAPPABLE_PAYLOAD,
+    common.MISSING_SLUG,
+    common.MISSING_VERSION,
+    "not_an_object",
+}

@@ -1,0 +1,229 @@
+"""The WordPress must-use plugin (wordpress/sitemap-updater.php), run by PHP against just
+enough of WordPress: what it sends for each post status transition is the sample in
+events/cms/wordpress/, signed so that the native connector accepts it. Skipped without
+``php`` on the PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sitemap_updater import connectors
+from tests.unit.test_connectors_signing import CONNECTORS, REPO, SECRET, sample
+
+PLUGIN = REPO / "wordpress" / "sitemap-updater.php"
+PHP = shutil.which("php")
+pytestmark = pytest.mark.skipif(PHP is None, reason="php is not installed")
+
+HARNESS = r"""<?php
+define( 'ABSPATH', '/' );
+define( 'SITEMAP_UPDATER_URL', 'http://127.0.0.1:8080/hooks/wordpress' );
+define( 'SITEMAP_UPDATER_SECRET', getenv( 'SITEMAP_UPDATER_SECRET' ) );
+$sent = array(); $scheduled = array(); $reply = 200; $hooks = array();
+function add_action( $hook, $callback, $priority = 10, $args = 1 ) {
+	global $hooks;
+	$hooks[ $hook ] = $callback;
+}
+class WP_Post {
+	public function __construct( array $fields ) {
+		foreach ( $fields as $k => $v ) { $this->$k = $v; }
+	}
+}
+function is_post_type_viewable( $type ) { return in_array( $type, array( 'post', 'page' ), true ); }
+function wp_is_post_revision( $post ) { return false; }
+function get_permalink( $post ) { return $post->permalink; }
+function wp_json_encode( $data, $options = 0 ) { return json_encode( $data, $options ); }
+function wp_remote_post( $url, $args ) {
+	global $sent, $reply;
+	$sent[] = array( 'url' => $url, 'headers' => $args['headers'], 'body' => $args['body'] );
+	return array( 'response' => array( 'code' => $reply ) );
+}
+function is_wp_error( $thing ) { return false; }
+function wp_remote_retrieve_response_code( $response ) { return $response['response']['code']; }
+function wp_schedule_single_event( $at, $hook, $args ) {
+	global $scheduled;
+	$scheduled[] = array( $hook, $args );
+}
+require getenv( 'SITEMAP_UPDATER_PLUGIN' );
+foreach ( json_decode( stream_get_contents( STDIN ), true ) as $step ) {
+	$reply = isset( $step['reply'] ) ? $step['reply'] : 200;
+	$post  = new WP_Post( $step['post'] );
+	if ( 'before_delete_post' === $step['hook'] ) {
+		call_user_func( $hooks['before_delete_post'], $post->ID, $post );
+	} else {
+		call_user_func( $hooks['transition_post_status'], $step['new'], $step['old'], $post );
+	}
+}
+echo json_encode( array(
+	'sent' => $sent,
+	'scheduled' => $scheduled,
+	'hooks' => array_keys( $hooks ),
+) );
+"""
+
+
+def post(**fields: Any) -> dict[str, Any]:
+    spring = {
+        "ID": 1234,
+        "post_type": "post",
+        "post_status": "publish",
+        "post_password": "",
+        "post_title": "Spring menu is here",
+        "post_modified_gmt": "2026-03-20 09:30:00",
+        "permalink": "https://www.example.com/2026/03/spring-menu/",
+    }
+    return {**spring, **fields}
+
+
+GREEN = "Spring menu is here \u2014 and it\u2019s green"
+STEPS = {
+    "publish": ("publish", "draft", post()),
+    "update": (
+        "publish",
+        "publish",
+        post(post_title=GREEN, post_modified_gmt="2026-03-21 10:00:00"),
+    ),
+    "permalink-change": (
+        "publish",
+        "publish",
+        post(
+            post_title=GREEN,
+            post_modified_gmt="2026-03-22 11:00:00",
+            permalink="https://www.example.com/2026/03/spring-menu-2026/",
+        ),
+    ),
+    "unpublish": (
+        "draft",
+        "publish",
+        post(
+            post_status="draft",
+            post_title=GREEN,
+            post_modified_gmt="2026-03-23 12:00:00",
+            permalink="https://www.example.com/?p=1234",
+        ),
+    ),
+    "trash": (
+        "trash",
+        "publish",
+        post(
+            ID=42,
+            post_type="page",
+            post_status="trash",
+            post_title="About us",
+            post_modified_gmt="2026-03-24 13:00:00",
+            permalink="https://www.example.com/?page_id=42",
+        ),
+    ),
+}
+
+
+def run(steps: list[dict[str, Any]], tmp_path: Path) -> dict[str, Any]:
+    harness = tmp_path / "harness.php"
+    harness.write_text(HARNESS, encoding="utf-8")
+    env = {
+        **os.environ,
+        "SITEMAP_UPDATER_SECRET": SECRET,
+        "SITEMAP_UPDATER_PLUGIN": str(PLUGIN),
+    }
+    done = subprocess.run(
+        [str(PHP), str(harness)],
+        input=json.dumps(steps),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=60,
+    )
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def transition(name: str) -> dict[str, Any]:
+    new, old, fields = STEPS[name]
+    return {"hook": "transition_post_status", "new": new, "old": old, "post": fields}
+
+
+def test_the_plugin_is_valid_php() -> None:
+    done = subprocess.run(
+        [str(PHP), "-l", str(PLUGIN)], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("name", sorted(STEPS))
+def test_each_transition_sends_its_sample_signed_for_the_native_connector(
+    name: str, tmp_path: Path
+) -> None:
+    (sent,) = run([transition(name)], tmp_path)["sent"]
+    body = sent["body"].encode("utf-8")
+    t = int(sent["headers"]["X-Sitemap-Signature"].split(",")[0].removeprefix("t="))
+    received = connectors.request("POST", "/hooks/wordpress", sent["headers"], body, t + 1.0)
+
+    assert sent["url"] == "http://127.0.0.1:8080/hooks/wordpress"
+    assert body == sample("wordpress", name).body
+    assert connectors.verify(CONNECTORS["wordpress"], received, [SECRET]).accepted
+
+
+def test_a_published_post_deleted_without_the_trash_is_unpublished(tmp_path: Path) -> None:
+    deleted = post(ID=43, post_type="page", post_title="Opening hours")
+    deleted.update(post_modified_gmt="2026-02-11 15:20:30")
+    steps = [
+        {"hook": "before_delete_post", "post": deleted},
+        {"hook": "before_delete_post", "post": post(ID=44, post_status="trash")},
+    ]
+
+    (sent,) = run(steps, tmp_path)["sent"]
+
+    assert sent["body"].encode() == sample("wordpress", "delete").body
+
+
+def test_drafts_revisions_menus_and_no_change_of_status_send_nothing(tmp_path: Path) -> None:
+    steps = [
+        {"hook": "transition_post_status", "new": "draft", "old": "new", "post": post()},
+        {"hook": "transition_post_status", "new": "draft", "old": "draft", "post": post()},
+        {"hook": "transition_post_status", "new": "trash", "old": "draft", "post": post()},
+        {
+            "hook": "transition_post_status",
+            "new": "publish",
+            "old": "publish",
+            "post": post(post_type="nav_menu_item"),
+        },
+    ]
+
+    assert run(steps, tmp_path)["sent"] == []
+
+
+def test_a_password_on_a_published_post_unpublishes_it(tmp_path: Path) -> None:
+    protected = post(post_password="secret", post_modified_gmt="2026-03-21 10:00:00")
+    step = {"hook": "transition_post_status", "new": "publish", "old": "publish", "post": protected}
+
+    (sent,) = run([step], tmp_path)["sent"]
+
+    assert json.loads(sent["body"]) == {
+        "type": "unpublish",
+        "version": 17740872000001,
+        "id": "1234",
+    }
+
+
+@pytest.mark.parametrize(
+    ("reply", "retried"), [(500, True), (429, True), (401, False), (202, False)]
+)
+def test_a_failure_that_may_pass_is_tried_again_later(
+    reply: int, retried: bool, tmp_path: Path
+) -> None:
+    result = run([{**transition("publish"), "reply": reply}], tmp_path)
+
+    event = json.loads(result["sent"][0]["body"])
+    assert result["scheduled"] == ([["sitemap_updater_retry", [event, 1]]] if retried else [])
+    assert set(result["hooks"]) == {
+        "transition_post_status",
+        "before_delete_post",
+        "sitemap_updater_retry",
+    }

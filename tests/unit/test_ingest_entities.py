@@ -1,0 +1,140 @@
+"""Pages named by their CMS id: a new URL retires the old one in the same commit, an
+unpublish by id alone finds the URL, and any delivery order converges."""
+
+from __future__ import annotations
+
+import itertools
+from decimal import Decimal
+
+import pytest
+
+from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.events import PageChange
+from sitemap_updater.domain.records import EntityRecord
+from sitemap_updater.domain.sharding import Limits
+from sitemap_updater.usecases.ingest import ApplyChange, Outcome
+from tests.conftest import FakeClock
+from tests.fakes import MemoryRegistry
+
+SITE = "https://www.example.com"
+
+
+def publish(path: str, version: int, entity: str | None = "42") -> PageChange:
+    url = f"{SITE}{path}"
+    return PageChange(url, Decimal(version), SitemapEntry(url=url), entity=entity)
+
+
+def unpublish(path: str | None, version: int, entity: str | None = "42") -> PageChange:
+    return PageChange(f"{SITE}{path}" if path else "", Decimal(version), None, entity=entity)
+
+
+@pytest.fixture
+def registry() -> MemoryRegistry:
+    return MemoryRegistry(Limits())
+
+
+@pytest.fixture
+def ingest(registry: MemoryRegistry) -> ApplyChange:
+    return ApplyChange(registry, registry.limits, tombstone_ttl_seconds=100, clock=FakeClock())
+
+
+def listed(registry: MemoryRegistry) -> set[str]:
+    return {url for entries in registry.entries.values() for url in entries}
+
+
+def test_a_new_slug_retires_the_old_url_in_the_same_commit(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    ingest(publish("/old-slug", 10))
+    result = ingest(publish("/new-slug", 20))
+
+    assert result.outcome is Outcome.APPLIED
+    assert listed(registry) == {f"{SITE}/new-slug"}
+    commit = registry.commits[-1]
+    assert commit.retired is not None
+    assert commit.retired.change.url == f"{SITE}/old-slug"
+    old = registry.get_url(f"{SITE}/old-slug")
+    assert old is not None
+    assert not old.live
+    assert old.version == 20
+    assert registry.entity("42") == EntityRecord(f"{SITE}/new-slug", Decimal(20), True)
+    assert result.shards == {"pages-00001"}
+
+
+def test_an_unpublish_by_id_alone_unpublishes_the_url_the_registry_has(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    ingest(publish("/post", 10))
+    result = ingest(unpublish(None, 11))
+
+    assert result.outcome is Outcome.APPLIED
+    assert result.shards == {"pages-00001"}
+    assert listed(registry) == set()
+    assert registry.entity("42") == EntityRecord(f"{SITE}/post", Decimal(11), False)
+    assert ingest(unpublish(None, 11)).outcome is Outcome.DUPLICATE
+    assert ingest(publish("/post", 10)).outcome is Outcome.STALE
+
+
+def test_an_unpublish_by_id_first_keeps_an_older_publish_out(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    assert ingest(unpublish(None, 11)).outcome is Outcome.APPLIED
+    assert registry.entity("42") == EntityRecord(None, Decimal(11), False)
+    assert ingest(unpublish(None, 11)).outcome is Outcome.DUPLICATE
+    assert ingest(publish("/post", 10)).outcome is Outcome.STALE
+    assert listed(registry) == set()
+    assert ingest(publish("/post", 12)).outcome is Outcome.APPLIED
+    assert listed(registry) == {f"{SITE}/post"}
+
+
+def test_an_older_publish_under_the_old_slug_is_stale(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    ingest(publish("/new-slug", 20))
+    assert ingest(publish("/old-slug", 10)).outcome is Outcome.STALE
+    assert listed(registry) == {f"{SITE}/new-slug"}
+
+
+def test_the_same_version_under_another_url_is_stale_not_a_second_page(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    ingest(publish("/a", 20))
+    assert ingest(publish("/b", 20)).outcome is Outcome.STALE
+    assert listed(registry) == {f"{SITE}/a"}
+
+
+def test_locales_are_entities_of_their_own(ingest: ApplyChange, registry: MemoryRegistry) -> None:
+    ingest(publish("/en/post", 10, "42:en"))
+    ingest(publish("/de/beitrag", 10, "42:de"))
+    ingest(unpublish(None, 11, "42:de"))
+    assert listed(registry) == {f"{SITE}/en/post"}
+
+
+HISTORY = [
+    publish("/first", 10),
+    publish("/second", 20),
+    unpublish(None, 30),
+    publish("/third", 40),
+]
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(len(HISTORY)))))
+def test_any_delivery_order_ends_with_the_newest_url_only(order: tuple[int, ...]) -> None:
+    registry = MemoryRegistry(Limits())
+    ingest = ApplyChange(registry, registry.limits, tombstone_ttl_seconds=100, clock=FakeClock())
+    for position in order:
+        ingest(HISTORY[position])
+    for position in order:  # every one again: duplicates change nothing
+        ingest(HISTORY[position])
+    assert listed(registry) == {f"{SITE}/third"}
+    assert registry.entity("42") == EntityRecord(f"{SITE}/third", Decimal(40), True)
+
+
+def test_a_retired_url_that_moved_on_is_left_alone(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    """Another entity published the old URL since: the entity's move does not unlist it."""
+    ingest(publish("/shared", 10, "1"))
+    ingest(publish("/shared", 30, "2"))
+    ingest(publish("/elsewhere", 20, "1"))
+    assert listed(registry) == {f"{SITE}/shared", f"{SITE}/elsewhere"}

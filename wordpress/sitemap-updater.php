@@ -1,0 +1,87 @@
+<?php
+/**
+ * Plugin Name: Sitemap Updater
+ * Description: Tells sitemap-updater when a post or page is published, updated, moved, unpublished, trashed or deleted: one event of its native contract per change, HMAC-signed.
+ * Version: 1.0.0
+ * Requires at least: 5.5
+ * Requires PHP: 7.4
+ * License: Apache-2.0
+ *
+ * A must-use plugin: copy this file into wp-content/mu-plugins/ and add to wp-config.php
+ *
+ *     define( 'SITEMAP_UPDATER_URL', 'https://<endpoint>/hooks/wordpress' );
+ *     define( 'SITEMAP_UPDATER_SECRET', '<the connector\'s secret>' );
+ *
+ * Each event names the page by its post ID, so a changed permalink moves the page and an
+ * unpublish needs no URL. Its version is post_modified_gmt in milliseconds times ten, plus one
+ * for an unpublish: the same versions the WP Webhooks connector gives (docs/CONNECTORS.md).
+ */
+
+defined( 'ABSPATH' ) || exit;
+
+add_action( 'transition_post_status', 'sitemap_updater_transition', 10, 3 );
+add_action( 'before_delete_post', 'sitemap_updater_delete', 10, 2 );
+add_action( 'sitemap_updater_retry', 'sitemap_updater_send', 10, 2 );
+
+/**
+ * Publish, update and permalink change (publish to publish), unpublish and trash (publish to
+ * anything else). Drafts never published send nothing.
+ */
+function sitemap_updater_transition( $new_status, $old_status, $post ) {
+	if ( ! is_post_type_viewable( $post->post_type ) || wp_is_post_revision( $post ) ) {
+		return;
+	}
+	if ( 'publish' === $new_status && '' === $post->post_password ) {
+		sitemap_updater_send( sitemap_updater_event( $post, false ) );
+	} elseif ( 'publish' === $old_status ) {
+		sitemap_updater_send( sitemap_updater_event( $post, true ) );
+	}
+}
+
+/** A published post deleted without going through the trash. */
+function sitemap_updater_delete( $post_id, $post ) {
+	if ( $post && 'publish' === $post->post_status && is_post_type_viewable( $post->post_type ) ) {
+		sitemap_updater_send( sitemap_updater_event( $post, true ) );
+	}
+}
+
+function sitemap_updater_event( $post, $gone ) {
+	$modified = strtotime( $post->post_modified_gmt . ' UTC' );
+	$event    = array( 'type' => $gone ? 'unpublish' : 'publish' );
+	if ( ! $gone ) {
+		$event['url'] = get_permalink( $post );
+	}
+	$event['version'] = $modified * 10000 + ( $gone ? 1 : 0 );
+	if ( ! $gone ) {
+		$event['lastmod'] = gmdate( 'Y-m-d\TH:i:s\Z', $modified );
+	}
+	$event['id'] = (string) $post->ID;
+	return $event;
+}
+
+/**
+ * POST the event, signed: X-Sitemap-Signature: t=<now>,v1=<hex HMAC-SHA256 of "<t>.<body>">.
+ * A failure that may pass is tried again a minute later, signed anew, up to five times.
+ */
+function sitemap_updater_send( $event, $attempt = 0 ) {
+	if ( ! defined( 'SITEMAP_UPDATER_URL' ) || ! defined( 'SITEMAP_UPDATER_SECRET' ) ) {
+		return;
+	}
+	$body     = wp_json_encode( $event, JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE );
+	$t        = time();
+	$response = wp_remote_post(
+		SITEMAP_UPDATER_URL,
+		array(
+			'timeout' => 5,
+			'headers' => array(
+				'Content-Type'        => 'application/json',
+				'X-Sitemap-Signature' => 't=' . $t . ',v1=' . hash_hmac( 'sha256', $t . '.' . $body, SITEMAP_UPDATER_SECRET ),
+			),
+			'body'    => $body,
+		)
+	);
+	$code = is_wp_error( $response ) ? 0 : (int) wp_remote_retrieve_response_code( $response );
+	if ( ( 0 === $code || 429 === $code || $code >= 500 ) && $attempt < 5 ) {
+		wp_schedule_single_event( time() + 60, 'sitemap_updater_retry', array( $event, $attempt + 1 ) );
+	}
+}

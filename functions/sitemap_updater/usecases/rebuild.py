@@ -5,7 +5,8 @@ reads the markers, then only the entries they name (and the members in this shar
 hreflang clusters they name), and replaces, inserts and removes those lines in the object it
 wrote before: one GET, checked against the record's ETag and hash. The bytes are a full
 render's (``domain/patch.py``). Anything unexpected is rendered in full from the registry,
-as a restore always is. The markers applied are deleted last, by their exact key.
+as a restore always is, and a text shard too (only XML lines are patched). The markers
+applied are deleted last, by their exact key.
 
 The shard's record (with the ETag the write is conditional on) is read *before* its
 entries, so an older read can never overwrite newer output. An emptied shard is marked

@@ -126,12 +126,13 @@ def _skip_space(text: str, position: int) -> int:
 
 
 def read_paths(paths: Iterable[Path]) -> list[MessageBody]:
-    """The bodies of the event files, folders read in name order. A file named that is not
+    """The bodies of the event files, folders read in name order (their own files: a
+    subfolder, such as events/cms/'s webhook samples, is not read). A file named that is not
     an event file is refused; one skipped in a folder is named in a warning."""
     bodies: list[MessageBody] = []
     for path in paths:
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file())
+            files = sorted(p for p in path.iterdir() if p.is_file())
             skipped = [
                 str(p.relative_to(path)) for p in files if p.suffix.lower() not in EVENT_SUFFIXES
             ]

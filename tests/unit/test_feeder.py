@@ -191,7 +191,7 @@ def test_a_directory_is_read_in_name_order_without_its_subfolders(
 
     urls = [json.loads(body)["url"] for body in bodies(read_paths([tmp_path]))]
 
-    # name order ("10" before "2"); a subfolder (events/cms's webhook samples) is not read
+    # name order ("10" before "2"); a/ and a/b/ are not read (events/cms/ holds webhook samples)
     assert urls == [f"{SITE}{p}" for p in ("/10", "/2", "/b1", "/b2", "/c")]
     assert capsys.readouterr().err == (
         f"sitemap-updater: warning: {tmp_path}: skipped README.md, d.json.bak, notes.txt: not "

@@ -64,3 +64,22 @@ def test_a_duplicate_changes_nothing_in_the_feed(make_pipeline: Any, clock: Fake
     pipeline.send_events([publish("/a", 1)])  # the same version: a duplicate
     pipeline.drain()
     assert pipeline.objects()[FEED_KEY] == before
+
+
+def test_pages_named_by_their_cms_id_leave_the_feed_when_they_move_or_go(
+    make_pipeline: Any, clock: FakeClock
+) -> None:
+    pipeline = make_pipeline(FEED_ENTRIES=5)
+    pipeline.send_events([publish("/old-slug", 1, id="42"), publish("/other", 1, id="7")])
+    pipeline.drain()
+    clock.advance(60)
+    pipeline.send_events([publish("/new-slug", 2, id="42")])  # a slug change
+    pipeline.drain()
+    feed = read_atom(pipeline.objects()[FEED_KEY])
+    assert [e.link for e in feed.entries] == [f"{SITE}/new-slug", f"{SITE}/other"]
+
+    clock.advance(60)
+    pipeline.send_events([{"type": "unpublish", "id": "42", "version": 3}])  # no URL
+    pipeline.drain()
+    feed = read_atom(pipeline.objects()[FEED_KEY])
+    assert [e.link for e in feed.entries] == [f"{SITE}/other"]

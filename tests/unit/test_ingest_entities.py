@@ -59,6 +59,8 @@ def test_a_new_slug_retires_the_old_url_in_the_same_commit(
     assert old.version == 20
     assert registry.entity("42") == EntityRecord(f"{SITE}/new-slug", Decimal(20), True)
     assert result.shards == {"pages-00001"}
+    assert result.left == {f"{SITE}/old-slug"}  # for the feed and IndexNow
+    assert ingest(publish("/newer-slug", 30)).left == {f"{SITE}/new-slug"}
 
 
 def test_an_unpublish_by_id_alone_unpublishes_the_url_the_registry_has(
@@ -70,6 +72,7 @@ def test_an_unpublish_by_id_alone_unpublishes_the_url_the_registry_has(
     assert result.outcome is Outcome.APPLIED
     assert result.shards == {"pages-00001"}
     assert listed(registry) == set()
+    assert result.left == {f"{SITE}/post"}
     assert registry.entity("42") == EntityRecord(f"{SITE}/post", Decimal(11), False)
     assert ingest(unpublish(None, 11)).outcome is Outcome.DUPLICATE
     assert ingest(publish("/post", 10)).outcome is Outcome.STALE
@@ -78,7 +81,9 @@ def test_an_unpublish_by_id_alone_unpublishes_the_url_the_registry_has(
 def test_an_unpublish_by_id_first_keeps_an_older_publish_out(
     ingest: ApplyChange, registry: MemoryRegistry
 ) -> None:
-    assert ingest(unpublish(None, 11)).outcome is Outcome.APPLIED
+    first = ingest(unpublish(None, 11))
+    assert first.outcome is Outcome.APPLIED
+    assert first.left == set()  # no URL was listed
     assert registry.entity("42") == EntityRecord(None, Decimal(11), False)
     assert ingest(unpublish(None, 11)).outcome is Outcome.DUPLICATE
     assert ingest(publish("/post", 10)).outcome is Outcome.STALE

@@ -68,6 +68,7 @@ class IngestResult:
     outcome: Outcome
     shards: frozenset[str] = frozenset()
     error: Exception | None = None  # why it FAILED
+    left: frozenset[str] = frozenset()  # URLs it unpublished that the event does not name
 
     def value_or_raise(self) -> str:
         if self.error is not None:
@@ -97,7 +98,7 @@ class ApplyChange:
         if change.entity is not None and not change.url:
             return self._unpublish_entity(change)
         base = checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
-        retired = self._retire_in_cluster(change)
+        retired, left = self._retire_in_cluster(change)
 
         def plan(move: bool) -> _Planned | IngestResult:
             entity = self._entity_write(change) if change.entity is not None else None
@@ -133,9 +134,11 @@ class ApplyChange:
 
         done = self._until_committed(plan, f"{change.url}: gave up after")
         if isinstance(done, IngestResult):
-            return replace(done, shards=done.shards | retired)
+            return replace(done, shards=done.shards | retired, left=left)
         settled = self._settle(change) if done.cluster else frozenset()
-        return IngestResult(_applied(done), done.touched | settled | retired)
+        if done.retired is not None:
+            left |= {done.retired.change.url}
+        return IngestResult(_applied(done), done.touched | settled | retired, left=left)
 
     # -- entities: a page named by its CMS id -------------------------------------------------
 
@@ -170,17 +173,21 @@ class ApplyChange:
             return None
         return self._plan(record, PageChange(url, change.version, None), 0, 0, move=False)
 
-    def _retire_in_cluster(self, change: PageChange) -> frozenset[str]:
+    def _retire_in_cluster(self, change: PageChange) -> tuple[frozenset[str], frozenset[str]]:
         """A URL the entity leaves that is in an hreflang cluster is unpublished first, on its
-        own (the cluster's members change with it); ``_retired`` then finds it done."""
+        own (the cluster's members change with it); ``_retired`` then finds it done. Returns
+        the shards it touched and the URL it unpublished."""
+        none: tuple[frozenset[str], frozenset[str]] = frozenset(), frozenset()
         if change.entity is None:
-            return frozenset()
+            return none
         known = self.registry.entity(change.entity)
         if known is None or not known.live or known.url in (None, change.url):
-            return frozenset()
+            return none
         if known.version >= change.version or self.registry.url_state(known.url).cluster is None:
-            return frozenset()
-        return self(PageChange(known.url, change.version, None)).shards
+            return none
+        result = self(PageChange(known.url, change.version, None))
+        gone = frozenset({known.url}) if result.outcome is Outcome.APPLIED else frozenset()
+        return result.shards, gone
 
     def _unpublish_entity(self, change: PageChange) -> IngestResult:
         """An unpublish by id alone: of the URL the registry has for the id; for an id it
@@ -190,7 +197,8 @@ class ApplyChange:
         def attempt() -> IngestResult:
             known = self.registry.entity(change.entity or "")
             if known is not None and known.url is not None:
-                return self(msgspec.structs.replace(change, url=known.url))
+                result = self(msgspec.structs.replace(change, url=known.url))
+                return replace(result, left=result.left | {known.url})
             if known is not None and known.version >= change.version:
                 outcome = Outcome.DUPLICATE if known.version == change.version else Outcome.STALE
                 return IngestResult(outcome)
@@ -477,15 +485,15 @@ class Ingest:
             # IndexNow hears of every applied change (an unpublished page too: it should be
             # crawled to see its 404/410), and of a duplicate SQS delivered before: the
             # delivery that applied it may have died before queueing its URL.
-            if (
-                isinstance(change, PageChange)
-                and change.url
-                and (  # an id alone names none
-                    result.outcome is Outcome.APPLIED
-                    or (result.outcome is Outcome.DUPLICATE and message.redelivered)
-                )
+            if isinstance(change, PageChange) and (
+                result.outcome is Outcome.APPLIED
+                or (result.outcome is Outcome.DUPLICATE and message.redelivered)
             ):
-                changed[change.url] = change
+                # An entity's previous URL, or the one an id alone names, is unpublished too.
+                for url in sorted(result.left):
+                    changed[url] = PageChange(url, change.version, None)
+                if change.url:
+                    changed[change.url] = change
         try:
             if touched:
                 self.queues.request_rebuilds(touched)

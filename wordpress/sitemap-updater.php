@@ -54,9 +54,27 @@ function sitemap_updater_event( $post, $gone ) {
 	$event['version'] = $modified * 10000 + ( $gone ? 1 : 0 );
 	if ( ! $gone ) {
 		$event['lastmod'] = gmdate( 'Y-m-d\TH:i:s\Z', $modified );
+		$title            = sitemap_updater_title( $post->post_title );
+		if ( '' !== $title ) {
+			$event['title'] = $title;
+		}
 	}
 	$event['id'] = (string) $post->ID;
 	return $event;
+}
+
+/**
+ * The title for the feed of recent changes, as the contract takes it: no control characters,
+ * no bidirectional overrides, at most 256 characters. (No mbstring: PCRE counts characters.)
+ */
+function sitemap_updater_title( $title ) {
+	$title = preg_replace( '/[\x00-\x1F\x7F\x{202A}-\x{202E}\x{2066}-\x{2069}\x{FFFE}\x{FFFF}\s]+/u', ' ', (string) $title );
+	$title = trim( (string) $title );
+	if ( preg_match_all( '/./us', $title ) > 256 ) {
+		preg_match( '/^.{255}/us', $title, $kept );
+		$title = rtrim( $kept[0] ) . "\u{2026}";
+	}
+	return $title;
 }
 
 /**

@@ -61,7 +61,9 @@ def test_defaults() -> None:
         secrets=("s",),
         content_types={"post": ContentType(), "page": ContentType()},
     )
-    assert one(name="wp", cms="wp-webhooks", secret="s").content_types.keys() == {"post", "page"}
+    wordpress = one(name="wp", cms="wp-webhooks", secret="s").content_types
+    assert wordpress.keys() == {"post", "page"}
+    assert wordpress["post"].title_field == "post_title"
     assert one(name="s", cms="shopify", content_types={"product": {"url_template": TEMPLATE}})
 
 
@@ -101,6 +103,7 @@ def test_a_connector_that_cannot_be_used_is_refused_with_where_and_why(
         ({"url_template": "https://www.example.com/blog/"}, "holds {slug}"),
         ({"url_template": "https://www.example.com/{lang}/{slug}"}, "holds {slug}"),
         ({"url_template": TEMPLATE, "slug_field": "a b"}, "slug_field 'a b'"),
+        ({"url_template": TEMPLATE, "title_field": "seo title"}, "title_field 'seo title'"),
         ({"url_template": TEMPLATE, "locales": ["en"]}, "locales: a table"),
         ({"url_template": TEMPLATE, "template": "x"}, "unknown key 'template'"),
     ],

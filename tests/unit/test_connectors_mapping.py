@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from sitemap_updater import connectors
 from sitemap_updater.connectors import Connector, ContentType, Mapped, Refusal, Request, common
+from sitemap_updater.domain.events import parse_body
+from sitemap_updater.domain.urls import Site
 from tests.unit.test_connectors_signing import (
     CONNECTORS,
     NOW,
@@ -62,6 +64,7 @@ def test_ghost() -> None:
             "version": 1773999000000 * 10,  # updated_at 2026-03-20T09:30:00.000Z, in ms
             "lastmod": "2026-03-20T09:30:00Z",
             "id": GHOST_ID,
+            "title": "Spring menu is here",
         }
     ]
     assert brief("ghost", "post-published-edited") == [
@@ -131,6 +134,7 @@ def test_wordpress_through_wp_webhooks() -> None:
             "version": 1773999000000 * 10,  # post_modified_gmt 2026-03-20 09:30:00 (UTC)
             "lastmod": "2026-03-20T09:30:00Z",
             "id": "1234",
+            "title": "Spring menu is here",  # post_title
         }
     ]
     assert brief("wp-webhooks", "post-update") == [("publish", SPRING, "1234")]
@@ -175,6 +179,7 @@ def test_strapi() -> None:
             "version": 1773999000512 * 10,  # the event's createdAt
             "lastmod": "2026-03-20T09:30:00Z",  # the entry's updatedAt
             "id": f"{STRAPI_ID}:en",
+            "title": "Spring menu is here",
         }
     ]
     blog = "https://www.example.com/en/blog/"
@@ -224,6 +229,7 @@ def test_contentful() -> None:
             "version": 1773999000498 * 10,  # sys.updatedAt
             "lastmod": "2026-03-20T09:30:00Z",
             "id": en,
+            "title": "Spring menu is here",  # fields.title, in the entry's locale
         },
         {
             "type": "publish",
@@ -231,6 +237,7 @@ def test_contentful() -> None:
             "version": 1773999000498 * 10,
             "lastmod": "2026-03-20T09:30:00Z",
             "id": de,
+            "title": "Die Frühlingskarte ist da",
         },
     ]
     assert brief("contentful", "entry-publish-slug") == [
@@ -282,6 +289,7 @@ def test_sanity() -> None:
             "version": 1773999000000 * 10,  # _updatedAt
             "lastmod": "2026-03-20T09:30:00Z",
             "id": SANITY_ID,
+            "title": "Spring menu is here",
         }
     ]
     assert brief("sanity", "update-slug") == [
@@ -326,6 +334,7 @@ def test_shopify() -> None:
             "version": 1773999000000 * 10,  # updated_at 2026-03-20T10:30:00+01:00
             "lastmod": "2026-03-20T09:30:00Z",
             "id": PRODUCT,
+            "title": "Stoneware plate",
         }
     ]
     assert brief("shopify", "products-update") == [
@@ -634,3 +643,30 @@ REFUSALS = {
     common.MISSING_VERSION,
     "not_an_object",
 }
+
+
+def test_the_cms_title_is_fitted_to_the_contract_or_left_out() -> None:
+    """A title the contract would refuse never costs the page: it is fitted, or dropped."""
+    strapi = Connector(
+        name="s",
+        cms="strapi",
+        content_types={
+            "article": ContentType(
+                url_template="https://www.example.com/{locale}/blog/{slug}", title_field="seo.title"
+            )
+        },
+    )
+    request = sample("strapi", "v5-entry-publish")
+    document = json.loads(request.body)
+    for title, expected in [
+        ("  Spring\x00 menu\u202e\n is here ", "Spring menu is here"),
+        ("x" * 300, "x" * 255 + "\u2026"),
+        ("\x01\u2066 ", None),
+        ({"rich": "text"}, None),
+    ]:
+        document["entry"]["seo"] = {"title": title}
+        body = json.dumps(document).encode()
+        bare = Request(request.method, request.path, request.headers, body, NOW)
+        (event,) = connectors.map_request(strapi, bare).events
+        assert event.get("title") == expected
+        parse_body(json.dumps(event).encode(), Site.parse("https://www.example.com"), 100_000)

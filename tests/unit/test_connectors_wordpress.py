@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 
 from sitemap_updater import connectors
+from sitemap_updater.domain.events import parse_body
+from sitemap_updater.domain.urls import Site
 from tests.unit.test_connectors_signing import CONNECTORS, REPO, SECRET, sample
 
 PLUGIN = REPO / "wordpress" / "sitemap-updater.php"
@@ -227,3 +229,16 @@ def test_a_failure_that_may_pass_is_tried_again_later(
         "before_delete_post",
         "sitemap_updater_retry",
     }
+
+
+def test_a_title_the_contract_would_refuse_is_fitted_so_the_page_still_goes(
+    tmp_path: Path,
+) -> None:
+    untidy = "  Spring\x07 menu\u202e is\there " + "\u00e9" * 300
+    (sent,) = run([transition("publish") | {"post": post(post_title=untidy)}], tmp_path)["sent"]
+    title = json.loads(sent["body"])["title"]
+
+    assert title == ("Spring menu is here " + "\u00e9" * 300)[:255] + "\u2026"
+    assert len(title) == 256
+    change = parse_body(sent["body"].encode(), Site.parse("https://www.example.com"), 100_000)
+    assert change.title == title

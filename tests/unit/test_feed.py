@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sitemap_updater.domain.contract import PageChange
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitemap_updater.domain.contract import PageChange, fitted_text, text
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.feed import Feed, FeedEntry, feed_entry, merged
+from sitemap_updater.domain.feed import MAX_TITLE, Feed, FeedEntry, feed_entry, merged
 from sitemap_updater.domain.render import render_feed
 from sitemap_updater.domain.urls import Site
 from tests.atom import read_atom
@@ -62,3 +66,14 @@ def test_the_feed_is_atom_that_a_feed_reader_reads_back() -> None:
     ]
     empty = render_feed(Feed(), Site.parse(SITE))
     assert read_atom(empty).entries == []
+
+
+@given(st.text(max_size=400))
+def test_any_text_fitted_as_a_title_passes_the_contract_s_check(value: str) -> None:
+    fitted = fitted_text(value, MAX_TITLE)
+    if fitted is None:
+        with pytest.raises(ValueError, match=r"empty|forbids|bidirectional"):
+            text(value, MAX_TITLE)
+    else:
+        assert text(fitted, MAX_TITLE) == fitted
+        assert len(fitted) <= MAX_TITLE

@@ -18,7 +18,9 @@ from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
+from sitemap_updater.domain.contract import fitted_text
 from sitemap_updater.domain.dates import epoch_ms, moment, time_version, version
+from sitemap_updater.domain.feed import MAX_TITLE
 
 __all__ = ["epoch_ms", "moment", "time_version", "version"]  # the connectors' times, from domain
 
@@ -240,12 +242,17 @@ def page_url(template: str, slug: str, locale: str | None = None) -> str:
     return url.replace("{locale}", quote(locale or "", safe=""))
 
 
-def publish(url: str, version: int, id: str | None, lastmod: str | None = None) -> dict[str, Any]:
+def publish(
+    url: str, version: int, id: str | None, lastmod: str | None = None, title: Any = None
+) -> dict[str, Any]:
+    """A publish; ``title`` is the CMS's, fitted to the contract (dropped if nothing is left)."""
     event: dict[str, Any] = {"type": "publish", "url": url, "version": version}
     if lastmod is not None:
         event["lastmod"] = lastmod
     if id is not None:
         event["id"] = id
+    if isinstance(title, str) and (fitted := fitted_text(title, MAX_TITLE)) is not None:
+        event["title"] = fitted
     return event
 
 

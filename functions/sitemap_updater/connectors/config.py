@@ -10,6 +10,7 @@ secrets = ["a-local-secret"]  # the local runtime only: one, or two while rotati
 [connector.content_types.article]          # the content types that are pages
 url_template = "https://www.example.com/{locale}/blog/{slug}"
 slug_field = "slug"
+title_field = "title"
 ```
 
 TOML because people write this file: comments say why a connector is there, tables read well
@@ -31,7 +32,8 @@ _NEEDS_TEMPLATE = {"strapi", "contentful", "sanity", "shopify"}
 _DEFAULT_TYPES = {"ghost": ("post", "page"), "wp-webhooks": ("post", "page")}
 _KEYS = {"name", "cms", "secret", "secrets", "secret_arn", "content_types", "tolerance_seconds"}
 _EXTRA_KEYS = {"strapi": {"auth_header"}, "wp-webhooks": {"signature"}, "shopify": {"event_source"}}
-_TYPE_KEYS = {"url_template", "slug_field", "locale_field", "locales"}
+_TYPE_KEYS = {"url_template", "slug_field", "locale_field", "title_field", "locales"}
+_TITLE_FIELDS = {"wp-webhooks": "post_title"}  # everywhere else: "title"
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}", re.ASCII)
 _ARN = re.compile(r"arn:aws[a-z-]*:(secretsmanager|ssm):[a-z0-9-]+:[0-9]{12}:\S+", re.ASCII)
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
@@ -50,6 +52,7 @@ class ContentType:
     url_template: str | None = None  # None: the CMS sends the URL (Ghost, WordPress)
     slug_field: str = "slug"
     locale_field: str = "locale"
+    title_field: str = "title"  # the feed's entry title (FEED_ENTRIES); a page without: its URL
     locales: tuple[tuple[str, str], ...] = ()  # (CMS locale, its {locale} in URLs), in order
 
     @property
@@ -175,7 +178,8 @@ def _content_types(entry: dict[str, Any], cms: str) -> dict[str, ContentType]:
     if given is None:
         if cms in _NEEDS_TEMPLATE:
             raise ConfigError(f"cms {cms!r} needs [connector.content_types.<type>] url_template")
-        return {name: ContentType() for name in _DEFAULT_TYPES[cms]}
+        title = _TITLE_FIELDS.get(cms, "title")
+        return {name: ContentType(title_field=title) for name in _DEFAULT_TYPES[cms]}
     if (
         not isinstance(given, dict)
         or not given
@@ -196,7 +200,8 @@ def _content_type(table: dict[str, Any], cms: str) -> ContentType:
     if unknown:
         raise ConfigError(f"unknown key {sorted(unknown)[0]!r}")
     template = _template(table, cms)
-    fields = {key: _string(table, key, None) for key in ("slug_field", "locale_field")}
+    names = ("slug_field", "locale_field", "title_field")
+    fields = {key: _string(table, key, None) for key in names}
     for key, value in fields.items():
         if value is not None and not _FIELD.fullmatch(value):
             raise ConfigError(f"{key} {value!r}: a field name, or a dotted path (seo.slug)")
@@ -207,6 +212,7 @@ def _content_type(table: dict[str, Any], cms: str) -> ContentType:
         url_template=template,
         slug_field=fields["slug_field"] or ("handle" if cms == "shopify" else "slug"),
         locale_field=fields["locale_field"] or ("language" if cms == "sanity" else "locale"),
+        title_field=fields["title_field"] or _TITLE_FIELDS.get(cms, "title"),
         locales=locales,
     )
 

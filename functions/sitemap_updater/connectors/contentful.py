@@ -162,7 +162,8 @@ def _published(
             events.append(Refusal(MISSING_SLUG, f"entry {cms_id} ({locale}): no {kind.slug_field}"))
             continue
         name = entity_id(cms_id, locale)
-        events.append(publish(url, time_version(updated, False), name, w3c(updated)))
+        title = _field(fields, kind.title_field, locale, kind)
+        events.append(publish(url, time_version(updated, False), name, w3c(updated), title))
     return events
 
 

@@ -33,6 +33,7 @@ from sitemap_updater.connectors.common import (
     identifier,
     ignored,
     load_object,
+    lookup,
     mapped,
     moment,
     page_url,
@@ -112,7 +113,8 @@ def _published(post: dict[str, Any], kind: ContentType) -> dict[str, Any] | Refu
         url = text(post.get("url"))
     if url is None:
         return Refusal(MISSING_SLUG, f"post {cms_id}: no url and no slug")
-    return publish(url, time_version(updated, False), cms_id, w3c(updated))
+    title = lookup(post, kind.title_field)
+    return publish(url, time_version(updated, False), cms_id, w3c(updated), title)
 
 
 def _gone(post: dict[str, Any], request: Request) -> dict[str, Any] | Refusal:

@@ -114,7 +114,7 @@ def _event(
     if kind is None or url is None:
         return Refusal(MISSING_SLUG, f"{cms_id}: no slug, or no language for {{locale}}")
     lastmod = w3c(updated) if updated is not None else None
-    return publish(url, change, cms_id, lastmod)
+    return publish(url, change, cms_id, lastmod, lookup(document, kind.title_field))
 
 
 def _url(document: dict[str, Any], kind: ContentType) -> str | None:

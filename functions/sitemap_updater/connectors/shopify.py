@@ -82,7 +82,8 @@ def _changed(product: dict[str, Any], kind: ContentType) -> dict[str, Any] | Ref
         return unpublish(time_version(updated, True), cms_id, url)
     if url is None:
         return Refusal(MISSING_SLUG, f"product {cms_id}: no {kind.slug_field}")
-    return publish(url, time_version(updated, False), cms_id, w3c(updated))
+    title = lookup(product, kind.title_field)
+    return publish(url, time_version(updated, False), cms_id, w3c(updated), title)
 
 
 def _deleted(event: Mapping[str, Any], product: dict[str, Any]) -> dict[str, Any] | Refusal:

@@ -107,4 +107,5 @@ def _event(
     if url is None:
         return Refusal(MISSING_SLUG, f"entry {cms_id}: no {kind.slug_field}")
     updated = moment(entry.get("updatedAt")) or when
-    return publish(url, time_version(when, False), name, w3c(updated))
+    title = lookup(entry, kind.title_field)
+    return publish(url, time_version(when, False), name, w3c(updated), title)

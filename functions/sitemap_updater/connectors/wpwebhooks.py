@@ -39,6 +39,7 @@ from sitemap_updater.connectors.common import (
     identifier,
     ignored,
     load_object,
+    lookup,
     mapped,
     moment,
     page_url,
@@ -105,4 +106,5 @@ def _event(
         url = text(document.get("post_permalink"))
     if url is None:
         return Refusal(MISSING_SLUG, f"post {cms_id}: no permalink and no post_name")
-    return publish(url, time_version(modified, False), cms_id, w3c(modified))
+    title = lookup(post, kind.title_field)
+    return publish(url, time_version(modified, False), cms_id, w3c(modified), title)

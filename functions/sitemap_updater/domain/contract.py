@@ -177,6 +177,16 @@ def text(value: str, limit: int) -> str:
     return trimmed
 
 
+def fitted_text(value: str, limit: int) -> str | None:
+    """Text from elsewhere (a CMS's title) made to pass :func:`text`: what it refuses is
+    removed, runs of whitespace become one space, and a long text is cut with an ellipsis.
+    None when nothing is left."""
+    kept = " ".join(_BIDI_REORDERING.sub("", _XML_ILLEGAL.sub("", value)).split())
+    if len(kept) > limit:
+        kept = kept[: limit - 1].rstrip() + "\u2026"
+    return kept or None
+
+
 def whole(value: Any, low: int, high: int) -> int:
     """A whole number from ``low`` to ``high`` (``60.0`` is 60)."""
     try:

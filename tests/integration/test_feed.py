@@ -55,6 +55,32 @@ def test_the_feed_lists_the_newest_changes_and_the_index_names_it(
     assert recorder.violations == []
 
 
+def test_a_change_that_moves_only_the_feed_reads_no_shard_records(
+    make_pipeline: Any, clock: FakeClock
+) -> None:
+    """A new title changes the feed, not the shard: the index function writes the feed and
+    leaves the index, without the full publish that reads every shard's record."""
+    pipeline = make_pipeline(FEED_ENTRIES=5)
+    pipeline.send_events([publish("/a", 1, title="A")])
+    pipeline.drain()
+    index = pipeline.objects()["sitemap.xml"]
+    recorder = Recorder(pipeline)
+    clock.advance(60)
+    pipeline.send_events([publish("/a", 2, title="A, again")])  # same entry, new title
+    pipeline.drain()
+
+    objects = pipeline.objects()
+    assert [e.title for e in read_atom(objects[FEED_KEY]).entries] == ["A, again"]
+    assert objects["sitemap.xml"] == index
+    shard_record_reads = [
+        params
+        for name, params in recorder.calls
+        if name == "Query" and params["ExpressionAttributeValues"][":pk"]["S"] == "SHARDS"
+    ]
+    assert shard_record_reads == []
+    assert recorder.violations == []
+
+
 def test_a_duplicate_changes_nothing_in_the_feed(make_pipeline: Any, clock: FakeClock) -> None:
     pipeline = make_pipeline(FEED_ENTRIES=5)
     pipeline.send_events([publish("/a", 1)])

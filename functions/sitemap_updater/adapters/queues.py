@@ -39,6 +39,7 @@ class IndexRequest(msgspec.Struct, frozen=True, omit_defaults=True):
     cause: str  # e.g. the shard and its generation: it deduplicates the request
     shard: str | None = None  # the one shard whose entry changed (None: publish in full)
     sent: int | None = None  # when SQS received the oldest change it shows (epoch ms)
+    files: bool = False  # only a site file changed (the feed): the index stays as it is
 
 
 class UrlsMessage(msgspec.Struct, frozen=True):
@@ -109,11 +110,11 @@ class Queues(_DeadLetters):
         _send_all(self.client, self.rebuild_queue_url, entries)
 
     def request_index(
-        self, cause: str, *, shard: str | None = None, sent: int | None = None
+        self, cause: str, *, shard: str | None = None, sent: int | None = None, files: bool = False
     ) -> None:
         self.client.send_message(
             QueueUrl=self.index_queue_url,
-            MessageBody=encode(IndexRequest(cause, shard, sent)),
+            MessageBody=encode(IndexRequest(cause, shard, sent, files)),
             MessageGroupId=INDEX_GROUP,
             MessageDeduplicationId=_dedup(cause),
         )

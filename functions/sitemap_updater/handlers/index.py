@@ -23,13 +23,14 @@ def handler(
 ) -> PartialItemFailureResponse:
     publish = (app_ or app()).publish_index
     requests = [index_request(record["body"]) for record in event.get("Records", [])]
-    # Only shards' own requests can be served by patching their lines; a scheduled run
-    # (or any other message) publishes in full.
-    shards = [r.shard for r in requests if r is not None and r.shard is not None]
-    sent = [r.sent for r in requests if r is not None and r.sent is not None]
+    # Shards' own requests are served by patching their lines, and the feed's by writing it
+    # alone; a scheduled run (or any other message) publishes in full.
+    known = [r for r in requests if r is not None and (r.shard is not None or r.files)]
+    shards = [r.shard for r in known if r.shard is not None]
+    sent = [r.sent for r in known if r.sent is not None]
 
     def serve(_: str) -> str:
-        publish(shards if len(shards) == len(requests) else None, sent)
+        publish(shards if len(known) == len(requests) else None, sent)
         return "published"
 
     return serve_once(event, context, lambda _record: "index", serve)

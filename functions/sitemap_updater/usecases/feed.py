@@ -4,12 +4,13 @@ index function, which publishes ``/feed.atom`` from that item before the index n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from datetime import datetime
 
+from sitemap_updater.domain.dates import w3c
 from sitemap_updater.domain.errors import ConcurrentChange
-from sitemap_updater.domain.feed import FEED_KEY, Feed, FeedEntry, merged, rfc3339
+from sitemap_updater.domain.feed import FEED_KEY, Feed, FeedEntry, merged
 from sitemap_updater.domain.render import render_feed
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.usecases.ports import FeedRegistry, IndexRequests
@@ -26,22 +27,28 @@ class UpdateFeed:
     index: IndexRequests
     size: int
 
-    def __call__(self, changes: Mapping[str, FeedEntry | None], applied: datetime) -> None:
-        """Merge ``changes`` (URL -> its entry, None: unpublished); raises if it cannot, so
-        SQS delivers the batch again (its events, duplicates then, are merged again)."""
+    def __call__(
+        self,
+        changes: Mapping[str, FeedEntry | None],
+        applied: datetime,
+        replayed: Set[str] = frozenset(),
+    ) -> None:
+        """Merge ``changes`` (URL -> its entry, None: unpublished; ``replayed``: see
+        :func:`merged`); raises if it cannot, so SQS delivers the batch again (its events,
+        duplicates then, are merged again)."""
 
         def attempt() -> int | None:
             feed = self.registry.feed()
-            entries = merged(feed.entries, changes, self.size)
+            entries = merged(feed.entries, changes, self.size, replayed)
             if entries == feed.entries:
                 return None
             generation = feed.generation + 1
-            self.registry.save_feed(Feed(entries, rfc3339(applied), generation), feed.generation)
+            self.registry.save_feed(Feed(entries, w3c(applied), generation), feed.generation)
             return generation
 
         generation = retry(attempt, MAX_ATTEMPTS, (ConcurrentChange,))
         if generation is not None:
-            self.index.request_index(f"feed@{generation}")
+            self.index.request_index(f"feed@{generation}", files=True)
 
 
 def feed_file(registry: FeedRegistry, site: Site) -> SiteFile:

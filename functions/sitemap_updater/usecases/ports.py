@@ -96,7 +96,7 @@ class RebuildRequests(Protocol):
 
 class IndexRequests(Protocol):
     def request_index(
-        self, cause: str, *, shard: str | None = None, sent: int | None = None
+        self, cause: str, *, shard: str | None = None, sent: int | None = None, files: bool = False
     ) -> None: ...
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
+from sitemap_updater.domain.dates import w3c
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.patch import index_lines, loc_of, patched
 from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput
@@ -48,7 +49,6 @@ from sitemap_updater.usecases.objects import (
     conflicts,
     sha256,
     take_back,
-    w3c_now,
 )
 from sitemap_updater.usecases.ports import (
     IndexRegistry,
@@ -122,15 +122,18 @@ class PublishIndex:
         self, shards: Sequence[str] | None = None, sent: Sequence[int] = ()
     ) -> IndexResult:
         """Publish the index: only the entries of ``shards`` when that is all that changed
-        (None: in full); then count how long ago SQS received the changes shown (``sent``,
-        epoch ms)."""
+        (none: only the site files, the feed; None: in full); then count how long ago SQS
+        received the changes shown (``sent``, epoch ms)."""
         # Keys written by an attempt that then lost a race are invalidated by the attempt
         # that succeeds (which finds them as recorded and writes nothing).
         touched: list[str] = []
 
         def attempt() -> IndexResult:
-            patched = self._patch(shards, touched) if shards else None
-            return patched or self._publish(touched)
+            if shards is None:
+                return self._publish(touched)
+            if self.site_files is not None:
+                touched.extend(self.site_files())
+            return self._patch(shards, touched) or self._publish(touched)
 
         result = retry(
             attempt,
@@ -249,7 +252,7 @@ class PublishIndex:
         # News ageing: a shard whose rendering changes by itself at a known moment (a news
         # block turning two days old) is rebuilt once that moment has passed. The index
         # also runs on a schedule, so this happens with no new event for the page.
-        now = w3c_now(self.clock())
+        now = w3c(self.clock())
         for output in outputs:
             if output.news_expiry is not None and output.news_expiry <= now:
                 requests.setdefault(output.shard, []).append(f"news@{output.news_expiry}")
@@ -345,7 +348,7 @@ class PublishIndex:
             if stored is not None and stored.metadata.get("sha256") == digest:
                 return False
             expected = None if stored is None else replace(expected, etag=stored.etag)
-        now = w3c_now(self.clock())
+        now = w3c(self.clock())
         state = ObjectState(key, "", digest, count, len(document), now)
         generation = before.generation
 

@@ -14,10 +14,12 @@ from botocore.exceptions import ClientError
 from sitemap_updater.adapters.queues import Queues
 from sitemap_updater.cli import main
 from sitemap_updater.domain.errors import RetryableError
+from sitemap_updater.domain.feed import FEED_KEY
 from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import register_stack
 from sitemap_updater.ops import backfill
 from sitemap_updater.ops.pages import Record
+from tests.atom import read_atom
 from tests.conftest import SITE
 from tests.httpsite import StaticSite, gz, sitemapindex, urlset
 from tests.integration.conftest import STACK, publish, site_entries
@@ -398,3 +400,29 @@ def test_text_sitemaps_and_feeds_are_sources_too(
     entries = site_entries(deployed.objects())
     assert set(entries) == {f"{SITE}/a", f"{SITE}/b", f"{SITE}/c"}
     assert entries[f"{SITE}/c"]["lastmod"] == "2026-11-21T12:00:00Z"
+
+
+def test_a_backfill_keeps_the_group_rules_and_the_feed(
+    make_pipeline: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pages land in the groups GROUP_RULES names, as events do; the feed gets the newest
+    published pages and loses the unpublished ones, as from the ingest function."""
+    pipeline = make_pipeline(FEED_ENTRIES=2, GROUP_RULES="/blog/=blog")
+    register_stack(pipeline.stack)
+    pipeline.send_events([publish("/gone", 1, lastmod="2026-11-20")])
+    pipeline.drain()
+    source = pages_file(
+        tmp_path,
+        [
+            {"url": f"{SITE}/blog/a", "lastmod": "2026-11-01"},
+            {"url": f"{SITE}/b", "lastmod": "2026-11-03"},
+            {"url": f"{SITE}/c", "lastmod": "2026-11-02"},
+            {"type": "unpublish", "url": f"{SITE}/gone", "version": 2},
+        ],
+    )
+    status, _out, summary = run(capsys, str(source))
+    assert status == 0
+    assert summary["shards"] == ["blog-00001", "pages-00001"]
+    pipeline.drain()
+    feed = read_atom(pipeline.objects()[FEED_KEY])
+    assert [e.link for e in feed.entries] == [f"{SITE}/b", f"{SITE}/c"]

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from sitemap_updater.domain.contract import PageChange, fitted_text, text
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.feed import MAX_TITLE, Feed, FeedEntry, feed_entry, merged
+from sitemap_updater.domain.feed import MAX_TITLE, Feed, FeedEntry, Gathered, feed_entry, merged
 from sitemap_updater.domain.render import render_feed
 from sitemap_updater.domain.urls import Site
 from tests.atom import read_atom
@@ -51,6 +51,20 @@ def test_the_feed_keeps_the_newest_pages_each_once_and_unpublished_pages_leave()
     assert merged(feed, changes, 2)[-1] == entry("/a", "2026-11-04T00:00:00Z")
 
 
+def test_a_duplicate_delivered_again_keeps_its_entry_or_adds_the_missing_one() -> None:
+    feed = (entry("/a", "2026-11-03T00:00:00Z"),)
+    again = {
+        f"{SITE}/a": entry("/a", "2026-11-24T06:00:00Z"),  # no lastmod: the redelivery's time
+        f"{SITE}/b": entry("/b", "2026-11-24T06:00:00Z"),  # its first delivery died first
+    }
+    replayed = {f"{SITE}/a", f"{SITE}/b"}
+    assert merged(feed, again, 5, replayed) == (
+        entry("/b", "2026-11-24T06:00:00Z"),
+        entry("/a", "2026-11-03T00:00:00Z"),
+    )
+    assert merged(feed, {f"{SITE}/a": None}, 5, {f"{SITE}/a"}) == ()  # an unpublish: it goes
+
+
 def test_the_feed_is_atom_that_a_feed_reader_reads_back() -> None:
     entries = (
         entry("/b?x=1&y=2", "2026-11-05T10:00:00Z", "Fish & <chips>"),
@@ -77,3 +91,18 @@ def test_any_text_fitted_as_a_title_passes_the_contract_s_check(value: str) -> N
     else:
         assert text(fitted, MAX_TITLE) == fitted
         assert len(fitted) <= MAX_TITLE
+
+
+def test_a_backfill_s_changes_keep_the_newest_pages_and_every_unpublished_one() -> None:
+    gathered = Gathered(2)
+    for day in range(1, 29):
+        gathered.add(f"{SITE}/{day}", entry(f"/{day}", f"2026-11-{day:02d}T00:00:00Z"))
+    gathered.add(f"{SITE}/28", None)  # unpublished after it was published
+    gathered.add(f"{SITE}/gone", None)
+    changes = gathered.changes
+    assert (changes[f"{SITE}/28"], changes[f"{SITE}/gone"]) == (None, None)
+    assert len(changes) <= 2 + 8 * 2 + 1  # memory stays flat, however many pages
+    assert merged((), gathered.changes, 2) == (
+        entry("/27", "2026-11-27T00:00:00Z"),
+        entry("/26", "2026-11-26T00:00:00Z"),
+    )

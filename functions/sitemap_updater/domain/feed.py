@@ -5,12 +5,13 @@ its change was applied; never the time of a rendering. An unpublished page leave
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from datetime import datetime
 
 from msgspec import Struct
 
 from sitemap_updater.domain.contract import PageChange
+from sitemap_updater.domain.dates import instant, w3c
 
 FEED_KEY = "feed.atom"
 MAX_FEED_ENTRIES = 100  # the feed's one registry item stays far below DynamoDB's 400 KB
@@ -31,27 +32,57 @@ class Feed(Struct, frozen=True, gc=False):
     generation: int = 0
 
 
-def rfc3339(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def feed_entry(change: PageChange, applied: datetime) -> FeedEntry | None:
     """A change as the feed lists it; None for an unpublish (the page leaves the feed)."""
     if change.entry is None:
         return None
     lastmod = change.entry.lastmod  # normalised: a date, or a UTC datetime to the second
-    if lastmod is None:
-        updated = rfc3339(applied)
-    else:
-        updated = lastmod if "T" in lastmod else f"{lastmod}T00:00:00Z"
+    updated = w3c(applied if lastmod is None else instant(lastmod))
     return FeedEntry(change.url, updated, change.title)
 
 
 def merged(
-    entries: Sequence[FeedEntry], changes: Mapping[str, FeedEntry | None], size: int
+    entries: Sequence[FeedEntry],
+    changes: Mapping[str, FeedEntry | None],
+    size: int,
+    replayed: Set[str] = frozenset(),
 ) -> tuple[FeedEntry, ...]:
-    """The ``size`` newest of ``entries`` with ``changes`` (URL -> its entry, or None: gone)."""
+    """The ``size`` newest of ``entries`` with ``changes`` (URL -> its entry, or None: gone).
+    A ``replayed`` page (a duplicate publish delivered again) keeps the entry it has: its
+    change was merged when it was applied, unless that delivery died first."""
+    listed = {entry.url for entry in entries}
+    changes = {
+        url: e
+        for url, e in changes.items()
+        if e is None or url not in replayed or url not in listed
+    }
     kept = {entry.url: entry for entry in entries if entry.url not in changes}
     kept.update((url, entry) for url, entry in changes.items() if entry is not None)
     newest = sorted(kept.values(), key=lambda entry: (entry.updated, entry.url), reverse=True)
     return tuple(newest[:size])
+
+
+class Gathered:
+    """The feed's changes of many pages applied one by one (a backfill), to merge at once:
+    every unpublished page, and only the ``size`` newest published ones (the feed lists no
+    more), so that memory stays flat."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.gone: set[str] = set()
+        self.published: dict[str, FeedEntry] = {}
+
+    def add(self, url: str, entry: FeedEntry | None) -> None:
+        if entry is None:
+            self.gone.add(url)
+            self.published.pop(url, None)
+            return
+        self.gone.discard(url)
+        self.published[url] = entry
+        if len(self.published) > 8 * self.size:
+            newest = merged((), self.published, self.size)
+            self.published = {e.url: e for e in newest}
+
+    @property
+    def changes(self) -> dict[str, FeedEntry | None]:
+        return {**dict.fromkeys(sorted(self.gone)), **self.published}

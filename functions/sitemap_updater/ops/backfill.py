@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import suppress
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from functools import partial
 from itertools import chain
@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sitemap_updater.domain.contract import PageChange, normalise_version
-from sitemap_updater.domain.errors import InvalidEvent, RetryableError
+from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError
+from sitemap_updater.domain.feed import Gathered, feed_entry
 from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES, Limits, checked_entry_size
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops import crawl
@@ -176,21 +177,32 @@ class Importer:
         self.app = app
         self.workers = max(1, workers)
         self._local = threading.local()
+        size = app.settings.feed_entries
+        self.feed = Gathered(size) if size else None  # what the run changes in the feed
+        self._lock = threading.Lock()
 
     def _apply(self, change: PageChange) -> IngestResult:
-        from sitemap_updater.usecases.ingest import ApplyChange  # noqa: PLC0415
+        from sitemap_updater.usecases.ingest import Outcome  # noqa: PLC0415
 
         apply: ApplyChange | None = getattr(self._local, "apply", None)
         if apply is None:  # one per thread: it caches each group's open shard
-            base = self.app.apply_change
-            apply = ApplyChange(base.registry, base.limits, base.tombstone_ttl_seconds, base.clock)
+            apply = replace(self.app.apply_change)
             self._local.apply = apply
         for attempt in range(RETRIES - 1):
             try:
-                return apply(change)
+                result = apply(change)
+                break
             except RetryableError:
                 time.sleep(0.05 * 2**attempt)
-        return apply(change)
+        else:
+            result = apply(change)
+        if self.feed is not None and result.outcome is Outcome.APPLIED:
+            with self._lock:
+                for url in sorted(result.left):
+                    self.feed.add(url, None)
+                if change.url:
+                    self.feed.add(change.url, feed_entry(change, apply.clock()))
+        return result
 
     def run(self, changes: Changes, result: BackfillResult, progress: Progress) -> None:
         from sitemap_updater.observability import metrics  # noqa: PLC0415
@@ -272,6 +284,19 @@ def request_rebuilds(app: App, result: BackfillResult) -> None:
         result.failed.append(Problem("rebuild requests", f"not sent for {shards}: {why}"))
 
 
+def update_feed(app: App, gathered: Gathered | None, result: BackfillResult) -> None:
+    """Merge what the run changed into the feed (FEED_ENTRIES), as the ingest function does
+    for each batch: once, at the end. A failure is one of the run's."""
+    feed = app.ingest.feed
+    if feed is None or gathered is None or not gathered.changes:
+        return
+    try:
+        feed(gathered.changes, app.apply_change.clock())
+    except (ConcurrentChange, RetryableError, ClientError, BotoCoreError) as exc:
+        why = aws_error_message(exc) or f"{type(exc).__name__}: {exc}"
+        result.failed.append(Problem("feed", f"not updated: {why}"))
+
+
 def run(args: argparse.Namespace) -> int:
     version = _default_version(args.version)
     if args.workers is not None and args.workers < 1:
@@ -291,10 +316,12 @@ def run(args: argparse.Namespace) -> int:
         else:
             app = deployment.app
             changes = page_changes(records, deployment.settings.site, version, result, progress)
+            importer = Importer(app, workers)
             try:
-                Importer(app, workers).run(changes, result, progress)
+                importer.run(changes, result, progress)
             finally:  # even after a fatal error: the pages applied so far get their rebuilds
                 request_rebuilds(app, result)
+                update_feed(app, importer.feed, result)
     _report(result, args)
     if result.interrupted:
         return 130

@@ -474,7 +474,8 @@ class Ingest:
         together = self._apply_together(messages, parsed)
         results: dict[str, IngestResult] = {}
         touched: dict[str, list[str]] = defaultdict(list)
-        changed: dict[str, PageChange] = {}  # for IndexNow and the feed, in order
+        changed: dict[str, PageChange | None] = {}  # for IndexNow and the feed, in order
+        replayed: set[str] = set()  # of those, delivered again as duplicates
         applied = self.apply.clock()
         for message in messages:
             change = parsed[message.message_id]
@@ -485,20 +486,18 @@ class Ingest:
             # IndexNow hears of every applied change (an unpublished page too: it should be
             # crawled to see its 404/410), and of a duplicate SQS delivered before: the
             # delivery that applied it may have died before queueing its URL.
-            if isinstance(change, PageChange) and (
-                result.outcome is Outcome.APPLIED
-                or (result.outcome is Outcome.DUPLICATE and message.redelivered)
-            ):
+            replay = result.outcome is Outcome.DUPLICATE and message.redelivered
+            if isinstance(change, PageChange) and (result.outcome is Outcome.APPLIED or replay):
                 # An entity's previous URL, or the one an id alone names, is unpublished too.
-                for url in sorted(result.left):
-                    changed[url] = PageChange(url, change.version, None)
-                if change.url:
-                    changed[change.url] = change
+                urls = [*sorted(result.left), *([change.url] if change.url else [])]
+                changed.update((url, change if url == change.url else None) for url in urls)
+                replayed.update(urls if replay else ())
         try:
             if touched:
                 self.queues.request_rebuilds(touched)
             if self.feed is not None and changed:
-                self.feed({url: feed_entry(c, applied) for url, c in changed.items()}, applied)
+                entries = {url: feed_entry(c, applied) if c else None for url, c in changed.items()}
+                self.feed(entries, applied, replayed)
         finally:
             self._notify(list(changed))
         return results

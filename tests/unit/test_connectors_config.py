@@ -11,6 +11,7 @@ import pytest
 
 from sitemap_updater import connectors
 from sitemap_updater.connectors import ConfigError, Connector, ContentType, common
+from sitemap_updater.domain import dates
 from tests.unit.test_connectors_signing import SAMPLES
 
 TEMPLATE = "https://www.example.com/{locale}/blog/{slug}"
@@ -215,7 +216,7 @@ def test_versions_order_as_the_cms_s_times_and_an_unpublish_wins_a_tie() -> None
     assert common.time_version(at, False) == 17739990000000
     assert common.time_version(at, True) == 17739990000001
     assert common.version(1773999000001, False) > common.time_version(at, True)
-    assert common.w3c(datetime(2026, 3, 20, 10, 30, 5, 999, tzinfo=UTC)) == "2026-03-20T10:30:05Z"
+    assert dates.w3c(datetime(2026, 3, 20, 10, 30, 5, 999, tzinfo=UTC)) == "2026-03-20T10:30:05Z"
 
 
 @pytest.mark.parametrize(

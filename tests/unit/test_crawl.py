@@ -91,6 +91,16 @@ def test_entries_are_read_by_local_name_stripped_with_their_lines() -> None:
     ]
 
 
+def test_an_rss_item_s_page_is_its_own_link_not_an_atom_link_beside_it() -> None:
+    body = (
+        '<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom"><channel><title>n</title>'
+        '<item><atom:link rel="self" href="https://www.example.com/feed"/>'
+        "<link>https://www.example.com/a</link></item></channel></rss>"
+    )
+    document = load_document("u", ok("u", body))
+    assert [u.loc for u in document.urls] == ["https://www.example.com/a"]
+
+
 def test_external_entities_are_never_resolved() -> None:
     body = (
         b'<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY e SYSTEM "file:///etc/passwd">]>'

@@ -279,6 +279,7 @@ def test_extra_sitemaps_are_kept_in_order_each_in_its_canonical_spelling() -> No
         (f"https://www.example.com/{'a' * 2048}.xml", "over 2048"),
         ("https://www.example.com/sitemap.xml", "a file the updater writes itself"),
         ("https://www.example.com/sitemap-pages-00001.xml.gz", "a file the updater writes"),
+        ("https://www.example.com/sitemap.xsl", "a file the updater writes"),
         ("https://www.example.com/a.xml,https://www.example.com/a.xml", "given twice"),
     ],
 )
@@ -288,6 +289,12 @@ def test_an_extra_sitemap_the_index_cannot_list_is_refused_at_start(
     found = problem(env(EXTRA_SITEMAPS=given))
     assert "EXTRA_SITEMAPS" in found
     assert message in found
+
+
+def test_the_feed_is_listed_by_its_setting_not_as_an_extra_sitemap() -> None:
+    feed = "https://www.example.com/feed.atom"
+    assert Settings.from_env(env(EXTRA_SITEMAPS=feed)).index_extras == (feed,)  # someone's
+    assert "leave it out" in problem(env(EXTRA_SITEMAPS=feed, FEED_ENTRIES="10"))
 
 
 def test_extra_sitemaps_must_leave_room_for_our_shards_in_an_index_file() -> None:

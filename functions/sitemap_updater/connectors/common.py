@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
@@ -225,11 +224,6 @@ def identifier(value: Any) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     return text(value)
-
-
-def w3c(when: datetime) -> str:
-    """A ``lastmod``: UTC, to the second."""
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 # --- events ----------------------------------------------------------------------------------

@@ -52,9 +52,9 @@ from sitemap_updater.connectors.common import (
     text,
     time_version,
     unpublish,
-    w3c,
 )
 from sitemap_updater.connectors.config import Connector, ContentType
+from sitemap_updater.domain.dates import w3c
 
 SIGNATURE = "x-contentful-signature"
 SIGNED_HEADERS = "x-contentful-signed-headers"

@@ -43,9 +43,9 @@ from sitemap_updater.connectors.common import (
     time_version,
     unpublish,
     version,
-    w3c,
 )
 from sitemap_updater.connectors.config import Connector, ContentType
+from sitemap_updater.domain.dates import w3c
 
 HEADER = "x-ghost-signature"
 HANDLED = {

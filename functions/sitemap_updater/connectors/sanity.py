@@ -50,9 +50,9 @@ from sitemap_updater.connectors.common import (
     time_version,
     unpublish,
     version,
-    w3c,
 )
 from sitemap_updater.connectors.config import Connector, ContentType
+from sitemap_updater.domain.dates import w3c
 
 HEADER = "sanity-webhook-signature"
 _SIGNATURE = re.compile(r"t=([0-9]{1,20})[, ]+v1=([^, ]+)", re.ASCII)  # the toolkit's, anchored

@@ -35,9 +35,9 @@ from sitemap_updater.connectors.common import (
     text,
     time_version,
     unpublish,
-    w3c,
 )
 from sitemap_updater.connectors.config import Connector, ContentType
+from sitemap_updater.domain.dates import w3c
 
 DETAIL_TYPE = "shopifyWebhook"
 SOURCE_PREFIX = "aws.partner/shopify.com/"

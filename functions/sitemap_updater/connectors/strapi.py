@@ -43,9 +43,9 @@ from sitemap_updater.connectors.common import (
     text,
     time_version,
     unpublish,
-    w3c,
 )
 from sitemap_updater.connectors.config import Connector, ContentType
+from sitemap_updater.domain.dates import w3c
 
 LIVE = {"entry.publish", "entry.create", "entry.update"}
 GONE = {"entry.unpublish", "entry.delete"}

@@ -66,6 +66,11 @@ def _normalise_w3c(value: str, name: str) -> str:
     return moment.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
+def w3c(when: datetime) -> str:
+    """A moment as sitemaps and feeds write it: UTC, to the second (2026-11-20T09:30:00Z)."""
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def instant(normalised: str) -> datetime:
     """The moment a normalised W3C value names (a date is its first instant, UTC)."""
     if "T" not in normalised:

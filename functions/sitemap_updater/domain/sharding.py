@@ -25,7 +25,7 @@ from sitemap_updater.domain.render import (
     rendered_size,
     urlset_of,
 )
-from sitemap_updater.domain.stylesheet import with_stylesheet
+from sitemap_updater.domain.stylesheet import STYLESHEET_KEY, with_stylesheet
 from sitemap_updater.domain.urls import Site, normalise_path_prefix, normalise_url
 
 PROTOCOL_MAX_URLS = 50_000
@@ -118,7 +118,7 @@ def extra_sitemaps(urls: Iterable[str], site: Site) -> tuple[str, ...]:
         except InvalidEvent as exc:
             raise ValueError(f"{written!r}: {exc.detail}") from None
         path = urlsplit(url).path[1:]
-        if SITEMAP_FILE.fullmatch(path) or path == ROBOTS_KEY:
+        if SITEMAP_FILE.fullmatch(path) or path in (ROBOTS_KEY, STYLESHEET_KEY):
             raise ValueError(f"{written!r} is a file the updater writes itself")
         if url in found:
             raise ValueError(f"{written!r} is given twice")
@@ -128,7 +128,12 @@ def extra_sitemaps(urls: Iterable[str], site: Site) -> tuple[str, ...]:
 
 def index_extras(extras: Iterable[str], site: Site, feed: bool) -> tuple[str, ...]:
     """What the index lists after our shards: ``extras`` (EXTRA_SITEMAPS), then the feed."""
-    return extra_sitemaps([*extras, *([site.url_for(FEED_KEY)] if feed else [])], site)
+    listed = extra_sitemaps(extras, site)
+    if not feed:
+        return listed
+    if site.url_for(FEED_KEY) in listed:
+        raise ValueError(f"/{FEED_KEY} is the feed FEED_ENTRIES writes and lists: leave it out")
+    return (*listed, site.url_for(FEED_KEY))
 
 
 def index_room(limits: Limits, extras: Sequence[str]) -> Limits:

@@ -79,7 +79,10 @@ def _children(element: Any, name: str) -> list[Any]:
 
 
 def _first_text(element: Any, name: str) -> str | None:
-    found = next(iter(_children(element, name)), None)
+    return _text(next(iter(_children(element, name)), None))
+
+
+def _text(found: Any) -> str | None:
     return None if found is None else (found.text or "").strip()
 
 
@@ -93,7 +96,8 @@ def feed_entries(root: Any) -> list[Entry] | None:
         items = [
             item for channel in _children(root, "channel") for item in _children(channel, "item")
         ]
-        return [Entry(_first_text(item, "link"), item.sourceline) for item in items]
+        # RSS's own <link> is in no namespace: an <atom:link rel="self"> beside it is not it.
+        return [Entry(_text(item.find("link")), item.sourceline) for item in items]
     return None
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import datetime
 from typing import Any
 
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
@@ -30,10 +29,6 @@ class NewerOutput(WriteConflict):
 
 def sha256(document: bytes) -> str:
     return hashlib.sha256(document).hexdigest()
-
-
-def w3c_now(clock_value: datetime) -> str:
-    return clock_value.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from enum import StrEnum
 import msgspec
 
 from sitemap_updater.domain.clusters import Cluster, alternates
+from sitemap_updater.domain.dates import w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, LimitExceeded, WriteConflict
 from sitemap_updater.domain.news import current_news
@@ -48,7 +49,6 @@ from sitemap_updater.usecases.objects import (
     conflicts,
     sha256,
     take_back,
-    w3c_now,
 )
 from sitemap_updater.usecases.ports import IndexRequests, Invalidator, ObjectStore, ShardRegistry
 from sitemap_updater.usecases.retry import retry
@@ -129,7 +129,7 @@ class RebuildShard:
         return f"{RENDERING}|{stored}|{self.stylesheet or ''}"
 
     def _rebuild(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
-        read_at = w3c_now(self.clock())  # before the reads (see _delete_unrecorded)
+        read_at = w3c(self.clock())  # before the reads (see _delete_unrecorded)
         output = self.registry.shard_output(shard)  # before the entries: see the module doc
         pending = [] if restore else self.registry.pending(shard)
         sent = min((p.sent for p in pending if p.sent is not None), default=None)
@@ -149,7 +149,7 @@ class RebuildShard:
             return self._retire(output, touched, read_at)
         moment = self.clock()
         entries, expiry = self._as_rendered(stored, moment)
-        news_expiry = w3c_now(expiry) if expiry is not None else None
+        news_expiry = w3c(expiry) if expiry is not None else None
         document = self.shard_format.document(entries, self.limits, stylesheet=self.stylesheet)
         written = _Written(document, len(entries), news_expiry, moment, sent)
         return self._publish(output, written, touched, restore)
@@ -232,7 +232,7 @@ class RebuildShard:
                 # brings it back. A restore doing so could race that group's delete.
                 return Rebuilt.UNCHANGED
             return self._same_bytes(output, current, new, touched)
-        now = w3c_now(new.moment)
+        now = w3c(new.moment)
         state = ObjectState(key, "", digest, new.count, len(new.document), now)
         try:
             written = self._writer.write(state, self.shard_format.body(new.document), current)

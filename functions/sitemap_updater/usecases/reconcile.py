@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from math import ceil
 
+from sitemap_updater.domain.dates import w3c
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError
 from sitemap_updater.domain.records import ShardOutput
 from sitemap_updater.domain.sharding import DEFAULT_GROUP, parse_shard_id, shard_id
 from sitemap_updater.observability import Metric, logger, metrics
-from sitemap_updater.usecases.objects import w3c_now
 from sitemap_updater.usecases.ports import KnownShards, ReconcileRegistry
 from sitemap_updater.usecases.rebuild import Rebuilt
 
@@ -65,7 +65,7 @@ class Reconcile:
         """This run's shards: due (never checked, or not within the period), least recently
         checked first, as many as keep the pace."""
         shards = known_shards(self.registry)
-        checked_before = w3c_now(self.clock() - self.period)
+        checked_before = w3c(self.clock() - self.period)
         due = [s for s in shards if s.checked is None or s.checked <= checked_before]
         due.sort(key=lambda output: output.checked or "")  # stable: shard order within
         return [output.shard for output in due[: ceil(len(shards) * self.interval / self.period)]]
@@ -78,7 +78,7 @@ class Reconcile:
                 if self.rebuild(shard, restore=True) in REPAIRS:
                     repaired.append(shard)
                     logger.warning("shard repaired: its object was not the registry's", shard=shard)
-                self.registry.mark_checked(shard, w3c_now(self.clock()))
+                self.registry.mark_checked(shard, w3c(self.clock()))
             except RetryableError as exc:
                 failed[shard] = f"{type(exc).__name__}: {exc}"
                 logger.warning("shard not reconciled", shard=shard, reason=failed[shard])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 from datetime import UTC, datetime
 from decimal import Decimal
-from types import SimpleNamespace
 
 from lxml import etree
 
@@ -24,7 +23,7 @@ SITE = Site.parse("https://www.example.com")
 
 def importer(registry: MemoryRegistry, workers: int) -> Importer:
     apply = ApplyChange(registry, registry.limits, 86_400, lambda: datetime.now(UTC))
-    return Importer(SimpleNamespace(apply_change=apply), workers)  # type: ignore[arg-type]
+    return Importer(apply, workers)
 
 
 def pages(count: int) -> list[Record]:

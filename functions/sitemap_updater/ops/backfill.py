@@ -173,12 +173,11 @@ def page_changes(
 class Importer:
     """Apply page changes through the ingest function's ApplyChange, a few in parallel."""
 
-    def __init__(self, app: App, workers: int):
-        self.app = app
+    def __init__(self, apply: ApplyChange, workers: int, feed_entries: int = 0):
+        self.apply = apply
         self.workers = max(1, workers)
         self._local = threading.local()
-        size = app.settings.feed_entries
-        self.feed = Gathered(size) if size else None  # what the run changes in the feed
+        self.feed = Gathered(feed_entries) if feed_entries else None  # its changes to the feed
         self._lock = threading.Lock()
 
     def _apply(self, change: PageChange) -> IngestResult:
@@ -186,7 +185,7 @@ class Importer:
 
         apply: ApplyChange | None = getattr(self._local, "apply", None)
         if apply is None:  # one per thread: it caches each group's open shard
-            apply = replace(self.app.apply_change)
+            apply = replace(self.apply)
             self._local.apply = apply
         for attempt in range(RETRIES - 1):
             try:
@@ -316,7 +315,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             app = deployment.app
             changes = page_changes(records, deployment.settings.site, version, result, progress)
-            importer = Importer(app, workers)
+            importer = Importer(app.apply_change, workers, app.settings.feed_entries)
             try:
                 importer.run(changes, result, progress)
             finally:  # even after a fatal error: the pages applied so far get their rebuilds

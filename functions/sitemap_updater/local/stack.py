@@ -7,6 +7,7 @@ the handlers and the CLI run here exactly as they run against AWS.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 import logging
@@ -97,6 +98,8 @@ def tune_moto() -> None:
       the items it touches, to put them back if it fails.
     * DynamoDB: a Query sorts and filters every item of the table. Here it reads its
       partition, as DynamoDB does.
+    * Its server lists moto's package folder, a system call per entry, for every request.
+      Here once.
     * SQS: each message sent or received reads every attribute of its queue, message counts
       included, a delete searches the queue twice, and every clock reading builds
       datetimes: O(queue) per message. Here an attribute is computed when read, a receipt
@@ -107,6 +110,10 @@ def tune_moto() -> None:
     if not getattr(DynamoHandler.call_action, "tuned", False):
         _isolate_transactions()
         _partition_queries()
+        backends: Any = importlib.import_module("moto.backends")
+        backends.list_of_moto_modules = functools.cache(
+            lambda listed=backends.list_of_moto_modules: tuple(listed())
+        )
         _cheap_sqs_clock()
         _sqs_in_constant_time()
 

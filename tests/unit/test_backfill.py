@@ -85,7 +85,8 @@ def test_a_url_elements_extensions_become_contract_fields_and_the_rest_is_named(
         b'<url xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
         b' xmlns:v="http://www.google.com/schemas/sitemap-video/1.1"'
         b' xmlns:xhtml="http://www.w3.org/1999/xhtml" xmlns:m="urn:mobile">'
-        b"<loc>https://www.example.com/a</loc><m:mobile/>"
+        b"<loc>https://www.example.com/a</loc><m:mobile/><lastmod>2026-11-01</lastmod>"
+        b"<loc>https://www.example.com/b</loc><lastmod>2026-11-02</lastmod>"
         b"<v:video><v:title> T </v:title><v:title>again</v:title><v:tag>a</v:tag><v:tag>b</v:tag>"
         b'<v:player_loc allow_embed="yes">\n https://cdn.example.net/p \n</v:player_loc>'
         b'<v:platform relationship=" deny ">tv  mobile</v:platform><v:live>Yes</v:live>'
@@ -114,6 +115,8 @@ def test_a_url_elements_extensions_become_contract_fields_and_the_rest_is_named(
     }
     assert record.dropped == (
         "m:mobile",
+        "loc",  # a repeated page field: the first is kept
+        "lastmod",
         "v:title",
         "v:player_loc @allow_embed",
         "v:uploader info https://elsewhere.example/u (on another site)",

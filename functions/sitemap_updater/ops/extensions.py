@@ -77,9 +77,13 @@ class Extensions:
             "title": text,
             "publication": self._publication,
         }
+        page_fields: set[str] = set()  # the crawl keeps the first of each
         for child in url:
             name = local_name(child.tag)
+            if name in PAGE_FIELDS and name in page_fields:
+                self.dropped.append(_written(child))
             if name is None or name in PAGE_FIELDS:
+                page_fields.add(name or "")
                 continue
             if name == "image":
                 record.setdefault("images", []).append(self.fields(child, {"loc": text}))

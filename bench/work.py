@@ -25,7 +25,7 @@ event through ingest -> rebuild -> index until the queues are drained:
 Burst: ``--burst`` publishes of existing URLs of one shard, all on the ingest queue before the
 functions start, drained as Lambda would (batches of the ingest function's batch size).
 
-moto as the local runtime runs it (``local.stack.tune_moto``): a transaction
+moto as the local runtime runs it (``local.tuning.tune_moto``): a transaction
 keeps only the items it touches for its rollback, not a deep copy of the table, so a
 100,000-URL registry loads in minutes, not hours. The requests the functions make are the
 same.
@@ -634,7 +634,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(size) for size in args.sizes.split(",")]
     simulated = [int(size) for size in args.simulate.split(",") if size]
     fake_aws_environment()
-    from sitemap_updater.local.stack import tune_moto  # noqa: PLC0415
+    from sitemap_updater.local.tuning import tune_moto  # noqa: PLC0415
 
     tune_moto()
     by_size = measure_sizes(sizes, args.shard_size)

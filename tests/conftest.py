@@ -45,8 +45,8 @@ def restored_environment() -> Iterator[None]:
     yield
     os.environ.clear()
     os.environ.update(saved)
-    if "moto" in sys.modules:  # and moto's dashboard copies of every model (local/stack.py)
-        from sitemap_updater.local.stack import release_moto_history
+    if "moto" in sys.modules:  # and moto's dashboard copies of every model (local/tuning.py)
+        from sitemap_updater.local.tuning import release_moto_history
 
         release_moto_history()
 

@@ -1,4 +1,4 @@
-"""moto as the local runtime runs it (``local.stack.tune_moto``): the same answers as AWS
+"""moto as the local runtime runs it (``local.tuning.tune_moto``): the same answers as AWS
 gives, in time that does not grow with the table or the queue. The tuning is for the whole
 process, as in ``sitemap-updater local``."""
 
@@ -12,7 +12,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from sitemap_updater.local.stack import tune_moto
+from sitemap_updater.local.tuning import tune_moto
 
 
 @pytest.fixture

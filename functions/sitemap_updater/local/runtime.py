@@ -32,9 +32,9 @@ from sitemap_updater.local.stack import (
     LocalStack,
     MotoServer,
     create_resources,
-    release_moto_history,
     use_endpoint,
 )
+from sitemap_updater.local.tuning import release_moto_history
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.send import send_bodies

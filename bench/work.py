@@ -631,6 +631,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--burst", type=int, default=1000, help="publishes in the burst")
     parser.add_argument("--json", action="store_true", help="end with the figures as one JSON")
     args = parser.parse_args(argv)
+    if args.burst < 1:  # checked first: the burst is measured after minutes of the rest
+        parser.error("--burst must be at least 1")
     sizes = [int(size) for size in args.sizes.split(",")]
     simulated = [int(size) for size in args.simulate.split(",") if size]
     fake_aws_environment()

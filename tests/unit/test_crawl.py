@@ -118,6 +118,8 @@ def test_documents_say_what_they_are_or_why_they_cannot_be_read() -> None:
     assert broken.kind == UNREADABLE
     assert broken.error is not None
     assert broken.error.startswith("not well-formed XML")
+    wide = load_document("u", ok("u", ("\ufeff" + urlset("<loc>x</loc>")).encode("utf-16-le")))
+    assert (wide.kind, wide.error) == (UNREADABLE, "encoded as UTF-16: the protocol asks for UTF-8")
     gone = load_document("u", Fetched("u", "u", 410))
     assert (gone.kind, gone.error) == (UNREADABLE, "HTTP 410")
 

@@ -28,6 +28,7 @@ UNREADABLE = "unreadable"  # not fetched, or not XML
 UNKNOWN = "unknown"  # XML, but neither a urlset, a sitemap index nor a feed
 MAX_DEPTH = 5  # index -> index -> ... : sitemaps.org allows none; we follow a few
 _BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _ELSEWHERE = "on another origin than the index naming it; not followed"
 _SITEMAP_LINE = re.compile(rb"^[ \t]*sitemap[ \t]*:[ \t]*(.*?)[ \t]*$", re.IGNORECASE)
 PAGE_FIELDS = ("loc", "lastmod", "changefreq", "priority")
@@ -164,6 +165,8 @@ def load_document(
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
     )
+    if document.error is None and fetched.body.startswith(_UTF16_BOMS):
+        document.error = "encoded as UTF-16: the protocol asks for UTF-8"
     try:
         if document.error is None and fetched.body.removeprefix(_BOM).lstrip()[:1] not in b"<":
             document.kind, document.urls = TEXT, text_entries(fetched.body)

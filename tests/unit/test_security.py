@@ -32,7 +32,8 @@ SITE = Site.parse("https://www.example.com")
 NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 MAX_BODY = 262_144
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FIND = settings(max_examples=2000, database=None, deadline=None)
+# Derandomized: the same examples each run, so a search that succeeds once always does.
+FIND = settings(max_examples=2000, database=None, deadline=None, derandomize=True)
 HOSTILE = [
     "]]>",
     "<script>alert(1)</script>",

@@ -296,18 +296,23 @@ def test_what_build_writes_is_clean(
     assert report["counts"] == {"robots": 1, "indexes": 2, "sitemaps": 3, "urls": 25}
 
 
-def test_what_the_pipeline_serves_is_clean_checked_through_a_local_copy(
+def validate_served(
     pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
-) -> None:
+) -> tuple[int, dict[str, Any]]:
+    """Five pages through the pipeline, then ``validate`` of what its local copy serves."""
     pipeline.send_events([publish(f"/p{n}", 1, lastmod="2026-11-20") for n in range(5)])
     pipeline.drain()
     server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name).start()
     try:
-        status, report = validate(
-            capsys, f"{server.url}/robots.txt", "--site-url", "https://www.example.com"
-        )
+        return validate(capsys, f"{server.url}/robots.txt", "--site-url", "https://www.example.com")
     finally:
         server.stop()
+
+
+def test_what_the_pipeline_serves_is_clean_checked_through_a_local_copy(
+    pipeline: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, report = validate_served(pipeline, capsys)
     assert (status, report["faults"], report["warnings"]) == (0, [], [])
     assert report["counts"]["urls"] == 5
     assert report["site"] == "https://www.example.com"
@@ -449,14 +454,6 @@ def test_what_the_pipeline_serves_as_text_with_a_feed_is_clean(
     make_pipeline: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pipeline = make_pipeline(SITEMAP_FORMAT="txt", FEED_ENTRIES=3)
-    pipeline.send_events([publish(f"/p{n}", 1, lastmod="2026-11-20") for n in range(5)])
-    pipeline.drain()
-    server = SiteServer(pipeline.s3, pipeline.app.settings.bucket_name).start()
-    try:
-        status, report = validate(
-            capsys, f"{server.url}/robots.txt", "--site-url", "https://www.example.com"
-        )
-    finally:
-        server.stop()
+    status, report = validate_served(pipeline, capsys)
     assert (status, report["faults"], report["warnings"]) == (0, [], [])
     assert report["counts"] == {"robots": 1, "indexes": 1, "sitemaps": 2, "urls": 5}

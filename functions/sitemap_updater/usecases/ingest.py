@@ -10,7 +10,7 @@ dead-lettered at once with its reason; one that may pass fails its message alone
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -493,14 +493,9 @@ class Ingest:
         """The outcomes of the plain changes applied together, by message id (a URL given
         twice is applied one by one, in order). A failure here costs requests, never an
         event: each is then applied on its own."""
-        first: dict[str, tuple[str, PageChange]] = {}  # URL -> its first message
-        repeated: set[str] = set()
-        for message_id, change in parsed.items():
-            if isinstance(change, PageChange):
-                if change.url in first:
-                    repeated.add(change.url)
-                first.setdefault(change.url, (message_id, change))
-        plain = [change for url, (_, change) in first.items() if url not in repeated]
+        changes = {key: change for key, change in parsed.items() if isinstance(change, PageChange)}
+        times = Counter(change.url for change in changes.values())
+        plain = [change for change in changes.values() if times[change.url] == 1]
         if len(plain) < 2:
             return {}
         try:
@@ -512,7 +507,8 @@ class Ingest:
                 events=len(plain),
             )
             return {}
-        return {first[url][0]: result for url, result in results.items()}
+        message_of = {change.url: key for key, change in changes.items()}
+        return {message_of[url]: result for url, result in results.items()}
 
     def _result(
         self, message: Message, change: PageChange | InvalidEvent, done: IngestResult | None

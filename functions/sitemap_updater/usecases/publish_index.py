@@ -81,15 +81,6 @@ class RestoreResult:
         return self.robots is None
 
 
-@dataclass(frozen=True)
-class IndexResult:
-    index_files: list[str]
-    written: list[str]
-    deleted: list[str]
-    robots: RobotsOutcome
-    retired: list[str]
-
-
 @dataclass(kw_only=True)
 class PublishIndex:
     site: Site
@@ -115,9 +106,7 @@ class PublishIndex:
     def _writer(self) -> Writer:
         return Writer(self.store, XML_CONTENT_TYPE, self.cache_control)
 
-    def __call__(
-        self, shards: Sequence[str] | None = None, sent: Sequence[int] = ()
-    ) -> IndexResult:
+    def __call__(self, shards: Sequence[str] | None = None, sent: Sequence[int] = ()) -> None:
         """Publish the index: only the entries of ``shards`` when that is all that changed
         (none: only the site files; None: in full); then count how long ago SQS received
         the changes shown (``sent``, epoch ms)."""
@@ -125,15 +114,13 @@ class PublishIndex:
         # lost race finds them as recorded and writes nothing).
         touched: list[str] = []
 
-        def attempt() -> IndexResult:
+        def attempt() -> None:
             if self.site_files is not None:  # first: the index may reference them
                 touched.extend(self.site_files())
-            patched = None if shards is None else self._patch(shards, touched)
-            return patched or self._publish(touched)
+            if shards is None or not self._patch(shards, touched):
+                self._publish(touched)
 
-        result = retry(
-            attempt, MAX_ATTEMPTS, (WriteConflict, ConcurrentChange), lost=conflicts("index")
-        )
+        retry(attempt, MAX_ATTEMPTS, (WriteConflict, ConcurrentChange), lost=conflicts("index"))
         if self.cdn is not None and touched:
             self.cdn.invalidate(list(dict.fromkeys(touched)))
         now = self.clock().timestamp() * 1000
@@ -141,35 +128,33 @@ class PublishIndex:
             latency = max(now - oldest, 0.0)
             metrics.add_metric(name=Metric.PUBLISH_TO_VISIBLE, unit="Milliseconds", value=latency)
             self.latencies.append(latency)
-        return result
 
-    def _patch(self, shards: Sequence[str], touched: list[str]) -> IndexResult | None:
+    def _patch(self, shards: Sequence[str], touched: list[str]) -> bool:
         """Rewrite the lines of ``shards`` in the one index file, reading only their records
-        (None: the file is not as recorded, its extras are not the ones configured, or the
+        (False: the file is not as recorded, its extras are not the ones configured, or the
         set of shards named changes: publish in full)."""
         previous = self.registry.index_outputs()
         lines = self._recorded_index(previous)
         if lines is None:
-            return None
+            return False
         extras = [index_line(IndexEntry(url, None)) for url in self.extras]
         own = lines[: max(len(lines) - len(extras), 0)]
         named = {self._shard_of(line) for line in own}
         if lines[len(own) :] != extras or "" in named:
-            return None
+            return False
         changes: dict[str, str | None] = {}
         for shard in sorted(set(shards)):
             output = self.registry.shard_output(shard)
             if not output.nameable:
-                return None
+                return False
             changes[shard] = index_line(self._entry(output))
         if not changes.keys() <= named:
-            return None
+            return False
         own = patched(own, changes, key=self._shard_of)
         document = index_of([*own, *extras], stylesheet=self.stylesheet)
         written = self._write_document(INDEX_KEY, len(lines), document, previous, touched)
         logger.info("index patched", shards=sorted(changes), written=written)
-        files = [INDEX_KEY] if written else []
-        return IndexResult([INDEX_KEY], files, [], RobotsOutcome.UNCHANGED, [])
+        return True
 
     def _recorded_index(self, previous: dict[str, IndexOutput]) -> list[str] | None:
         """The lines of the index if it is one file, exactly as recorded and rendered."""
@@ -195,7 +180,7 @@ class PublishIndex:
         except ValueError:
             return ""
 
-    def _publish(self, touched: list[str]) -> IndexResult:
+    def _publish(self, touched: list[str]) -> None:
         outputs = sorted(self.registry.shard_outputs(), key=lambda output: output.shard)
         named = {output.shard: output for output in outputs if output.nameable}
         for output in named.values():
@@ -229,7 +214,6 @@ class PublishIndex:
             deleted=deleted,
             robots=robots.value,
         )
-        return IndexResult(sorted(wanted), written, deleted, robots, [o.shard for o in retired])
 
     def _request_rebuilds(self, outputs: list[ShardOutput], retired: list[ShardOutput]) -> None:
         """Clear ``listed`` on the retiring shards no index names now, and ask their rebuild

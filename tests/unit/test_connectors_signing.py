@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_updater import connectors
-from sitemap_updater.connectors import Connector, Request, common, contentful
+from sitemap_updater.connectors import Connector, Request, cms, common
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "events" / "cms"
@@ -101,7 +101,7 @@ def sign_contentful(request: Request, secret: str, ms: int) -> Request:
     names = sorted({*headers, "x-contentful-signed-headers"})
     headers["x-contentful-signed-headers"] = ",".join(names)
     lines = ";".join(f"{name}:{headers[name].strip()}" for name in names)
-    path = contentful._encoded_path(request.path)
+    path = cms.encoded_path(request.path)
     canonical = f"{request.method}\n{path}\n{lines}\n".encode() + request.body
     headers["x-contentful-signature"] = hmac.new(
         secret.encode(), canonical, hashlib.sha256

@@ -27,7 +27,7 @@ SECRET = "sitemap-updater-test-secret-not-for-production-0123456789abcdefg"
 OLD_SECRET = "sitemap-updater-old-secret-not-for-production-0123456789abcdefgh"
 OTHER_SECRET = "someone-else-s-secret-0123456789abcdefghijklmnopqrstuvwxyz012345"
 NOW = 1_774_000_000.0  # 2026-03-20T09:46:40Z: the receiver's clock in these tests
-CONNECTORS = {c.name: c for c in connectors.load(SAMPLES / "connectors.toml")}
+CONNECTORS = {c.name: c for c in connectors.parse(connectors.read(SAMPLES / "connectors.toml"))}
 HTTP_FOLDERS = ("native", "wordpress", "wp-webhooks", "ghost", "strapi", "contentful", "sanity")
 REASONS = {
     common.MISSING_SIGNATURE,

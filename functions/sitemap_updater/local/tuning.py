@@ -42,7 +42,6 @@ def tune_moto() -> None:
         backends.list_of_moto_modules = functools.cache(
             lambda listed=backends.list_of_moto_modules: tuple(listed())
         )
-        _cheap_sqs_clock()
         _sqs_in_constant_time()
 
 
@@ -118,18 +117,6 @@ def _partition_queries() -> None:
     Table.query = partition_query  # type: ignore[method-assign]
 
 
-def _cheap_sqs_clock() -> None:
-    from moto.sqs import models  # noqa: PLC0415
-
-    def retained(backend: Any, queue_name: str, message: Any) -> bool:
-        period = int(backend.get_queue(queue_name).message_retention_period)
-        return bool(period + message.sent_timestamp / 1000 > time.time())
-
-    models.unix_time = lambda dt=None: time.time()  # type: ignore[attr-defined]
-    models.unix_time_millis = lambda dt=None: time.time() * 1000  # type: ignore[attr-defined]
-    models.SQSBackend.is_message_valid_based_on_retention_period = retained  # type: ignore[assignment]
-
-
 _SQS_COUNTS = frozenset(
     {
         "approximate_number_of_messages",
@@ -193,6 +180,14 @@ def _sqs_in_constant_time() -> None:
     def visible(queue: Any) -> list[Any]:
         now = time.time() * 1000
         return [m for m in queue._messages if m.visible_at < now and m.delayed_until <= now]
+
+    def retained(backend: Any, queue_name: str, message: Any) -> bool:
+        period = int(backend.get_queue(queue_name).message_retention_period)
+        return bool(period + message.sent_timestamp / 1000 > time.time())
+
+    models.unix_time = lambda dt=None: time.time()
+    models.unix_time_millis = lambda dt=None: time.time() * 1000
+    models.SQSBackend.is_message_valid_based_on_retention_period = retained
 
     models.Queue.attributes = property(lambda queue: _QueueAttributes(queue, everything))
     models.Queue.messages = property(visible)

@@ -123,7 +123,7 @@ def _skip_space(text: str, position: int) -> int:
 
 def read_paths(paths: Iterable[Path]) -> list[MessageBody]:
     """The bodies of the event files; a folder's own files in name order (not its subfolders,
-    such as events/cms/), others than event files named in a warning. Another file is refused."""
+    such as events/cms/), the ones skipped named in a warning. A named non-event file is refused."""
     bodies: list[MessageBody] = []
     for path in paths:
         if path.is_dir():

@@ -16,7 +16,7 @@ from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.ops import progress
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import Deployment
-from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, batches, send_bodies
+from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, send_bodies
 from tests.integration.conftest import STACK, publish, site_entries
 
 EVENTS = Path(__file__).parents[2] / "events"
@@ -97,11 +97,16 @@ def test_each_refused_entry_is_reported_with_its_origin() -> None:
 
 
 def test_batches_hold_ten_bodies_and_at_most_the_batch_payload_limit() -> None:
-    big = "x" * (MAX_BATCH_BYTES // 2)
-    bodies = [MessageBody(big, "a"), MessageBody(big, "b"), MessageBody("y", "c")]
-    assert [[b.origin for b in batch] for batch in batches(bodies)] == [["a", "b"], ["c"]]
+    def requests(bodies: list[MessageBody]) -> list[list[str]]:
+        sqs = RefusingSqs()
+        send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
+        return [[entry["MessageBody"][:1] for entry in call] for call in sqs.calls]
+
+    half = MAX_BATCH_BYTES // 2
+    bodies = [MessageBody("a" * half, "a"), MessageBody("b" * half, "b"), MessageBody("c", "c")]
+    assert requests(bodies) == [["a", "b"], ["c"]]
     small = [MessageBody("z", str(n)) for n in range(21)]
-    assert [len(batch) for batch in batches(small)] == [10, 10, 1]
+    assert [len(call) for call in requests(small)] == [10, 10, 1]
 
 
 def test_a_body_over_the_message_limit_is_listed_and_the_rest_is_sent(

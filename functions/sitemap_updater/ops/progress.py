@@ -76,8 +76,10 @@ def _is_tty(stream: TextIO) -> bool:
         return False
 
 
-def print_summary(lines: Iterable[str], summary: dict[str, Any], as_json: bool) -> None:
+def print_summary(
+    lines: Iterable[str], summary: dict[str, Any], as_json: bool, ensure_ascii: bool = True
+) -> None:
     """The summary lines, then with ``--json`` the summary as one JSON line."""
     print("\n".join(lines), flush=True)
     if as_json:
-        print(json.dumps(summary), flush=True)
+        print(json.dumps(summary, ensure_ascii=ensure_ascii), flush=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,6 @@ from botocore.exceptions import ClientError
 from sitemap_updater.cli import main
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.local.runtime import Pipeline
-from sitemap_updater.ops import progress
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import Deployment
 from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, send_bodies
@@ -329,7 +329,7 @@ def test_on_a_terminal_the_bar_shows_the_total_and_the_time_left(
     monkeypatch: pytest.MonkeyPatch,
     command: str,
 ) -> None:
-    monkeypatch.setattr(progress, "_is_tty", lambda stream: True)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # capsys's: a terminal
     source = tmp_path / "pages.jsonl"
     source.write_text("".join(json.dumps(publish(f"/{n}", 1)) + "\n" for n in range(25)))
     where = ["--site-url", "https://www.example.com", "--out", str(tmp_path / "out")]

@@ -180,17 +180,17 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
 
 def _queues(args: argparse.Namespace, deployment: Deployment) -> list[tuple[str, str, str]]:
     known = deployment.queues()
-    chosen = set(args.queue or [pair.name for pair in known])
-    if "indexnow" in chosen and not any(pair.name == "indexnow" for pair in known):
+    chosen = set(args.queue or known)
+    if "indexnow" in chosen and "indexnow" not in known:
         raise UserError("indexnow: this deployment has no IndexNow queue (INDEXNOW_KEY is empty)")
-    for pair in known:
-        if pair.name in chosen and not (pair.url and pair.dlq_url):
-            missing = "the queue" if not pair.url else "its dead-letter queue"
+    for name, (url, dlq_url) in known.items():
+        if name in chosen and not (url and dlq_url):
+            missing = "the queue" if not url else "its dead-letter queue"
             raise UserError(
-                f"{pair.name}: {missing} is unknown (give --stack, or --{pair.name}-queue-url "
-                f"and --{pair.name}-dlq-url)"
+                f"{name}: {missing} is unknown (give --stack, or --{name}-queue-url "
+                f"and --{name}-dlq-url)"
             )
-    return [(p.name, str(p.dlq_url), str(p.url)) for p in known if p.name in chosen]
+    return [(name, str(dlq), str(url)) for name, (url, dlq) in known.items() if name in chosen]
 
 
 def _budget(report: Moved, max_messages: int | None) -> int:

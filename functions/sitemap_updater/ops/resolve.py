@@ -36,13 +36,6 @@ _QUEUE_OUTPUTS = (  # each function's queue and dead-letter queue; IndexNow's on
 _LIMITS = ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index")
 
 
-@dataclass(frozen=True)
-class QueuePair:
-    name: str
-    url: str | None  # None: unknown
-    dlq_url: str | None
-
-
 @dataclass
 class Deployment:
     outputs: dict[str, str]
@@ -122,12 +115,13 @@ class Deployment:
 
         return build_app(self.settings, self.session, endpoint_url=self.endpoint_url)
 
-    def queues(self) -> list[QueuePair]:
-        return [
-            QueuePair(name, self.outputs.get(queue), self.outputs.get(dlq))
+    def queues(self) -> dict[str, tuple[str | None, str | None]]:
+        """Each function's queue and dead-letter queue URLs (None: unknown)."""
+        return {
+            name: (self.outputs.get(queue), self.outputs.get(dlq))
             for name, queue, dlq in _QUEUE_OUTPUTS
             if name != "indexnow" or self.outputs.get(queue)
-        ]
+        }
 
     def read_stack(self, stack: str) -> None:
         try:

@@ -158,8 +158,8 @@ def queue_statuses(deployment: Deployment, now: datetime) -> list[QueueStatus]:
     sqs, cloudwatch = deployment.sqs, deployment.client("cloudwatch")
     return [
         QueueStatus(name, url, *queue_counts(sqs, url), oldest_age(cloudwatch, url, now))
-        for pair in deployment.queues()
-        for name, url in ((pair.name, pair.url), (f"{pair.name} DLQ", pair.dlq_url))
+        for queue, urls in deployment.queues().items()
+        for name, url in zip((queue, f"{queue} DLQ"), urls, strict=True)
         if url
     ]
 

@@ -30,9 +30,18 @@ MAX_BATCH_BYTES = 262_144  # SendMessageBatch's payload limit (every body togeth
 # Request-level errors about the queue or the caller, not the batch: every later request
 # would fail the same way, so sending stops there (the rest is counted as not sent).
 FATAL_CODES = frozenset(
-    "AccessDenied AccessDeniedException AWS.SimpleQueueService.NonExistentQueue QueueDoesNotExist "
-    "InvalidClientTokenId UnrecognizedClientException SignatureDoesNotMatch ExpiredToken "
-    "ExpiredTokenException InvalidSecurity".split()
+    {
+        "AccessDenied",
+        "AccessDeniedException",
+        "AWS.SimpleQueueService.NonExistentQueue",
+        "QueueDoesNotExist",
+        "InvalidClientTokenId",
+        "UnrecognizedClientException",
+        "SignatureDoesNotMatch",
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "InvalidSecurity",
+    }
 )
 
 T = TypeVar("T")

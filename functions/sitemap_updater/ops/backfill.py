@@ -176,7 +176,9 @@ def applier(apply: ApplyChange, feed: Gathered | None = None) -> Apply:
     def one(change: PageChange) -> IngestResult:
         if (mine := getattr(local, "apply", None)) is None:
             mine = local.apply = replace(apply)
-        outcome = retry(partial(mine, change), RETRIES, (RetryableError,), lost=_pause)
+        outcome: IngestResult = retry(
+            partial(mine, change), RETRIES, (RetryableError,), lost=_pause
+        )
         if feed is not None and outcome.outcome is Outcome.APPLIED:
             with lock:
                 for url in sorted(outcome.left):

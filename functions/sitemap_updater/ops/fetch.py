@@ -56,14 +56,8 @@ def url_origin(url: str) -> tuple[str, str, int] | None:
     return scheme, parts.hostname.lower().rstrip("."), port or DEFAULT_PORTS[scheme]
 
 
-def off_origin(final_url: str) -> str:
-    return f"redirected to {final_url}, on another origin; not followed"
-
-
 class _OffOrigin(Exception):
-    def __init__(self, url: str, code: int):
-        super().__init__(url)
-        self.url, self.code = url, code
+    """(the URL redirected to, the redirect's status)"""
 
 
 # urllib follows redirects on the thread that asked: one deadline covers them all, and each
@@ -191,7 +185,9 @@ def fetch(
     except urllib.error.HTTPError as exc:
         return Fetched(url, exc.geturl() or url, exc.code)
     except _OffOrigin as exc:
-        return Fetched(url, exc.url, exc.code, error=off_origin(exc.url))
+        final_url, status = exc.args
+        error = f"redirected to {final_url}, on another origin; not followed"
+        return Fetched(url, final_url, status, error=error)
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         if isinstance(reason, socket.timeout | TimeoutError):

@@ -148,10 +148,11 @@ def oldest_age(cloudwatch: Any, queue_url: str, now: datetime) -> float | None:
     return None if newest is None else float(newest["Maximum"])
 
 
-def queue_counts(sqs: SQSClient, queue_url: str) -> list[int]:
+def queue_counts(sqs: SQSClient, queue_url: str) -> tuple[int, int, int]:
     """Visible, in flight, delayed: SQS's approximate counts."""
     found = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=_COUNTS)["Attributes"]
-    return [int(found.get(name, "0")) for name in _COUNTS]
+    visible, in_flight, delayed = (int(found.get(name, "0")) for name in _COUNTS)
+    return visible, in_flight, delayed
 
 
 def queue_statuses(deployment: Deployment, now: datetime) -> list[QueueStatus]:

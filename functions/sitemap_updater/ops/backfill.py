@@ -4,6 +4,7 @@ publish event through the ingest function's own code (docs/OPERATIONS.md)."""
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 import uuid
 from collections import deque
@@ -15,8 +16,6 @@ from decimal import Decimal, InvalidOperation
 from functools import partial
 from itertools import chain
 from pathlib import Path
-from threading import Lock
-from threading import local as local_data
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -171,7 +170,7 @@ def applier(apply: ApplyChange, feed: Gathered | None = None) -> Apply:
     gathering what it changes in ``feed``."""
     from sitemap_updater.usecases.ingest import Outcome  # noqa: PLC0415
 
-    lock, local = Lock(), local_data()
+    lock, local = threading.Lock(), threading.local()
 
     def one(change: PageChange) -> IngestResult:
         if (mine := getattr(local, "apply", None)) is None:

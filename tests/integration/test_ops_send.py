@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from pathlib import Path
@@ -90,7 +89,7 @@ class RefusingSqs:
 def test_each_refused_entry_is_reported_with_its_origin() -> None:
     bodies = [MessageBody("ok" if n != 12 else "bad", f"f:{n}") for n in range(15)]
     sqs = RefusingSqs()
-    result = send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
+    result = send_bodies(sqs, "q", bodies, Progress("send", enabled=False))  # type: ignore[arg-type]
     assert [len(call) for call in sqs.calls] == [10, 5]
     assert result.sent == 14
     assert [(f.origin, f.code) for f in result.failed] == [("f:12", "InvalidMessageContents")]
@@ -99,7 +98,7 @@ def test_each_refused_entry_is_reported_with_its_origin() -> None:
 def test_batches_hold_ten_bodies_and_at_most_the_batch_payload_limit() -> None:
     def requests(bodies: list[MessageBody]) -> list[list[str]]:
         sqs = RefusingSqs()
-        send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
+        send_bodies(sqs, "q", bodies, Progress("send", enabled=False))  # type: ignore[arg-type]
         return [[entry["MessageBody"][:1] for entry in call] for call in sqs.calls]
 
     half = MAX_BATCH_BYTES // 2
@@ -153,7 +152,7 @@ def test_a_request_sqs_refuses_whole_fails_its_entries_and_the_rest_is_sent() ->
         RequestRefusingSqs(),  # type: ignore[arg-type]
         "q",
         bodies,
-        Progress("send", stream=io.StringIO()),
+        Progress("send", enabled=False),
     )
     assert result.sent == 15
     assert [f.origin for f in result.failed] == [f"f:{n}" for n in range(10)]
@@ -164,7 +163,7 @@ def test_a_request_sqs_refuses_whole_fails_its_entries_and_the_rest_is_sent() ->
 def test_an_error_about_the_queue_stops_sending_and_counts_the_rest() -> None:
     sqs = RequestRefusingSqs("AWS.SimpleQueueService.NonExistentQueue")
     bodies = [MessageBody("bad", f"f:{n}") for n in range(25)]
-    result = send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
+    result = send_bodies(sqs, "q", bodies, Progress("send", enabled=False))  # type: ignore[arg-type]
     assert sqs.calls == 1
     assert (len(result.failed), result.not_sent) == (0, 25)
     assert result.stopped == "AWS.SimpleQueueService.NonExistentQueue: refused"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -37,7 +36,7 @@ def pages(count: int) -> list[Record]:
 
 def run(imp: tuple[ApplyChange, int], records: list[Record]) -> BackfillResult:
     (apply, workers), result = imp, BackfillResult()
-    progress = Progress("t", stream=io.StringIO())
+    progress = Progress("t", enabled=False)
     changes = page_changes(records, SITE, Decimal(0), result, progress)
     import_changes(applier(apply), changes, result, progress, workers)
     return result

@@ -7,7 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import Any
 
 _WIDTH = 24
 _INTERVAL = 0.1  # seconds between redraws
@@ -17,15 +17,9 @@ class Progress:
     """``with Progress("backfill", total=n) as bar: bar.advance()``: with a total, the share
     done and the time left; else the count and rate."""
 
-    def __init__(
-        self,
-        label: str,
-        total: int | None = None,
-        stream: TextIO | None = None,
-        enabled: bool = True,
-    ):
+    def __init__(self, label: str, total: int | None = None, enabled: bool = True):
         self.label, self.total, self.done = label, total, 0
-        self.stream = stream if stream is not None else sys.stderr
+        self.stream = sys.stderr
         try:
             self.enabled = enabled and self.stream.isatty()
         except (AttributeError, ValueError):  # no isatty, or closed

@@ -40,9 +40,9 @@ def test_a_stack_resolves_to_the_settings_the_functions_run_with(deployed: Pipel
     deployment = resolve(parse("--stack", LOCAL_STACK_NAME))
     assert deployment.settings == deployed.app.settings
     assert deployment.value("IngestQueueUrl") == deployed.stack.queues["ingest"].url
-    names = [pair.name for pair in deployment.queues()]
+    names = list(deployment.queues())
     assert names == ["ingest", "rebuild", "index"]
-    assert all(pair.url and pair.dlq_url for pair in deployment.queues())
+    assert all(url and dlq_url for url, dlq_url in deployment.queues().values())
 
 
 def test_flags_override_the_stack_and_settings_can_be_set_by_name(deployed: Pipeline) -> None:

@@ -214,7 +214,7 @@ class Functions(Construct):
             label=spec.name,
             description=f"sitemap-updater: {spec.name} "
             + (f"({spec.name} queue)" if consumes else "(schedule)"),
-            handler=f"sitemap_updater.handlers.{spec.name}.handler",
+            handler=spec.handler,
             code=code,
             timeout_seconds=spec.timeout_seconds,
             memory_mb=spec.memory_mb,

@@ -116,7 +116,7 @@ class Monitoring(Construct):
         fns = [functions[pair.spec.name] for pair in pairs]
         # Before the CloudFront alarm: the alarm widget must not name a resource that a
         # condition may leave out.
-        self.dashboard = self._dashboard(pairs, fns, distribution, indexnow=indexnow)
+        self._dashboard(pairs, fns, distribution, indexnow=indexnow)
         self._cdn_alarm(distribution)
 
     def _topic(self, email: str | None) -> sns.Topic:

@@ -10,6 +10,7 @@ import gzip
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from graphlib import CycleError, TopologicalSorter
 from urllib.parse import urlsplit
 
 from sitemap_updater.domain.entries import SitemapEntry
@@ -151,28 +152,24 @@ def write_order(
     shards named until now. A cycle of moves keeps the files' own order."""
     was_in = {shard: key for key, shards in split_index(list(before), limits) for shard in shards}
     position = {key: number for number, (key, _) in enumerate(files)}
-    later: dict[str, set[str]] = {key: set() for key, _ in files}  # written after key
+    graph: TopologicalSorter[str] = TopologicalSorter()
     for key, shards in files:
-        for shard in shards:
-            old = was_in.get(shard)
-            if old is not None and old != key and old in position:
-                later[key].add(old)
-    waiting = {key: 0 for key, _ in files}
-    for successors in later.values():
-        for key in successors:
-            waiting[key] += 1
+        graph.add(key)
+        for old in {was_in.get(shard) for shard in shards} - {None, key}:
+            if old in position:
+                graph.add(old, key)  # the old file is written after the new one
+    try:
+        graph.prepare()
+    except CycleError:
+        return files
     ordered: list[str] = []
-    ready = [key for key, _ in files if waiting[key] == 0]
-    while ready:
+    ready: set[str] = set()
+    while graph.is_active():
+        ready.update(graph.get_ready())
         key = min(ready, key=position.__getitem__)
         ready.remove(key)
         ordered.append(key)
-        for successor in later[key]:
-            waiting[successor] -= 1
-            if waiting[successor] == 0:
-                ready.append(successor)
-    if len(ordered) < len(files):
-        return files
+        graph.done(key)
     shards_of = dict(files)
     return [(key, shards_of[key]) for key in ordered]
 

@@ -187,6 +187,11 @@ class SitemapUpdater(Construct):
             targets=[target],
         )
 
+    @property
+    def ingest_queue(self) -> sqs.Queue:
+        """Where the CMS sends its events (grant it ``grant_send_messages``)."""
+        return self.queues[INGEST.name].queue
+
 
 def _check_arguments(
     updater: Construct,

@@ -97,7 +97,7 @@ def test_the_function_reads_exactly_its_secrets_and_sends_to_the_ingest_queues(
     assert [ref["Fn::GetAtt"][0] for ref in sends] == [
         with_connectors.stack.get_logical_id(q.node.default_child)  # type: ignore[arg-type]
         for q in (
-            with_connectors.stack.updater.queues["ingest"].queue,
+            with_connectors.stack.updater.ingest_queue,
             with_connectors.stack.updater.queues["ingest"].dead_letter,
         )
     ]

@@ -170,7 +170,8 @@ class Settings(BaseModel):
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
             raise ValueError(f"not an http(s) URL: {value!r}")
-        # What urllib would only refuse at the first submission.
+        # What urllib would only refuse at the first submission (http.client sends the
+        # request line as ASCII, no spaces; the port is read when connecting).
         if not value.isascii() or not value.isprintable() or " " in value:
             raise ValueError(f"holds a space, a control or a non-ASCII character: {value!r}")
         try:

@@ -11,8 +11,9 @@ by pure byte editing.
   style, after a blank line unless the last line is blank or a Sitemap line. An own line
   sharing the first line with a BOM is cut to the BOM (parsers that keep the BOM, such as
   ``RobotFileParser``, would miss it) and its URL written elsewhere.
-* Every other byte is kept (invalid UTF-8, NUL, CR/LF mixes); we never write ``Host:``.
-  Unchanged input returns the very ``current`` object, so the caller skips the write.
+* Every other byte is kept (invalid UTF-8, NUL, CR/LF mixes; a CR is added where dropping a
+  line would join a CR and an LF into one CRLF); we never write ``Host:``. Unchanged input
+  returns the very ``current`` object, so the caller skips the write.
 
 The caller enforces :data:`MAX_ROBOTS_BYTES` (and writes conditionally).
 """

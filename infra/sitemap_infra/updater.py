@@ -80,18 +80,7 @@ class SitemapUpdater(Construct):
         site_files = site_file_keys(tuned)  # served from the bucket at the site root
         self.storage = Storage(self, "Storage")
         self.queues = Queues(self, "Queues", functions_for(bool(tuned.indexnow_key)))
-        self.distribution = SitemapCdn(
-            self,
-            "Cdn",
-            bucket=self.storage.bucket,
-            cache_max_age_seconds=tuned.cache_max_age_seconds,
-            site_url=tuned.site_url,
-            distribution=distribution,
-            domain_name=domain_name,
-            certificate=certificate,
-            log_bucket=self.storage.logs,
-            extra_paths=[f"/{key}" for key in site_files],
-        ).distribution
+        self.distribution = self._cdn(tuned, site_files, distribution, domain_name, certificate)
         #: The functions' settings, with the deployed resources' names (tokens) filled in.
         self.settings: Settings = tuned.model_copy(update=self._resource_names())
         code = code or function_code()
@@ -109,13 +98,7 @@ class SitemapUpdater(Construct):
             max_concurrency=validated_concurrency(max_concurrency or {}),
         )
         self.news_sweep = self._news_sweep()
-        events.Rule(
-            self,
-            "ReconcileSchedule",
-            description="Checks a slice of the shards against the registry, repairing drift",
-            schedule=events.Schedule.rate(Duration.minutes(RECONCILE_MINUTES)),
-            targets=[targets.LambdaFunction(self.functions[RECONCILE.name], retry_attempts=0)],
-        )
+        self._reconcile_schedule()
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -129,6 +112,27 @@ class SitemapUpdater(Construct):
             service=self.service,
         )
         self.webhooks = self._webhooks(connectors, code) if connectors else None
+
+    def _cdn(
+        self,
+        tuned: Settings,
+        site_files: list[str],
+        distribution: cloudfront.Distribution | None,
+        domain_name: str | None,
+        certificate: acm.ICertificate | None,
+    ) -> cloudfront.Distribution:
+        return SitemapCdn(
+            self,
+            "Cdn",
+            bucket=self.storage.bucket,
+            cache_max_age_seconds=tuned.cache_max_age_seconds,
+            site_url=tuned.site_url,
+            distribution=distribution,
+            domain_name=domain_name,
+            certificate=certificate,
+            log_bucket=self.storage.logs,
+            extra_paths=[f"/{key}" for key in site_files],
+        ).distribution
 
     def _resource_names(self) -> dict[str, str]:
         """``config.RESOURCE_FIELDS``, from the resources of this deployment."""
@@ -185,6 +189,15 @@ class SitemapUpdater(Construct):
             description="Runs the index so shards whose news blocks aged out are rebuilt",
             schedule=events.Schedule.rate(Duration.minutes(NEWS_SWEEP_MINUTES)),
             targets=[target],
+        )
+
+    def _reconcile_schedule(self) -> None:
+        events.Rule(
+            self,
+            "ReconcileSchedule",
+            description="Checks a slice of the shards against the registry, repairing drift",
+            schedule=events.Schedule.rate(Duration.minutes(RECONCILE_MINUTES)),
+            targets=[targets.LambdaFunction(self.functions[RECONCILE.name], retry_attempts=0)],
         )
 
     @property

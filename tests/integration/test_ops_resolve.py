@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from sitemap_updater.cli import main
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import LOCAL_STACK_NAME, stack_outputs
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.flags import add_deployment_arguments
 from sitemap_updater.ops.resolve import resolve, session_for
 from sitemap_updater.resources import EXTRA_OUTPUTS, output_key
 from sitemap_updater.settings import Settings
+from tests.pipeline import Pipeline
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -12,12 +12,12 @@ from botocore.exceptions import ClientError
 
 from sitemap_updater.cli import main
 from sitemap_updater.local.feeder import MessageBody, read_paths
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.ops import progress
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import Deployment
 from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, batches, send_bodies
 from tests.integration.conftest import STACK, publish, site_entries
+from tests.pipeline import Pipeline
 
 EVENTS = Path(__file__).parents[2] / "events"
 

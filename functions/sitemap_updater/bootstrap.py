@@ -1,6 +1,5 @@
-"""The composition root: settings, clients, adapters and use cases, built once on first use,
-nothing at import time. Handlers call :func:`app`; tests and the local runtime call
-:func:`build_app` with their own settings and clients."""
+"""The composition root: settings, clients, adapters and use cases, each built once on first
+use. Handlers call :func:`app`; tests and the local runtime :func:`build_app`."""
 
 from __future__ import annotations
 
@@ -30,9 +29,8 @@ from sitemap_updater.settings import Settings
 from sitemap_updater.usecases.objects import TEXT_CONTENT_TYPE
 from sitemap_updater.usecases.site_files import PublishSiteFiles, SiteFile
 
-# Each function imports only its own use case (its handler module imports it at init, so
-# the first request does not): a cold start of the rebuild function never loads ingest's
-# event models (bench/coldstart.py measures it).
+# A function imports only its own use case: the rebuild's cold start never loads ingest's
+# event models (bench/coldstart.py).
 if TYPE_CHECKING:
     import boto3
 
@@ -47,8 +45,7 @@ if TYPE_CHECKING:
 CLIENT_CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 4}, connect_timeout=5, read_timeout=20
 )
-# The ingest function's IndexNow notification comes after its sitemap work and must not
-# hold the invocation up for long: few attempts, short timeouts (usecases/ingest.py).
+# The ingest function's IndexNow notification must not hold its invocation up for long.
 NOTIFY_CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 2}, connect_timeout=1, read_timeout=3
 )
@@ -73,14 +70,14 @@ def site_files_for(settings: Settings) -> list[SiteFile]:
 
 
 def site_file_keys(settings: Settings) -> list[str]:
-    """The keys of those files (the stack grants and routes exactly these)."""
+    """Their keys, and the feed's (the stack grants and routes exactly these)."""
     feed = [FEED_KEY] if settings.feed_entries else []
     return [file.key for file in site_files_for(settings)] + feed
 
 
 class _once(Generic[_T]):  # a decorator, as cached_property is
-    """A cached property built under the App's lock, so once whichever thread asks first
-    (botocore sessions are not thread-safe; a hook registered on a client must stay on it)."""
+    """A cached property built once under the App's lock, whichever thread asks first
+    (botocore sessions are not thread-safe)."""
 
     def __init__(self, build: Callable[[App], _T]):
         self.build = build
@@ -96,8 +93,7 @@ class _once(Generic[_T]):  # a decorator, as cached_property is
 
 @dataclass
 class App:
-    """Settings and clock, and what is made from them on first use: a function builds only
-    the clients its use case reaches, each once."""
+    """Settings and clock, and what a function's use case reaches of what they make."""
 
     settings: Settings
     # (service, config) -> a botocore client: see build_app.
@@ -258,10 +254,8 @@ def build_app(
     clock: Callable[[], datetime] = utc_now,
     endpoint_url: str | None = None,
 ) -> App:
-    """An App whose clients come from ``session`` (the local runtime, the operator
-    commands, tests), or else from botocore's one shared session. They honour
-    AWS_ENDPOINT_URL; the operator commands give ``endpoint_url`` (never to CloudFront,
-    which has no local stand-in)."""
+    """An App whose clients come from ``session``, else from botocore's shared one;
+    ``endpoint_url`` goes to every client but CloudFront's (which has no local stand-in)."""
     make = session.client if session is not None else clients.client
 
     def client_for(service: str, config: Config) -> Any:
@@ -273,5 +267,5 @@ def build_app(
 
 @cache
 def app() -> App:
-    """The function's App, built from its validated environment on first use."""
+    """The function's App, from its validated environment."""
     return build_app(Settings.from_env())

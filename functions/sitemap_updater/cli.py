@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from sitemap_updater.ops.errors import CurrentStderr, UserError, aws_error_message
-from sitemap_updater.ops.flags import add_deployment_arguments
+from sitemap_updater.ops.errors import UserError, aws_error_message, log_to_stderr
+from sitemap_updater.ops.flags import add_deployment_arguments, setting_pairs
 
 if TYPE_CHECKING:
     from sitemap_updater.domain.urls import Site
@@ -383,7 +383,7 @@ def _local(args: argparse.Namespace) -> int:
     for path in args.events:
         if not path.exists():
             raise UserError(f"no such file or directory: {path}")
-    _log_to_stderr(args.log_level)  # before the runtime imports the handlers' logger
+    log_to_stderr(args.log_level)  # before the runtime imports the handlers' logger
     from sitemap_updater.local import runtime  # noqa: PLC0415
 
     runtime.check_replaceable(args.out, args.events)
@@ -415,34 +415,12 @@ def _local(args: argparse.Namespace) -> int:
     return 0
 
 
-def _log_to_stderr(level: str) -> None:
-    """The handlers' log on stderr. Powertools reads its variables when the logger is
-    created, as the handlers are imported: they are set first."""
-    from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
-
-    for name, value in local_environment().items():
-        os.environ.setdefault(name, value)
-    from sitemap_updater.observability import logger  # noqa: PLC0415
-
-    logger.setLevel(level)
-    handler = logger.registered_handler
-    if hasattr(handler, "setStream"):
-        handler.setStream(CurrentStderr())
-
-
 def _local_settings(pairs: Sequence[str], max_urls_per_shard: int | None) -> dict[str, Any]:
-    """``--setting NAME=VALUE`` pairs (validated later by the settings model)."""
     from sitemap_updater.local.stack import STACK_SETTINGS  # noqa: PLC0415
-    from sitemap_updater.settings import Settings  # noqa: PLC0415
 
-    settings: dict[str, Any] = {}
-    for pair in pairs:
-        name, equals, value = pair.partition("=")
-        if not equals or name not in Settings.env_names():
-            raise UserError(f"--setting {pair!r}: give NAME=VALUE with a settings variable")
-        if name in STACK_SETTINGS:
-            raise UserError(f"--setting {name}: the local stack sets it (or use --site-url)")
-        settings[name] = value
+    settings: dict[str, Any] = setting_pairs(pairs)
+    if taken := next((name for name in settings if name in STACK_SETTINGS), None):
+        raise UserError(f"--setting {taken}: the local stack sets it (or use --site-url)")
     if settings.get("INDEXNOW_KEY") and "INDEXNOW_ENDPOINT" not in settings:
         raise UserError(
             "--setting INDEXNOW_KEY: give --setting INDEXNOW_ENDPOINT=... too (an endpoint of "
@@ -481,7 +459,7 @@ def _serve(
     except (OSError, OverflowError) as exc:  # port in use, not allowed, out of range
         raise UserError(f"cannot serve on port {port}: {exc}") from exc
     # SIGTERM (a service manager, `kill`, a script's `cmd &`) stops it as Ctrl-C does.
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     mapped = "" if server.url == site.origin else f" --site-url {site.origin}"
     target = f"--stack {LOCAL_STACK_NAME} --endpoint-url {moto.url} --region {REGION}"
     print(
@@ -500,10 +478,6 @@ def _serve(
         return
     finally:
         server.stop()
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
 
 
 def _print_summary(summary: Summary, as_json: bool) -> None:

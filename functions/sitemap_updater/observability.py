@@ -1,9 +1,6 @@
-"""The one Logger and Metrics of the package (Powertools), and the metric names.
-
-No X-Ray SDK (Powertools' Tracer): its import costs a cold start 100-200 ms; Lambda's active
-tracing records each invocation without it. The service name and namespace come from
-POWERTOOLS_SERVICE_NAME and POWERTOOLS_METRICS_NAMESPACE. Log keys are snake_case (url,
-shard, reason); metrics never carry a per-URL dimension.
+"""The one Logger and Metrics of the package (Powertools), and the metric names. No X-Ray
+SDK: its import costs a cold start 100-200 ms, and Lambda's active tracing needs none. Log
+keys are snake_case; metrics never carry a per-URL dimension.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The shape of the deployed resources, in one place for the CDK stack and the local runtime.
-
-``infra/`` builds the real resources from these values and ``sitemap-updater local`` creates
-the same ones on moto, so the two cannot drift apart.
-"""
+"""The shape of the deployed resources, in one place: ``infra/`` builds them and
+``sitemap-updater local`` creates the same ones on moto."""
 
 from __future__ import annotations
 
@@ -19,18 +16,14 @@ from sitemap_updater.adapters.registry import (
 SERVICE_NAME = "sitemap-updater"
 METRICS_NAMESPACE = "SitemapUpdater"
 VISIBILITY_TIMEOUT_FACTOR = 6  # a queue's visibility timeout: six times its function's timeout
-# The index also runs on a schedule: it asks for a rebuild of every shard whose news blocks
-# have aged out (Google News: two days), so news leaves the sitemaps with no new event.
-NEWS_SWEEP_MINUTES = 15
-# The reconciler runs this often, each run a slice of the shards (usecases/reconcile.py).
-RECONCILE_MINUTES = 60
+NEWS_SWEEP_MINUTES = 15  # the index's schedule: news ages out of the sitemaps with no event
+RECONCILE_MINUTES = 60  # each run checks a slice of the shards (usecases/reconcile.py)
 # A work queue keeps a message 4 days; its dead-letter queue 14 (SQS's maximum), longer than
 # the source, because a standard queue's message keeps its first enqueue time when redriven.
 QUEUE_RETENTION_DAYS = 4
 DLQ_RETENTION_DAYS = 14
-# Every queue takes messages of up to 1 MiB (SQS's maximum, body and attributes), set on
-# each queue rather than left to SQS's default: MAX_EVENT_BYTES may be that large, and a
-# rejected event is dead-lettered whole (adapters/queues.py).
+# SQS's maximum (body and attributes), set on every queue: MAX_EVENT_BYTES may be that large,
+# and a rejected event is dead-lettered whole (adapters/queues.py).
 MAX_MESSAGE_BYTES = 1_048_576
 
 
@@ -47,8 +40,7 @@ class TableSpec:
 
 @dataclass(frozen=True)
 class FunctionSpec:
-    """A Lambda function, the queue of the same name it consumes, and how its event source
-    mapping batches."""
+    """A Lambda function, the queue of its name it consumes, and how its events are batched."""
 
     name: str
     fifo: bool
@@ -56,9 +48,8 @@ class FunctionSpec:
     memory_mb: int
     batch_size: int = 10
     batching_window_seconds: int = 0  # not supported on FIFO queues
-    # How many invocations its event source mapping runs at once, by default (context key
-    # ``<name>_max_concurrency``); Lambda's pollers receive no more than that many can take,
-    # so a burst never throttles the function (docs/RELIABILITY.md#throttling).
+    # Its event source mapping's invocations at once (context ``<name>_max_concurrency``): a
+    # burst never throttles the function (docs/RELIABILITY.md#throttling).
     max_concurrency: int = 2
     max_receive_count: int = 5
     # A scheduled (EventBridge) sender cannot give a deduplication id: the queue derives it.
@@ -70,7 +61,6 @@ class FunctionSpec:
 
     @property
     def handler(self) -> str:
-        """module.function inside the asset."""
         return f"sitemap_updater.handlers.{self.name}.handler"
 
     @property
@@ -80,12 +70,10 @@ class FunctionSpec:
 
 TABLE = TableSpec()
 
-# Up to 100 messages, collected for up to a second: ingest commits a batch's plain changes
-# together (a read and a transaction per 32 events), and each batch asks once per shard for
-# a rebuild, so a burst costs a fraction of a request per event (bench/work.py). At most
-# five batches at once: every new URL of a group reserves room in the same open shard's
-# capacity record, and a burst of new URLs spread over hundreds of invocations could spend
-# its attempts on conflicts there (retried, then dead-lettered) instead of placing pages.
+# Large batches: ingest commits a batch's changes together and asks once per shard for a
+# rebuild, so a burst costs a fraction of a request per event (bench/work.py). At most five
+# at once: new URLs of a group all reserve room in its open shard's record, and hundreds of
+# invocations would spend their attempts on conflicts there instead of placing pages.
 INGEST = FunctionSpec(
     "ingest",
     fifo=False,
@@ -95,9 +83,8 @@ INGEST = FunctionSpec(
     batching_window_seconds=1,
     max_concurrency=5,
 )
-# Five shards at once: each rebuild reads its whole shard in one strongly consistent Query
-# (about 2,500 read units for 10,000 URLs), and a backfill touching thousands of shards must
-# leave the account's concurrency and the table's throughput to everything else.
+# Five shards at once: a rebuild reads its whole shard (about 2,500 read units for 10,000
+# URLs), and a backfill must leave concurrency and throughput to everything else.
 REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=1024, max_concurrency=5)
 # One message group: one run at a time whatever the setting (2 is Lambda's least).
 INDEX = FunctionSpec(
@@ -106,9 +93,8 @@ INDEX = FunctionSpec(
 FUNCTIONS = (INGEST, REBUILD, INDEX)
 # Scheduled, with no queue: a run re-renders up to an hour's share of the shards.
 RECONCILE = FunctionSpec("reconcile", fifo=False, timeout_seconds=900, memory_mb=1024)
-# Optional: only when INDEXNOW_KEY is set (see functions_for). Its batches are large (up to
-# a thousand messages of up to 100 URLs each, collected for up to a minute) because one
-# IndexNow request takes 10,000 URLs and the engines prefer fewer, larger submissions.
+# Only when INDEXNOW_KEY is set. Large batches (up to a minute's): one IndexNow request takes
+# 10,000 URLs, and the engines prefer fewer, larger submissions.
 INDEXNOW = FunctionSpec(
     "indexnow",
     fifo=False,
@@ -125,8 +111,8 @@ def functions_for(indexnow: bool) -> tuple[FunctionSpec, ...]:
     return (*FUNCTIONS, INDEXNOW) if indexnow else FUNCTIONS
 
 
-# Stack outputs: the CLI resolves a deployment from these (``--stack NAME``). Every settings
-# variable is an output (SITE_URL -> "SiteUrl"), plus what only operators need.
+# Stack outputs (the CLI resolves ``--stack NAME`` from them): every settings variable
+# (SITE_URL -> "SiteUrl"), and these for operators.
 EXTRA_OUTPUTS = (
     "IngestQueueUrl",
     "RebuildDeadLetterQueueUrl",

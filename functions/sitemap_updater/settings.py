@@ -1,9 +1,6 @@
 """The one settings model for every function, the local runtime, the CDK stack and the tests.
-
-Each field is read from the environment variable of its name in upper case (``SITE_URL``).
-The stack and the local runtime build each function's environment with :meth:`to_env`, and
-a template test compares the two, so names never drift. Validated at cold start: a missing
-or bad variable fails the first invocation with a message naming it.
+Each field is the environment variable of its name in upper case (``SITE_URL``), written by
+:meth:`to_env` and validated at cold start with a message naming it.
 """
 
 from __future__ import annotations
@@ -137,7 +134,7 @@ class Settings(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
-        GroupRules.parse(self.group_rules, self.news_groups)
+        self.groups  # noqa: B018 - parsed for the ValueError it raises
         try:
             index_room(self.limits, self.index_extras)
         except ValueError as exc:
@@ -152,8 +149,7 @@ class Settings(BaseModel):
 
     @cached_property
     def index_extras(self) -> tuple[str, ...]:
-        """What the index lists after our shards (the one source of the extra entries):
-        EXTRA_SITEMAPS, then the feed when it is on."""
+        """What the index lists after our shards: EXTRA_SITEMAPS, then the feed when it is on."""
         return index_extras(self.extra_sitemaps.split(","), self.site, bool(self.feed_entries))
 
     @cached_property

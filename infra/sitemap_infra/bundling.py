@@ -1,16 +1,10 @@
-"""The functions' asset, built without Docker: CDK's local bundling hook runs pip for the
-Lambda platform (``--platform manylinux2014_aarch64 --only-binary=:all:``), copies the
-package next to what it installed, and compiles it all to bytecode with an interpreter of the
-runtime's Python version when this machine has one.
-
-Why compile: Lambda's /var/task is read-only, so an asset without ``.pyc`` files is compiled
-again at every cold start (about a second for botocore, pydantic and Powertools;
-bench/coldstart.py). pip's interpreter may be another version; ``compileall`` with the
-runtime's writes unchecked-hash ``.pyc`` files that never look at the sources' timestamps.
+"""The functions' asset, built without Docker: pip installs for the Lambda platform, the
+package is copied next to it, and all is compiled to unchecked-hash bytecode by an interpreter
+of the runtime's version when this machine has one (Lambda's /var/task is read-only: without
+``.pyc`` files every cold start compiles its imports; bench/coldstart.py).
 
 The asset hash comes from exactly what goes in (the package's files, the requirements, the
-pip arguments), so a changed dependency list, code or platform redeploys and an unchanged one
-never does, whatever pip's output looks like on the day.
+pip arguments): a changed input redeploys, an unchanged one never does.
 """
 
 from __future__ import annotations
@@ -123,7 +117,6 @@ class PipBundling:
         self.source = source
 
     def try_bundle(self, output_dir: str, *_options: object, **_keywords: object) -> bool:
-        """CDK passes the BundlingOptions too: unused, everything is decided here."""
         subprocess.run(  # noqa: S603 - our own interpreter, fixed arguments
             pip_arguments(self.source / REQUIREMENTS, output_dir), check=True
         )

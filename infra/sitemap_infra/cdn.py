@@ -1,16 +1,10 @@
-"""CloudFront in front of the bucket, through origin access control.
+"""CloudFront in front of the bucket, through origin access control: a distribution of its
+own (``distribution=None``), or ``/robots.txt`` and the sitemap paths added as behaviours to
+the site's own distribution, since sitemaps must be served from the site's host.
 
-Two ways, because sitemaps must be served from the site's own host:
-
-* ``SitemapCdn(..., distribution=None)`` creates a distribution that serves the bucket (give it
-  the site's host and an ACM certificate, or put it behind the site's own proxy);
-* ``SitemapCdn(..., distribution=existing)`` adds ``/robots.txt`` and the sitemap paths as
-  behaviours to a distribution the site already owns (in the same stack).
-
-Either way only those paths reach the bucket, and the origin access may list it, so a
-missing object is 404 to a crawler, not 403; no path can ask for the listing itself (the
-bucket's root), because a distribution of our own answers every other path 404 at the edge
-(docs/SECURITY.md#6-the-bucket-is-reachable-only-through-cloudfront-over-tls).
+Only those paths reach the bucket, and the origin access may list it, so a missing object is
+404 to a crawler, not 403; a distribution of our own answers every other path 404 at the edge,
+so none asks for the listing itself (docs/SECURITY.md, section 6).
 """
 
 from __future__ import annotations
@@ -74,12 +68,12 @@ class SitemapCdn(Construct):
         """``extra_paths``: more exact paths served from the bucket (the human view's
         stylesheet, the IndexNow key file)."""
         super().__init__(scope, construct_id)
-        self.origin_access_control = cloudfront.S3OriginAccessControl(
+        access = cloudfront.S3OriginAccessControl(
             self, "OriginAccess", origin_access_control_name=self._global_name("oac", 64)
         )
         self.origin = origins.S3BucketOrigin.with_origin_access_control(
             bucket,
-            origin_access_control=self.origin_access_control,
+            origin_access_control=access,
             # LIST: S3 answers a missing key 404 only to a reader that may list the bucket.
             origin_access_levels=[cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
         )
@@ -93,9 +87,8 @@ class SitemapCdn(Construct):
         self.distribution = distribution
 
     def _global_name(self, what: str, limit: int) -> str:
-        """A name for a CloudFront resource: CloudFront's names are global to the account,
-        so the region is in it (as CDK does for the cache policy), or the same stack deployed
-        to a second region fails on "already exists"."""
+        """A CloudFront name: global to the account, so the region is in it (as CDK does for the
+        cache policy), or the same stack in a second region fails on "already exists"."""
         prefix = Names.unique_resource_name(self, max_length=limit - len(what) - 20)
         return f"{prefix}-{what}-{Stack.of(self).region}"
 

@@ -1,9 +1,7 @@
 """Deployment configuration from CDK context (``cdk deploy -c site_url=... -c ...``), validated
-at synth with messages that name the context key.
-
-The function settings come from the code's one settings model: a context key is the field's
-name (``max_urls_per_shard`` sets ``MAX_URLS_PER_SHARD``) and is validated by that model, so
-the stack can never accept a value the functions would reject at cold start.
+at synth with messages that name the context key. A function setting's key is the settings
+model's field name, validated by that model: the stack never accepts a value the functions
+would reject at cold start.
 """
 
 from __future__ import annotations
@@ -52,10 +50,23 @@ DEFAULT_STACK_NAME = "SitemapUpdater"
 
 _PLACEHOLDER = "resolved-at-deploy"
 MAX_CONNECTORS_BYTES = 2048
-_CERTIFICATE_ARN = re.compile(r"arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[0-9a-f-]{36}")
-_TOPIC_ARN = re.compile(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}")
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
-_STACK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,127}")
+# Context key -> its format, and what the message says of a value that is not in it.
+_FORMATS = {
+    "certificate_arn": (
+        re.compile(r"arn:aws[a-z-]*:acm:us-east-1:\d{12}:certificate/[0-9a-f-]{36}"),
+        " is not an ACM certificate ARN in us-east-1 (CloudFront only uses certificates from "
+        "us-east-1)",
+    ),
+    "alarm_topic_arn": (
+        re.compile(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}"),
+        " is not an SNS topic ARN",
+    ),
+    "alarm_email": (re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+"), " is not an e-mail address"),
+    "stack_name": (
+        re.compile(r"[A-Za-z][A-Za-z0-9-]{0,127}"),
+        ": letters, digits and hyphens, starting with a letter, at most 128",
+    ),
+}
 _HOST = re.compile(r"(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}")
 
 
@@ -64,9 +75,8 @@ class ConfigError(ValueError):
 
 
 def validated_settings(values: Mapping[str, Any]) -> Settings:
-    """The function settings for ``values`` (field names: ``site_url``, ``max_urls_per_shard``,
-    ...), validated by the code's model; resource names are placeholders until the stack
-    replaces them with the deployed resources' names."""
+    """The function settings for ``values`` (by field name), validated by the settings model,
+    with placeholders for the resource names the stack fills in."""
     unknown = sorted(set(values) - set(SETTING_KEYS))
     if unknown:
         raise ConfigError(
@@ -84,8 +94,7 @@ def _problem(error: Any, values: Mapping[str, Any]) -> str:
     loc = error["loc"]
     if not loc:  # a rule across fields
         return str(error["msg"]).removeprefix("Value error, ")
-    name = str(loc[0])
-    key = next((k for k, f in Settings.model_fields.items() if f.alias == name), name)
+    key = str(loc[0]).lower()  # the field's name: its alias is the name in upper case
     return f"{key}={values.get(key)!r}: {error['msg']}"
 
 
@@ -119,30 +128,17 @@ class DeployConfig:
                     f"domain_name={self.domain_name!r} must be the site's host ({host!r}): "
                     "the index names every shard under site_url"
                 )
-        if self.certificate_arn is not None and not _CERTIFICATE_ARN.fullmatch(
-            self.certificate_arn
-        ):
-            raise ConfigError(
-                f"certificate_arn={self.certificate_arn!r} is not an ACM certificate ARN in "
-                "us-east-1 (CloudFront only uses certificates from us-east-1)"
-            )
-        if self.alarm_topic_arn is not None and not _TOPIC_ARN.fullmatch(self.alarm_topic_arn):
-            raise ConfigError(f"alarm_topic_arn={self.alarm_topic_arn!r} is not an SNS topic ARN")
         if self.connectors is not None:
             deployed_connectors(self.connectors)  # fails the synth, naming the file
-        if self.alarm_email is not None and not _EMAIL.fullmatch(self.alarm_email):
-            raise ConfigError(f"alarm_email={self.alarm_email!r} is not an e-mail address")
-        if not _STACK_NAME.fullmatch(self.stack_name):
-            raise ConfigError(
-                f"stack_name={self.stack_name!r}: letters, digits and hyphens, starting with a "
-                "letter, at most 128"
-            )
+        for key, (pattern, problem) in _FORMATS.items():
+            value = getattr(self, key)
+            if value is not None and not pattern.fullmatch(value):
+                raise ConfigError(f"{key}={value!r}{problem}")
 
 
 def read_context(context: Mapping[str, Any]) -> DeployConfig:
-    """The deployment described by CDK context. Keys with ``:``, ``@``, ``/`` or ``-`` are
-    CDK's own (feature flags, lookups) and are left alone; any other key must be ours, so a
-    misspelt ``-c`` fails the synth instead of being ignored."""
+    """The deployment described by CDK context. Keys that are not identifiers are CDK's own
+    (feature flags, lookups); any other must be ours: a misspelt ``-c`` fails the synth."""
     ours = {key: value for key, value in context.items() if key.isidentifier()}
     known = (*SETTING_KEYS, *INFRA_KEYS, *CONCURRENCY_KEYS)
     unknown = sorted(set(ours) - set(known))
@@ -184,8 +180,8 @@ def _text(key: str, value: Any) -> str:
 
 
 def deployed_connectors(path: str) -> dict[str, Any]:
-    """The connectors file as the endpoint receives it (the ``CONNECTORS`` setting): every
-    secret a Secrets Manager or SSM ARN; the local runtime's secrets in clear are left out."""
+    """The connectors file as the endpoint receives it (the ``CONNECTORS`` setting): secrets
+    by Secrets Manager or SSM ARN only; the local runtime's secrets in clear are left out."""
     try:
         document = connectors.read(path)
     except connectors.ConfigError as exc:

@@ -1,12 +1,5 @@
-"""Alarms that mean "a person should look", where they go, and one dashboard of the whole flow.
-
-Per queue: anything in its dead-letter queue; its oldest message older than two visibility
-timeouts (it has been retried at least once and is still not done). Per function: errors,
-i.e. whole-batch failures (a single bad record is a partial failure and goes to the DLQ);
-throttles; a run close to its timeout. For the stack: the news sweep's failed deliveries,
-DynamoDB throttling, CloudFront 5xx. With IndexNow on, its queue and function get the same,
-plus one on URLs the ingest function could not queue for it. Every alarm notifies its topic
-on ALARM and on OK; each has a runbook line (docs/OPERATIONS.md#runbook).
+"""Alarms that mean "a person should look" (each with a runbook line in
+docs/OPERATIONS.md#runbook), the topic they notify on ALARM and on OK, and one dashboard.
 
 The topic is the stack's own unless one is given: KMS-encrypted with a key CloudWatch may
 use (SNS's AWS-managed key does not let CloudWatch publish), and only CloudWatch alarms of
@@ -35,9 +28,6 @@ from sitemap_infra.queues import QueuePair, Queues
 from sitemap_updater.observability import Metric
 from sitemap_updater.resources import INDEXNOW, METRICS_NAMESPACE, RECONCILE, FunctionSpec
 
-MIN_AGE_ALARM_SECONDS = 900
-# A change visible later than this, at p99 over three periods, means the pipeline is behind.
-FRESHNESS_ALARM_MS = 900_000
 PERIOD = Duration.minutes(5)
 NEAR_TIMEOUT = 0.8  # of the function's timeout
 CLOUDFRONT_5XX_PERCENT = 5
@@ -77,7 +67,8 @@ INDEXNOW_GRAPH = (
 
 
 def age_threshold_seconds(spec: FunctionSpec) -> int:
-    return max(MIN_AGE_ALARM_SECONDS, 2 * spec.visibility_timeout_seconds)
+    """Two visibility timeouts (retried at least once and still not done), at least 15 min."""
+    return max(900, 2 * spec.visibility_timeout_seconds)
 
 
 class Monitoring(Construct):
@@ -91,22 +82,22 @@ class Monitoring(Construct):
         table: dynamodb.ITable,
         news_sweep: events.IRule,
         distribution: cloudfront.Distribution,
-        alarm_topic: sns.ITopic | None = None,
-        alarm_email: str | None = None,
+        alarm_topic: sns.ITopic | None,
+        alarm_email: str | None,
         service: str,
     ) -> None:
-        """``service``: the ``service`` dimension of the functions' own metrics
-        (``updater.deployment_service``)."""
+        """``service``: the ``service`` dimension of the functions' own metrics."""
         super().__init__(scope, construct_id)
         self.service = service
+        self.topic = alarm_topic or self._topic(alarm_email)
         self.alarms: list[cloudwatch.Alarm] = []
         pairs = list(queues.pairs.values())  # IndexNow's too, when on
         for pair in pairs:
             self._function_alarms(pair, functions[pair.spec.name])
-        self._alarm(
+        self.alarm(
             "PublishToVisibleP99",
-            self._pipeline_metric(Metric.PUBLISH_TO_VISIBLE, "p99"),
-            threshold=FRESHNESS_ALARM_MS,
+            self.pipeline_metric(Metric.PUBLISH_TO_VISIBLE, "p99"),
+            threshold=900_000,  # 15 minutes: the pipeline is behind
             evaluation_periods=3,
             description="Published changes take long to reach the sitemap index (p99 of the "
             "time from SQS receiving the event to the index showing it).",
@@ -114,9 +105,9 @@ class Monitoring(Construct):
         self._reconcile_alarms(functions[RECONCILE.name])
         indexnow = INDEXNOW.name in queues.pairs
         if indexnow:
-            self._alarm(
+            self.alarm(
                 "IndexNowUrlsNotQueued",
-                self._pipeline_metric(Metric.INDEXNOW_NOT_QUEUED),
+                self.pipeline_metric(Metric.INDEXNOW_NOT_QUEUED),
                 threshold=1,
                 description="The ingest function could not queue changed URLs for IndexNow "
                 "(the sitemaps are fine). The URLs are in its log ('IndexNow URLs not queued').",
@@ -125,12 +116,8 @@ class Monitoring(Construct):
         fns = [functions[pair.spec.name] for pair in pairs]
         # Before the CloudFront alarm: the alarm widget must not name a resource that a
         # condition may leave out.
-        self.dashboard = self._dashboard(pairs, fns, distribution, indexnow=indexnow)
+        self._dashboard(pairs, fns, distribution, indexnow=indexnow)
         self._cdn_alarm(distribution)
-        self.topic = alarm_topic or self._topic(alarm_email)
-        for alarm in self.alarms:
-            alarm.add_alarm_action(actions.SnsAction(self.topic))
-            alarm.add_ok_action(actions.SnsAction(self.topic))
 
     def _topic(self, email: str | None) -> sns.Topic:
         key = kms.Key(
@@ -172,52 +159,50 @@ class Monitoring(Construct):
         return topic
 
     def _function_alarms(self, pair: QueuePair, function: lambda_.Function) -> None:
-        spec = pair.spec
-        name = spec.name.capitalize()
-        self._alarm(
-            f"{name}DeadLetters",
-            pair.dead_letter.metric_approximate_number_of_messages_visible(
-                period=Duration.minutes(1), statistic="Maximum"
-            ),
+        """A queue's dead letters and oldest message; its function's whole-batch failures (a
+        bad record is a partial failure and goes to the DLQ), throttles and near-timeouts."""
+        spec, name = pair.spec, pair.spec.name
+        minute: dict[str, Any] = {"period": Duration.minutes(1), "statistic": "Maximum"}
+        self.alarm(
+            f"{name.capitalize()}DeadLetters",
+            pair.dead_letter.metric_approximate_number_of_messages_visible(**minute),
             threshold=1,
-            description=f"Messages in the {spec.queue} dead-letter queue: read their "
-            "reason, fix, then redrive.",
+            description=f"Messages in the {name} dead-letter queue: read their reason, fix, "
+            "then redrive.",
         )
-        self._alarm(
-            f"{name}OldestMessage",
-            pair.queue.metric_approximate_age_of_oldest_message(
-                period=Duration.minutes(1), statistic="Maximum"
-            ),
+        self.alarm(
+            f"{name.capitalize()}OldestMessage",
+            pair.queue.metric_approximate_age_of_oldest_message(**minute),
             threshold=age_threshold_seconds(spec),
             evaluation_periods=5,
-            description=f"The {spec.queue} queue is not keeping up, or a message keeps "
-            "failing (FIFO: it holds up its message group).",
+            description=f"The {name} queue is not keeping up, or a message keeps failing "
+            "(FIFO: it holds up its message group).",
         )
-        self._alarm(
-            f"{name}Errors",
+        self.alarm(
+            f"{name.capitalize()}Errors",
             function.metric_errors(period=PERIOD, statistic="Sum"),
             threshold=1,
-            description=f"The {spec.name} function failed whole batches.",
+            description=f"The {name} function failed whole batches.",
             **SUSTAINED,
         )
-        self._alarm(
-            f"{name}Throttles",
+        self.alarm(
+            f"{name.capitalize()}Throttles",
             function.metric_throttles(period=PERIOD, statistic="Sum"),
             threshold=1,
-            description=f"Lambda refused to run the {spec.name} function: the account's "
+            description=f"Lambda refused to run the {name} function: the account's "
             "concurrency is spent elsewhere. Its messages wait in the queue.",
             **SUSTAINED,
         )
-        self._alarm(
-            f"{name}NearTimeout",
+        self.alarm(
+            f"{name.capitalize()}NearTimeout",
             function.metric_duration(period=PERIOD, statistic="Maximum"),
             threshold=NEAR_TIMEOUT * spec.timeout_seconds * 1000,
-            description=f"A {spec.name} run took over {NEAR_TIMEOUT:.0%} of its "
+            description=f"A {name} run took over {NEAR_TIMEOUT:.0%} of its "
             f"{spec.timeout_seconds} s timeout: a larger one will time out.",
         )
 
     def _stack_alarms(self, table: dynamodb.ITable, news_sweep: events.IRule) -> None:
-        self._alarm(
+        self.alarm(
             "NewsSweepFailed",
             cloudwatch.Metric(
                 namespace="AWS/Events",
@@ -234,7 +219,7 @@ class Monitoring(Construct):
             kind: table.metric(f"{kind.capitalize()}ThrottleEvents", statistic="Sum")
             for kind in ("read", "write")
         }
-        self._alarm(
+        self.alarm(
             "RegistryThrottled",
             cloudwatch.MathExpression(
                 expression="read + write", using_metrics=throttled, period=PERIOD
@@ -248,7 +233,7 @@ class Monitoring(Construct):
     def _cdn_alarm(self, distribution: cloudfront.Distribution) -> None:
         """CloudFront publishes its metrics in us-east-1 only, and an alarm reads its own
         region's: elsewhere the alarm is left out (a condition) rather than never firing."""
-        alarm = self._alarm(
+        alarm = self.alarm(
             "Cloudfront5xx",
             _cdn_5xx_rate(distribution),
             threshold=CLOUDFRONT_5XX_PERCENT,
@@ -265,13 +250,13 @@ class Monitoring(Construct):
         repaired = cloudwatch.MathExpression(
             expression="shards + entries",
             using_metrics={
-                "shards": self._pipeline_metric(Metric.SHARDS_REPAIRED),
-                "entries": self._pipeline_metric(Metric.ENTRIES_REPAIRED),
+                "shards": self.pipeline_metric(Metric.SHARDS_REPAIRED),
+                "entries": self.pipeline_metric(Metric.ENTRIES_REPAIRED),
             },
             period=PERIOD,
             label="Drift repaired",
         )
-        self._alarm(
+        self.alarm(
             "DriftRepaired",
             repaired,
             threshold=1,
@@ -279,7 +264,7 @@ class Monitoring(Construct):
             "registry entry that had drifted from the registry: the site is right again. "
             "Its log names each one ('shard repaired', 'entry repaired'); find the cause.",
         )
-        self._alarm(
+        self.alarm(
             "ReconcileErrors",
             function.metric_errors(period=Duration.hours(1), statistic="Sum"),
             threshold=1,
@@ -288,7 +273,7 @@ class Monitoring(Construct):
             description="The reconcile function failed two runs in a row.",
         )
 
-    def _alarm(
+    def alarm(
         self,
         construct_id: str,
         metric: cloudwatch.IMetric,
@@ -297,9 +282,12 @@ class Monitoring(Construct):
         description: str,
         evaluation_periods: int = 1,
         datapoints_to_alarm: int | None = None,
+        scope: Construct | None = None,
     ) -> cloudwatch.Alarm:
+        """An alarm at ``threshold`` or above that notifies the topic (in ``scope``, default
+        here and on the dashboard)."""
         alarm = cloudwatch.Alarm(
-            self,
+            scope or self,
             construct_id,
             metric=metric,
             threshold=threshold,
@@ -309,10 +297,13 @@ class Monitoring(Construct):
             treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
             alarm_description=description,
         )
-        self.alarms.append(alarm)
+        alarm.add_alarm_action(actions.SnsAction(self.topic))
+        alarm.add_ok_action(actions.SnsAction(self.topic))
+        if scope is None:
+            self.alarms.append(alarm)
         return alarm
 
-    def _pipeline_metric(self, name: str, statistic: str = "Sum") -> cloudwatch.Metric:
+    def pipeline_metric(self, name: str, statistic: str = "Sum") -> cloudwatch.Metric:
         """One of the functions' own metrics (Powertools EMF, dimension ``service``)."""
         return cloudwatch.Metric(
             namespace=METRICS_NAMESPACE,
@@ -322,8 +313,8 @@ class Monitoring(Construct):
             period=PERIOD,
         )
 
-    def _pipeline_graph(self, title: str, names: Sequence[str]) -> cloudwatch.GraphWidget:
-        return _graph(title, [self._pipeline_metric(name) for name in names])
+    def _graph(self, title: str, names: Sequence[str]) -> cloudwatch.GraphWidget:
+        return _graph(title, [self.pipeline_metric(name) for name in names])
 
     def _dashboard(
         self,
@@ -337,7 +328,9 @@ class Monitoring(Construct):
             self, "Dashboard", default_interval=Duration.hours(6), period_override=None
         )
         dashboard.add_widgets(
-            cloudwatch.AlarmStatusWidget(title="Alarms", alarms=self.alarms, width=24, height=3)
+            cloudwatch.AlarmStatusWidget(
+                title="Alarms", alarms=list(self.alarms), width=24, height=3
+            )
         )
         dashboard.add_widgets(
             _graph(
@@ -362,12 +355,12 @@ class Monitoring(Construct):
             ),
             _graph("Duration p99 (ms)", [f.metric_duration(statistic="p99") for f in fns]),
         )
-        dashboard.add_widgets(*(self._pipeline_graph(*graph) for graph in PIPELINE_GRAPHS.items()))
+        dashboard.add_widgets(*(self._graph(*graph) for graph in PIPELINE_GRAPHS.items()))
         # A dashboard reads any region: CloudFront's 5xx rate shows from us-east-1.
-        cdn = [_graph("CloudFront 5xx (%)", [_cdn_5xx_rate(distribution, "us-east-1")])]
-        freshness = [self._pipeline_metric(Metric.PUBLISH_TO_VISIBLE, p) for p in ("p50", "p99")]
-        indexnow_graph = [self._pipeline_graph("IndexNow", INDEXNOW_GRAPH)] if indexnow else []
-        dashboard.add_widgets(*cdn, _graph("Publish to visible (ms)", freshness), *indexnow_graph)
+        cdn = _graph("CloudFront 5xx (%)", [_cdn_5xx_rate(distribution, "us-east-1")])
+        freshness = [self.pipeline_metric(Metric.PUBLISH_TO_VISIBLE, p) for p in ("p50", "p99")]
+        indexnow_graph = [self._graph("IndexNow", INDEXNOW_GRAPH)] if indexnow else []
+        dashboard.add_widgets(cdn, _graph("Publish to visible (ms)", freshness), *indexnow_graph)
         return dashboard
 
 

@@ -1,9 +1,8 @@
 """The whole system as one construct, for this project's stack or another team's CDK app
-(an example: docs/DEPLOY.md). Given ``distribution`` (the site's own, in the same stack), the
-sitemap paths become behaviours of it (``cdn.SitemapCdn``); without, it gets one of its own.
-``settings`` takes the function settings by field name (``sitemap_updater.settings``),
-validated by the code's own model. ``connectors``: the connectors file's document, without
-secrets in clear (``config.deployed_connectors``), for a webhook endpoint (None: none).
+(docs/DEPLOY.md). Given ``distribution`` (the site's own, in the same stack), the sitemap
+paths become behaviours of it; without, it gets one of its own. ``settings``: the settings
+model's fields by name. ``connectors``: the connectors file's document without secrets in
+clear (``config.deployed_connectors``), for a webhook endpoint (None: none).
 """
 
 from __future__ import annotations
@@ -48,7 +47,6 @@ from sitemap_updater.resources import (
 )
 from sitemap_updater.settings import Settings
 
-NEWS_SWEEP_RETRIES = 8
 NEWS_SWEEP_DEAD_LETTER = (
     "The dead-letter queue of the news sweep's EventBridge target (EventBridge's DeadLetterConfig, "
     "which cdk-nag does not recognise as one): it needs none of its own."
@@ -76,15 +74,13 @@ class SitemapUpdater(Construct):
         ``alarm_email`` subscribes to). ``max_concurrency``: function name -> its event source
         mapping's maximum concurrency (default: ``resources.FunctionSpec.max_concurrency``)."""
         super().__init__(scope, construct_id)
-        self._check_arguments(distribution, alarm_topic, alarm_email)
+        _check_arguments(self, distribution, alarm_topic, alarm_email)
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
-        #: The functions' Powertools service name: the ``service`` dimension of their metrics.
         self.service = deployment_service(self)
         site_files = site_file_keys(tuned)  # served from the bucket at the site root
         self.storage = Storage(self, "Storage")
         self.queues = Queues(self, "Queues", functions_for(bool(tuned.indexnow_key)))
-        self.cdn = self._cdn(tuned, site_files, distribution, domain_name, certificate)
-        self.distribution = self.cdn.distribution
+        self.distribution = self._cdn(tuned, site_files, distribution, domain_name, certificate)
         #: The functions' settings, with the deployed resources' names (tokens) filled in.
         self.settings: Settings = tuned.model_copy(update=self._resource_names())
         code = code or function_code()
@@ -102,7 +98,7 @@ class SitemapUpdater(Construct):
             max_concurrency=validated_concurrency(max_concurrency or {}),
         )
         self.news_sweep = self._news_sweep()
-        self.reconcile_schedule = self._reconcile_schedule()
+        self._reconcile_schedule()
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -124,7 +120,7 @@ class SitemapUpdater(Construct):
         distribution: cloudfront.Distribution | None,
         domain_name: str | None,
         certificate: acm.ICertificate | None,
-    ) -> SitemapCdn:
+    ) -> cloudfront.Distribution:
         return SitemapCdn(
             self,
             "Cdn",
@@ -136,45 +132,26 @@ class SitemapUpdater(Construct):
             certificate=certificate,
             log_bucket=self.storage.logs,
             extra_paths=[f"/{key}" for key in site_files],
-        )
-
-    def _check_arguments(
-        self,
-        distribution: cloudfront.Distribution | None,
-        alarm_topic: sns.ITopic | None,
-        alarm_email: str | None,
-    ) -> None:
-        if alarm_topic is not None and alarm_email is not None:
-            raise ConfigError(
-                "alarm_email subscribes the stack's own alarm topic: with an existing topic "
-                "(alarm_topic_arn), subscribe the address where that topic is managed"
-            )
-        if distribution is not None and Stack.of(distribution) is not Stack.of(self):
-            # The bucket policy would name the distribution and the distribution the bucket:
-            # across two stacks that is a dependency cycle CloudFormation cannot deploy.
-            raise ConfigError(
-                "SitemapUpdater must be in the same stack as the distribution it attaches to "
-                f"({Stack.of(distribution).node.path})"
-            )
+        ).distribution
 
     def _resource_names(self) -> dict[str, str]:
         """``config.RESOURCE_FIELDS``, from the resources of this deployment."""
+        queue = {name: pair.queue.queue_url for name, pair in self.queues.pairs.items()}
         indexnow = self.queues.pairs.get(INDEXNOW.name)
         return {
             "table_name": self.storage.table.table_name,
             "bucket_name": self.storage.bucket.bucket_name,
-            "rebuild_queue_url": self.queues[REBUILD.name].queue.queue_url,
-            "index_queue_url": self.queues[INDEX.name].queue.queue_url,
+            "rebuild_queue_url": queue[REBUILD.name],
+            "index_queue_url": queue[INDEX.name],
             "ingest_dlq_url": self.queues[INGEST.name].dead_letter.queue_url,
             "distribution_id": self.distribution.distribution_id,
-            "indexnow_queue_url": indexnow.queue.queue_url if indexnow else "",
+            "indexnow_queue_url": queue.get(INDEXNOW.name, ""),
             "indexnow_dlq_url": indexnow.dead_letter.queue_url if indexnow else "",
-            "ingest_queue_url": self.queues[INGEST.name].queue.queue_url,
+            "ingest_queue_url": queue[INGEST.name],
             "connectors": "",  # the webhook function's alone
         }
 
     def _webhooks(self, document: Mapping[str, Any], code: lambda_.Code) -> Webhooks:
-        ingest = self.queues[INGEST.name]
         endpoint = {"connectors": json.dumps(document)}
         return Webhooks(
             self,
@@ -182,15 +159,15 @@ class SitemapUpdater(Construct):
             connectors=parse_connectors(document),
             code=code,
             environment=self.settings.model_copy(update=endpoint).to_env(),
-            ingest=ingest,
-            alarm_topic=self.monitoring.topic,
-            service=self.service,
+            ingest=self.queues[INGEST.name],
+            monitoring=self.monitoring,
         )
 
     def _news_sweep(self) -> events.Rule:
-        # News ageing needs no event: the index runs on a schedule too (see NEWS_SWEEP_MINUTES).
-        # A delivery EventBridge cannot make within one period is dropped into its own
-        # dead-letter queue (the NewsSweepFailed alarm): the next sweep does the same work.
+        """The index, on a schedule, asks for a rebuild of every shard whose news blocks aged
+        out, with no new event. A delivery EventBridge cannot make within one period goes to
+        its own dead-letter queue (the NewsSweepFailed alarm): the next sweep does the same
+        work."""
         dead_letter = sqs.Queue(
             self,
             "NewsSweepDeadLetter",
@@ -204,7 +181,7 @@ class SitemapUpdater(Construct):
             message_group_id=INDEX_GROUP,
             dead_letter_queue=dead_letter,
             max_event_age=Duration.minutes(NEWS_SWEEP_MINUTES),
-            retry_attempts=NEWS_SWEEP_RETRIES,
+            retry_attempts=8,
         )
         return events.Rule(
             self,
@@ -214,8 +191,8 @@ class SitemapUpdater(Construct):
             targets=[target],
         )
 
-    def _reconcile_schedule(self) -> events.Rule:
-        return events.Rule(
+    def _reconcile_schedule(self) -> None:
+        events.Rule(
             self,
             "ReconcileSchedule",
             description="Checks a slice of the shards against the registry, repairing drift",
@@ -229,12 +206,30 @@ class SitemapUpdater(Construct):
         return self.queues[INGEST.name].queue
 
 
+def _check_arguments(
+    updater: Construct,
+    distribution: cloudfront.Distribution | None,
+    alarm_topic: sns.ITopic | None,
+    alarm_email: str | None,
+) -> None:
+    if alarm_topic is not None and alarm_email is not None:
+        raise ConfigError(
+            "alarm_email subscribes the stack's own alarm topic: with an existing topic "
+            "(alarm_topic_arn), subscribe the address where that topic is managed"
+        )
+    if distribution is not None and Stack.of(distribution) is not Stack.of(updater):
+        # The bucket policy would name the distribution and the distribution the bucket:
+        # across two stacks that is a dependency cycle CloudFormation cannot deploy.
+        raise ConfigError(
+            "SitemapUpdater must be in the same stack as the distribution it attaches to "
+            f"({Stack.of(distribution).node.path})"
+        )
+
+
 def deployment_service(updater: Construct) -> str:
-    """``sitemap-updater:<stack name>/<construct path in the stack>``: the functions' metrics
-    carry it as their ``service`` dimension, and the alarms and dashboard read exactly it, so
-    two deployments in one account and region (staging and production, two sites) never
-    count each other's metrics. A stack name is unique in its account and region; a
-    construct path is unique in its stack."""
+    """``sitemap-updater:<stack name>/<construct path in the stack>``: the ``service``
+    dimension of the functions' metrics, unique in an account and region, so that two
+    deployments there never count each other's metrics."""
     stack = Stack.of(updater)
     inside = updater.node.scopes[updater.node.scopes.index(stack) + 1 :]
     return f"{SERVICE_NAME}:{stack.stack_name}/{'/'.join(c.node.id for c in inside)}"

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cfnlint.api import ManualArgs, lint
 
 from sitemap_infra.config import ConfigError
 from sitemap_infra.webhooks import HANDLER, REFUSED_BURST
@@ -124,3 +125,8 @@ def test_a_connector_without_an_arn_is_refused_at_synth(tmp_path: Path) -> None:
     path.write_text('[[connector]]\nname = "n"\ncms = "native"\nsecrets = ["local-only"]\n')
     with pytest.raises(ConfigError, match="'n' needs secret_arn"):
         synthesize(site_url=SITE, connectors=str(path))
+
+
+def test_cfn_lint_finds_nothing_with_the_endpoint(with_connectors: Synthesized) -> None:
+    matches = lint(json.dumps(with_connectors.json), config=ManualArgs(regions=["us-east-1"]))
+    assert [str(match) for match in matches] == []

@@ -12,10 +12,10 @@ from lxml import etree
 from moto import mock_aws
 
 from sitemap_updater.bootstrap import App
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import LOCAL_STACK_NAME, register_stack
 from sitemap_updater.schemas import sitemap_schema
 from tests.conftest import SITE, FakeClock
+from tests.pipeline import Pipeline
 
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 STACK = ["--stack", LOCAL_STACK_NAME]  # how the operator commands name the deployment

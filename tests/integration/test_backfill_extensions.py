@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from sitemap_updater.cli import main
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import LOCAL_STACK_NAME, register_stack
 from tests.conftest import FakeClock
 from tests.integration.conftest import parse
+from tests.pipeline import Pipeline
 
 CORPUS = Path(__file__).parents[1] / "corpus" / "real-world"
 NS = {

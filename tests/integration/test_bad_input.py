@@ -7,9 +7,9 @@ from typing import Any
 
 from sitemap_updater.handlers import ingest
 from sitemap_updater.local.poller import FakeLambdaContext
-from sitemap_updater.local.runtime import Pipeline
 from tests.conftest import SITE
 from tests.integration.conftest import FaultInjector, Recorder, publish, site_entries
+from tests.pipeline import Pipeline
 
 BAD_BODIES = {
     "malformed_json": '{"type": "publish", "url": ',

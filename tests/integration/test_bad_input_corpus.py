@@ -21,9 +21,9 @@ import pytest
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.urls import Site
-from sitemap_updater.local.runtime import Pipeline
 from tests.conftest import SITE
 from tests.integration.conftest import Recorder, document, site_entries, unpublish
+from tests.pipeline import Pipeline
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "bad-input"
 MAX_EVENT_BYTES = 262_144  # the MAX_EVENT_BYTES default the pipeline runs with

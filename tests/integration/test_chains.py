@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sitemap_updater.local.runtime import Pipeline
 from tests.conftest import FakeClock
 from tests.integration.conftest import PipelineFactory, document, publish, unpublish
 from tests.integration.test_search_features import _scheduled_index_run
+from tests.pipeline import Pipeline
 
 LAMBDA_STOPS_AFTER = 16
 

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from sitemap_updater.adapters.registry import url_key
-from sitemap_updater.local.runtime import Pipeline
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import (
     FaultInjector,
@@ -19,6 +18,7 @@ from tests.integration.conftest import (
     site_entries,
     unpublish,
 )
+from tests.pipeline import Pipeline
 
 Fields = dict[str, str | None]
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.usecases.publish_index import MAX_ATTEMPTS
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import (
@@ -22,6 +21,7 @@ from tests.integration.conftest import (
     unpublish,
 )
 from tests.integration.test_serialisation import apply
+from tests.pipeline import Pipeline
 
 SHARD_KEY = "sitemap-pages-00001.xml.gz"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from sitemap_updater.bootstrap import build_app
 from sitemap_updater.domain.stylesheet import STYLESHEET_KEY, stylesheet_bytes
-from sitemap_updater.local.runtime import Pipeline
 from tests.integration.conftest import PipelineFactory, Recorder, document, publish, unpublish
+from tests.pipeline import Pipeline
 
 PI = b'<?xml-stylesheet type="text/xsl" href="/sitemap.xsl"?>\n'
 

@@ -14,12 +14,12 @@ import pytest
 from moto import mock_aws
 
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, stylesheet_bytes, with_stylesheet
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.server import SiteServer
 from tests.browser import rendered
 from tests.conftest import SITE, FakeClock
 from tests.httpsite import StaticSite
 from tests.integration.conftest import publish
+from tests.pipeline import Pipeline
 from tests.unit.test_stylesheet import EXTENDED_SHARD
 
 PAGES = {

@@ -10,11 +10,11 @@ import pytest
 
 from sitemap_updater.bootstrap import build_app
 from sitemap_updater.cli import main
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import register_stack
 from sitemap_updater.settings import Settings
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import Recorder, index_locs, publish
+from tests.pipeline import Pipeline
 
 SHOP, VIDEOS = f"{SITE}/shop/sitemap.xml", f"{SITE}/videos/sitemap-index.xml"
 

@@ -15,7 +15,6 @@ import pytest
 
 from sitemap_updater.cli import main
 from sitemap_updater.local.poller import drain
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.server import SiteServer
 from sitemap_updater.local.stack import register_stack
 from tests.conftest import SITE
@@ -29,6 +28,7 @@ from tests.integration.conftest import (
     site_entries,
     unpublish,
 )
+from tests.pipeline import Pipeline
 
 KEY = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 

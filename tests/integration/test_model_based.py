@@ -29,10 +29,10 @@ from hypothesis.stateful import (
 )
 from moto import mock_aws
 
-from sitemap_updater.local.runtime import Pipeline
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import FaultInjector, Recorder, publish, site_entries, unpublish
 from tests.integration.test_convergence import expected_site
+from tests.pipeline import Pipeline
 
 settings.register_profile(
     "ci",

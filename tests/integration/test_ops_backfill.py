@@ -15,7 +15,6 @@ from sitemap_updater.adapters.queues import Queues
 from sitemap_updater.cli import main
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.feed import FEED_KEY
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import register_stack
 from sitemap_updater.ops import backfill
 from sitemap_updater.ops.pages import Record
@@ -23,6 +22,7 @@ from tests.atom import read_atom
 from tests.conftest import SITE
 from tests.httpsite import StaticSite, gz, sitemapindex, urlset
 from tests.integration.conftest import STACK, publish, site_entries
+from tests.pipeline import Pipeline
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str], dict[str, Any]]:

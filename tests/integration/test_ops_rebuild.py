@@ -9,10 +9,10 @@ import boto3
 import pytest
 
 from sitemap_updater.cli import main
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.ops import resolve
 from tests.conftest import SITE
 from tests.integration.conftest import STACK, publish, site_entries
+from tests.pipeline import Pipeline
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sitemap_updater.cli import main
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import LocalQueue
 from sitemap_updater.ops.resolve import Deployment
 from tests.integration.conftest import STACK, publish, site_entries
+from tests.pipeline import Pipeline
 
 
 def redrive(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any]]:

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from sitemap_updater.cli import main
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import LOCAL_STACK_NAME, stack_outputs
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.flags import add_deployment_arguments
 from sitemap_updater.ops.resolve import resolve, session_for
 from sitemap_updater.resources import EXTRA_OUTPUTS, output_key
 from sitemap_updater.settings import Settings
+from tests.pipeline import Pipeline
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -40,9 +40,9 @@ def test_a_stack_resolves_to_the_settings_the_functions_run_with(deployed: Pipel
     deployment = resolve(parse("--stack", LOCAL_STACK_NAME))
     assert deployment.settings == deployed.app.settings
     assert deployment.value("IngestQueueUrl") == deployed.stack.queues["ingest"].url
-    names = [pair.name for pair in deployment.queues()]
+    names = list(deployment.queues())
     assert names == ["ingest", "rebuild", "index"]
-    assert all(pair.url and pair.dlq_url for pair in deployment.queues())
+    assert all(url and dlq_url for url, dlq_url in deployment.queues().values())
 
 
 def test_flags_override_the_stack_and_settings_can_be_set_by_name(deployed: Pipeline) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import io
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +12,11 @@ from botocore.exceptions import ClientError
 
 from sitemap_updater.cli import main
 from sitemap_updater.local.feeder import MessageBody, read_paths
-from sitemap_updater.local.runtime import Pipeline
-from sitemap_updater.ops import progress
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import Deployment
-from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, batches, send_bodies
+from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, send_bodies
 from tests.integration.conftest import STACK, publish, site_entries
+from tests.pipeline import Pipeline
 
 EVENTS = Path(__file__).parents[2] / "events"
 
@@ -90,18 +89,23 @@ class RefusingSqs:
 def test_each_refused_entry_is_reported_with_its_origin() -> None:
     bodies = [MessageBody("ok" if n != 12 else "bad", f"f:{n}") for n in range(15)]
     sqs = RefusingSqs()
-    result = send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
+    result = send_bodies(sqs, "q", bodies, Progress("send", enabled=False))  # type: ignore[arg-type]
     assert [len(call) for call in sqs.calls] == [10, 5]
     assert result.sent == 14
     assert [(f.origin, f.code) for f in result.failed] == [("f:12", "InvalidMessageContents")]
 
 
 def test_batches_hold_ten_bodies_and_at_most_the_batch_payload_limit() -> None:
-    big = "x" * (MAX_BATCH_BYTES // 2)
-    bodies = [MessageBody(big, "a"), MessageBody(big, "b"), MessageBody("y", "c")]
-    assert [[b.origin for b in batch] for batch in batches(bodies)] == [["a", "b"], ["c"]]
+    def requests(bodies: list[MessageBody]) -> list[list[str]]:
+        sqs = RefusingSqs()
+        send_bodies(sqs, "q", bodies, Progress("send", enabled=False))  # type: ignore[arg-type]
+        return [[entry["MessageBody"][:1] for entry in call] for call in sqs.calls]
+
+    half = MAX_BATCH_BYTES // 2
+    bodies = [MessageBody("a" * half, "a"), MessageBody("b" * half, "b"), MessageBody("c", "c")]
+    assert requests(bodies) == [["a", "b"], ["c"]]
     small = [MessageBody("z", str(n)) for n in range(21)]
-    assert [len(batch) for batch in batches(small)] == [10, 10, 1]
+    assert [len(call) for call in requests(small)] == [10, 10, 1]
 
 
 def test_a_body_over_the_message_limit_is_listed_and_the_rest_is_sent(
@@ -148,7 +152,7 @@ def test_a_request_sqs_refuses_whole_fails_its_entries_and_the_rest_is_sent() ->
         RequestRefusingSqs(),  # type: ignore[arg-type]
         "q",
         bodies,
-        Progress("send", stream=io.StringIO()),
+        Progress("send", enabled=False),
     )
     assert result.sent == 15
     assert [f.origin for f in result.failed] == [f"f:{n}" for n in range(10)]
@@ -159,7 +163,7 @@ def test_a_request_sqs_refuses_whole_fails_its_entries_and_the_rest_is_sent() ->
 def test_an_error_about_the_queue_stops_sending_and_counts_the_rest() -> None:
     sqs = RequestRefusingSqs("AWS.SimpleQueueService.NonExistentQueue")
     bodies = [MessageBody("bad", f"f:{n}") for n in range(25)]
-    result = send_bodies(sqs, "q", bodies, Progress("send", stream=io.StringIO()))  # type: ignore[arg-type]
+    result = send_bodies(sqs, "q", bodies, Progress("send", enabled=False))  # type: ignore[arg-type]
     assert sqs.calls == 1
     assert (len(result.failed), result.not_sent) == (0, 25)
     assert result.stopped == "AWS.SimpleQueueService.NonExistentQueue: refused"
@@ -324,7 +328,7 @@ def test_on_a_terminal_the_bar_shows_the_total_and_the_time_left(
     monkeypatch: pytest.MonkeyPatch,
     command: str,
 ) -> None:
-    monkeypatch.setattr(progress, "_is_tty", lambda stream: True)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # capsys's: a terminal
     source = tmp_path / "pages.jsonl"
     source.write_text("".join(json.dumps(publish(f"/{n}", 1)) + "\n" for n in range(25)))
     where = ["--site-url", "https://www.example.com", "--out", str(tmp_path / "out")]

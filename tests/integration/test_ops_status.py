@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from sitemap_updater.cli import main
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import register_stack
 from tests.integration.conftest import STACK, PipelineFactory, publish, unpublish
+from tests.pipeline import Pipeline
 
 
 def status_json(capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from sitemap_updater.cli import main
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.server import SiteServer
 from tests.httpsite import StaticSite, gz, sitemapindex, urlset
 from tests.integration.conftest import publish
+from tests.pipeline import Pipeline
 
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 
-from sitemap_updater.local.runtime import Pipeline
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import (
     NS,
@@ -17,6 +16,7 @@ from tests.integration.conftest import (
     site_entries,
     unpublish,
 )
+from tests.pipeline import Pipeline
 
 
 def index_lastmods(pipeline: Pipeline) -> dict[str, str]:

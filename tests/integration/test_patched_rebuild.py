@@ -27,7 +27,6 @@ from sitemap_updater.bootstrap import App, build_app
 from sitemap_updater.domain.events import parse_event
 from sitemap_updater.domain.sharding import ShardFormat
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.usecases import rebuild as rebuild_module
 from sitemap_updater.usecases.publish_index import Restored
 from sitemap_updater.usecases.rebuild import Rebuilt
@@ -40,6 +39,7 @@ from tests.integration.conftest import (
     unpublish,
 )
 from tests.integration.test_model_based import OPERATIONS
+from tests.pipeline import Pipeline
 
 PROFILE = settings(
     max_examples=int(os.environ.get("PATCH_EXAMPLES", "40")),

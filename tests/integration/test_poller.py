@@ -9,8 +9,8 @@ import boto3
 from moto import mock_aws
 
 from sitemap_updater.local.poller import EventSourceMapping
-from sitemap_updater.local.runtime import Pipeline
 from tests.integration.conftest import publish
+from tests.pipeline import Pipeline
 
 
 def make_queue(sqs: Any, visibility: int) -> tuple[str, str]:

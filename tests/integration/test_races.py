@@ -35,7 +35,6 @@ from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.events import parse_event
 from sitemap_updater.domain.records import ShardOutput
 from sitemap_updater.domain.sharding import render_shard, shard_body
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.usecases.rebuild import Rebuilt
 from tests.conftest import SITE
 from tests.integration.concurrency import Serialised, TickingClock, run_threads, worker_app
@@ -49,6 +48,7 @@ from tests.integration.conftest import (
     site_entries,
     unpublish,
 )
+from tests.pipeline import Pipeline
 
 SHARD = "pages-00001"
 KEY = f"sitemap-{SHARD}.xml.gz"

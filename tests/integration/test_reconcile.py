@@ -13,12 +13,12 @@ from sitemap_updater.adapters.registry import entry_key
 from sitemap_updater.cli import main
 from sitemap_updater.handlers.reconcile import handler
 from sitemap_updater.local.poller import FakeLambdaContext
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import register_stack
 from sitemap_updater.usecases.ingest import Outcome
 from sitemap_updater.usecases.ports import Message
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import STACK, PipelineFactory, publish, site_entries
+from tests.pipeline import Pipeline
 
 HOUR = 3600
 

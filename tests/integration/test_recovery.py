@@ -22,7 +22,6 @@ import pytest
 
 from sitemap_updater.cli import main
 from sitemap_updater.domain.robots import default_robots
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import register_stack
 from sitemap_updater.ops import resolve
 from tests.conftest import SITE, FakeClock
@@ -37,6 +36,7 @@ from tests.integration.conftest import (
     unpublish,
 )
 from tests.integration.test_convergence import expected_site, normalised
+from tests.pipeline import Pipeline
 
 
 def every_entry(objects: dict[str, bytes]) -> dict[str, dict[str, str | None]]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES
-from sitemap_updater.local.runtime import Pipeline
 from tests.conftest import SITE
 from tests.integration.conftest import Recorder, publish
+from tests.pipeline import Pipeline
 
 OWNER = (
     b"# robots.txt for www.example.com\r\n"

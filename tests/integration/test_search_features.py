@@ -14,7 +14,6 @@ from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
-from sitemap_updater.local.runtime import Pipeline
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import (
     NS,
@@ -26,6 +25,7 @@ from tests.integration.conftest import (
     shard_of,
     unpublish,
 )
+from tests.pipeline import Pipeline
 
 XHTML = "{http://www.w3.org/1999/xhtml}link"
 NEWS = "{http://www.google.com/schemas/sitemap-news/0.9}news"

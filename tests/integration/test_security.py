@@ -21,10 +21,10 @@ import pytest
 from sitemap_updater.domain.errors import MAX_DETAIL_CHARS
 from sitemap_updater.handlers import ingest, rebuild
 from sitemap_updater.local.poller import FakeLambdaContext
-from sitemap_updater.local.runtime import Pipeline
 from tests.conftest import SITE
 from tests.integration.conftest import FaultInjector, Recorder, publish, unpublish
 from tests.integration.test_bad_input_corpus import CASES
+from tests.pipeline import Pipeline
 
 MAX_LINE = 4096  # a URL (at most 2,048 characters) and a reason fit, with room to spare
 

@@ -13,7 +13,6 @@ from sitemap_updater.domain.errors import WriteConflict
 from sitemap_updater.domain.events import parse_event
 from sitemap_updater.handlers import rebuild
 from sitemap_updater.local.poller import FakeLambdaContext
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.usecases.ingest import ApplyChange
 from sitemap_updater.usecases.rebuild import Rebuilt
 from tests.conftest import SITE
@@ -25,6 +24,7 @@ from tests.integration.conftest import (
     site_entries,
     unpublish,
 )
+from tests.pipeline import Pipeline
 
 
 def apply(pipeline: Pipeline, event: dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from sitemap_updater.local.runtime import Pipeline
 from tests.integration.conftest import Recorder, publish, site_entries, unpublish
+from tests.pipeline import Pipeline
 
 
 def test_publish_then_unpublish_round_trip(pipeline: Pipeline, recorder: Recorder) -> None:

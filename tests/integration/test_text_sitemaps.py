@@ -10,11 +10,11 @@ import pytest
 
 from sitemap_updater.bootstrap import build_app
 from sitemap_updater.cli import main
-from sitemap_updater.local.runtime import Pipeline
 from sitemap_updater.local.stack import register_stack
 from sitemap_updater.settings import Settings
 from tests.conftest import SITE
 from tests.integration.conftest import index_locs, publish, site_entries
+from tests.pipeline import Pipeline
 
 
 def test_text_shards_list_one_url_per_line_and_the_index_names_them(

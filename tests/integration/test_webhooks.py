@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from sitemap_updater import connectors
-from sitemap_updater.local.runtime import Pipeline
 from tests.integration.conftest import PipelineFactory, Recorder, site_entries
+from tests.pipeline import Pipeline
 from tests.unit.test_connectors_signing import SAMPLES, event_sample
 from tests.unit.test_webhook import signed
 

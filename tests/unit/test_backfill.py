@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -10,7 +9,13 @@ from lxml import etree
 
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
-from sitemap_updater.ops.backfill import BackfillResult, Importer, entry_record, page_changes
+from sitemap_updater.ops.backfill import (
+    BackfillResult,
+    applier,
+    entry_record,
+    import_changes,
+    page_changes,
+)
 from sitemap_updater.ops.crawl import Entry
 from sitemap_updater.ops.extensions import Extensions
 from sitemap_updater.ops.pages import Record
@@ -21,18 +26,19 @@ from tests.fakes import MemoryRegistry
 SITE = Site.parse("https://www.example.com")
 
 
-def importer(registry: MemoryRegistry, workers: int) -> Importer:
-    apply = ApplyChange(registry, registry.limits, 86_400, lambda: datetime.now(UTC))
-    return Importer(apply, workers)
+def importer(registry: MemoryRegistry, workers: int) -> tuple[ApplyChange, int]:
+    return ApplyChange(registry, registry.limits, 86_400, lambda: datetime.now(UTC)), workers
 
 
 def pages(count: int) -> list[Record]:
     return [Record(f"t:{n}", {"url": f"https://www.example.com/p{n}"}) for n in range(count)]
 
 
-def run(imp: Importer, records: list[Record]) -> BackfillResult:
-    result, progress = BackfillResult(), Progress("t", stream=io.StringIO())
-    imp.run(page_changes(records, SITE, Decimal(0), result, progress), result, progress)
+def run(imp: tuple[ApplyChange, int], records: list[Record]) -> BackfillResult:
+    (apply, workers), result = imp, BackfillResult()
+    progress = Progress("t", enabled=False)
+    changes = page_changes(records, SITE, Decimal(0), result, progress)
+    import_changes(applier(apply), changes, result, progress, workers)
     return result
 
 

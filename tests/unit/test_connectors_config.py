@@ -29,7 +29,7 @@ def refused(document: dict[str, Any]) -> str:
 
 
 def test_the_sample_file() -> None:
-    loaded = {c.name: c for c in connectors.load(SAMPLES / "connectors.toml")}
+    loaded = {c.name: c for c in connectors.parse(connectors.read(SAMPLES / "connectors.toml"))}
 
     assert sorted(loaded) == [
         "contentful",
@@ -146,11 +146,11 @@ def test_a_file_that_is_not_toml_says_where(tmp_path: Path) -> None:
     latin.write_bytes(b'# caf\xe9\n[[connector]]\nname = "x"\n')
 
     with pytest.raises(ConfigError, match=r"connectors.toml: not TOML: .*line 3"):
-        connectors.load(path)
+        connectors.read(path)
     with pytest.raises(ConfigError, match="not UTF-8 text"):
-        connectors.load(latin)
+        connectors.read(latin)
     with pytest.raises(ConfigError, match="cannot read it"):
-        connectors.load(tmp_path / "missing.toml")
+        connectors.read(tmp_path / "missing.toml")
 
 
 @pytest.mark.parametrize(

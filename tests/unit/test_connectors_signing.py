@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_updater import connectors
-from sitemap_updater.connectors import Connector, Request, common, contentful
+from sitemap_updater.connectors import Connector, Request, cms, common
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "events" / "cms"
@@ -27,7 +27,7 @@ SECRET = "sitemap-updater-test-secret-not-for-production-0123456789abcdefg"
 OLD_SECRET = "sitemap-updater-old-secret-not-for-production-0123456789abcdefgh"
 OTHER_SECRET = "someone-else-s-secret-0123456789abcdefghijklmnopqrstuvwxyz012345"
 NOW = 1_774_000_000.0  # 2026-03-20T09:46:40Z: the receiver's clock in these tests
-CONNECTORS = {c.name: c for c in connectors.load(SAMPLES / "connectors.toml")}
+CONNECTORS = {c.name: c for c in connectors.parse(connectors.read(SAMPLES / "connectors.toml"))}
 HTTP_FOLDERS = ("native", "wordpress", "wp-webhooks", "ghost", "strapi", "contentful", "sanity")
 REASONS = {
     common.MISSING_SIGNATURE,
@@ -101,7 +101,7 @@ def sign_contentful(request: Request, secret: str, ms: int) -> Request:
     names = sorted({*headers, "x-contentful-signed-headers"})
     headers["x-contentful-signed-headers"] = ",".join(names)
     lines = ";".join(f"{name}:{headers[name].strip()}" for name in names)
-    path = contentful._encoded_path(request.path)
+    path = cms.encoded_path(request.path)
     canonical = f"{request.method}\n{path}\n{lines}\n".encode() + request.body
     headers["x-contentful-signature"] = hmac.new(
         secret.encode(), canonical, hashlib.sha256

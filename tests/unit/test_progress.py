@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from sitemap_updater.ops.progress import Progress
 
 
@@ -12,17 +14,21 @@ class Terminal(io.StringIO):
         return True
 
 
-def test_nothing_is_drawn_when_the_stream_is_not_a_terminal() -> None:
+def test_nothing_is_drawn_when_the_stream_is_not_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     stream = io.StringIO()
-    with Progress("backfill", total=10, stream=stream) as bar:
+    monkeypatch.setattr("sys.stderr", stream)
+    with Progress("backfill", total=10) as bar:
         bar.advance(10)
     assert stream.getvalue() == ""
     assert bar.done == 10
 
 
-def test_a_terminal_sees_the_bar_and_then_a_cleared_line() -> None:
+def test_a_terminal_sees_the_bar_and_then_a_cleared_line(monkeypatch: pytest.MonkeyPatch) -> None:
     stream = Terminal()
-    with Progress("rebuild", total=4, stream=stream) as bar:
+    monkeypatch.setattr("sys.stderr", stream)
+    with Progress("rebuild", total=4) as bar:
         bar.advance()
     drawn = stream.getvalue()
     assert "rebuild [######..................] 1/4 25%" in drawn
@@ -30,16 +36,16 @@ def test_a_terminal_sees_the_bar_and_then_a_cleared_line() -> None:
 
 
 def test_a_known_total_shows_the_time_left_at_the_rate_so_far() -> None:
-    bar = Progress("send", total=10_000, stream=io.StringIO())
+    bar = Progress("send", total=10_000)
     bar.advance(2_500)
     assert bar.line(now=bar._started + 50) == (
         "send [######..................] 2,500/10,000 25% 50/s eta 0:02:30"
     )
     assert bar.line(now=bar._started + 50 * 3600).endswith(" eta 150:00:00")
-    assert Progress("x", total=3, stream=io.StringIO()).line().endswith(" 0/s eta -")
+    assert Progress("x", total=3).line().endswith(" 0/s eta -")
 
 
 def test_an_unknown_total_shows_a_count() -> None:
-    bar = Progress("send", stream=io.StringIO())
+    bar = Progress("send")
     bar.advance(1234)
     assert bar.line().startswith("send 1,234 ")

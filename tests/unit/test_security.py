@@ -25,7 +25,7 @@ from sitemap_updater.domain.errors import MAX_DETAIL_CHARS, InvalidEvent
 from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.render import IndexEntry, render_index, render_urlset
 from sitemap_updater.domain.robots import default_robots, with_sitemaps
-from sitemap_updater.domain.sharding import index_key, shard_key
+from sitemap_updater.domain.sharding import ShardFormat, index_key
 from sitemap_updater.domain.urls import Site
 
 SITE = Site.parse("https://www.example.com")
@@ -319,14 +319,14 @@ KEY = re.compile(r"sitemap-[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?-[0-9]{5,}\.xml(?
 def test_only_a_valid_shard_id_makes_an_object_key(shard: str) -> None:
     for compressed in (True, False):
         with pytest.raises(ValueError, match="not a shard id"):
-            shard_key(shard, compressed)
+            ShardFormat(compressed=compressed).key(shard)
 
 
 @PROPERTY
 @given(shard=st.one_of(st.text(max_size=40), st.from_regex(r"[a-z0-9./-]{1,12}-\d{5}")))
 def test_any_key_made_is_a_plain_name_at_the_root(shard: str) -> None:
     try:
-        key = shard_key(shard, compressed=True)
+        key = ShardFormat().key(shard)
     except ValueError:
         return
     assert KEY.fullmatch(key), key

@@ -16,10 +16,10 @@ from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_URLS,
     GroupRules,
     Limits,
+    ShardFormat,
     index_key,
     parse_shard_id,
     shard_id,
-    shard_key,
     split_index,
     write_order,
 )
@@ -164,8 +164,8 @@ def test_group_for_is_the_default_group() -> None:
 
 
 def test_shard_keys() -> None:
-    assert shard_key("pages-00001", compressed=True) == "sitemap-pages-00001.xml.gz"
-    assert shard_key("pages-00001", compressed=False) == "sitemap-pages-00001.xml"
+    assert ShardFormat(compressed=True).key("pages-00001") == "sitemap-pages-00001.xml.gz"
+    assert ShardFormat(compressed=False).key("pages-00001") == "sitemap-pages-00001.xml"
 
 
 def test_index_keys() -> None:
@@ -183,7 +183,7 @@ def test_index_keys_are_distinct_and_never_shard_keys(a: int, b: int) -> None:
     assert (index_key(a) == index_key(b)) == (a == b)
     for key in (index_key(a),):
         for compressed in (True, False):
-            assert key != shard_key(shard_id("pages", b), compressed)
+            assert key != ShardFormat(compressed=compressed).key(shard_id("pages", b))
 
 
 # --- split_index --------------------------------------------------------------------------------

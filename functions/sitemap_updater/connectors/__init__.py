@@ -7,20 +7,12 @@ Pure: the endpoint (and the local runtime) reads the request, calls :func:`verif
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
 
-from sitemap_updater.connectors import (
-    contentful,
-    ghost,
-    native,
-    sanity,
-    shopify,
-    strapi,
-    wpwebhooks,
-)
+from sitemap_updater.connectors import cms
 from sitemap_updater.connectors.common import (
     WRONG_SOURCE,
     Mapped,
@@ -34,7 +26,6 @@ from sitemap_updater.connectors.config import (
     ConfigError,
     Connector,
     ContentType,
-    load,
     parse,
     parse_secret_string,
     read,
@@ -48,34 +39,18 @@ __all__ = [
     "Refusal",
     "Request",
     "Verdict",
-    "encode_event",
-    "load",
-    "map_event",
-    "map_request",
     "parse",
     "parse_secret_string",
     "read",
     "request",
-    "verify",
-    "verify_event",
 ]
 
-_Verify = Callable[[Request, Sequence[str], Connector], Verdict]
-_Map = Callable[[Request, Connector], Mapped]
-_HTTP: dict[str, tuple[_Verify, _Map]] = {
-    "native": (native.verify, native.map_request),
-    "wp-webhooks": (wpwebhooks.verify, wpwebhooks.map_request),
-    "ghost": (ghost.verify, ghost.map_request),
-    "strapi": (strapi.verify, strapi.map_request),
-    "contentful": (contentful.verify, contentful.map_request),
-    "sanity": (sanity.verify, sanity.map_request),
-}
 _ENCODER = msgspec.json.Encoder(decimal_format="number")
 
 
 def verify(connector: Connector, request: Request, secrets: Sequence[str]) -> Verdict:
     """Is this request the CMS's, signed with one of ``secrets`` (one, or two while rotating)?"""
-    scheme = _HTTP.get(connector.cms)
+    scheme = cms.HTTP.get(connector.cms)
     if scheme is None:  # Shopify comes through EventBridge, never over HTTP
         return Verdict(WRONG_SOURCE)
     return scheme[0](request, secrets, connector)
@@ -83,7 +58,7 @@ def verify(connector: Connector, request: Request, secrets: Sequence[str]) -> Ve
 
 def map_request(connector: Connector, request: Request) -> Mapped:
     """The events a verified request stands for (call :func:`verify` first)."""
-    scheme = _HTTP.get(connector.cms)
+    scheme = cms.HTTP.get(connector.cms)
     if scheme is None:
         return ignored(f"cms {connector.cms!r} does not come over HTTP")
     return scheme[1](request, connector)
@@ -93,13 +68,13 @@ def verify_event(connector: Connector, event: Mapping[str, Any]) -> Verdict:
     """Is this EventBridge event from the connector's partner event source?"""
     if connector.cms != "shopify":
         return Verdict(WRONG_SOURCE)
-    return shopify.verify_event(event, connector)
+    return cms.verify_shopify(event, connector)
 
 
 def map_event(connector: Connector, event: Mapping[str, Any]) -> Mapped:
     if connector.cms != "shopify":
         return ignored(f"cms {connector.cms!r} does not come through EventBridge")
-    return shopify.map_event(event, connector)
+    return cms.shopify(event, connector)
 
 
 def encode_event(event: Mapping[str, Any]) -> str:

@@ -1,24 +1,23 @@
-"""What every connector shares: the request and the verdict on it, HMAC and timestamp checks,
-strict JSON, versions from CMS times, and the events a mapping produces.
-
-Pure: no AWS, no network, no clock (the caller passes ``now``).
+"""What every connector shares: the request and the verdict on it, the signature schemes, strict
+JSON, and the events a mapping produces. Pure: no AWS, no network, no clock (``now`` is given).
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import hmac
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
+from sitemap_updater.connectors.config import Connector, ContentType
 from sitemap_updater.domain.contract import fitted_text
-from sitemap_updater.domain.dates import epoch_ms, moment, time_version, version
+from sitemap_updater.domain.dates import epoch_ms, moment, time_version, version, w3c
 from sitemap_updater.domain.feed import MAX_TITLE
 
 __all__ = ["epoch_ms", "moment", "time_version", "version"]  # the connectors' times, from domain
@@ -58,7 +57,6 @@ def request(
     body: bytes,
     now: float,
 ) -> Request:
-    """A :class:`Request` with its header names in lower case (HTTP names are caseless)."""
     pairs = headers.items() if isinstance(headers, Mapping) else headers
     return Request(method.upper(), path, {name.lower(): value for name, value in pairs}, body, now)
 
@@ -96,14 +94,9 @@ class Mapped:
 
 
 def mapped(items: Iterable[dict[str, Any] | Refusal]) -> Mapped:
-    events: list[dict[str, Any]] = []
-    refusals: list[Refusal] = []
-    for item in items:
-        if isinstance(item, Refusal):
-            refusals.append(item)
-        else:
-            events.append(item)
-    return Mapped(tuple(events), tuple(refusals))
+    listed = list(items)
+    refusals = tuple(item for item in listed if isinstance(item, Refusal))
+    return Mapped(tuple(item for item in listed if not isinstance(item, Refusal)), refusals)
 
 
 def ignored(reason: str) -> Mapped:
@@ -124,25 +117,16 @@ def hmac_sha256(secret: str, *parts: bytes) -> bytes:
     return mac.digest()
 
 
-def base64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def same(given: str, expected: str) -> bool:
-    """Constant-time equality of two header values, whatever characters they hold."""
-    return hmac.compare_digest(
-        given.encode("utf-8", "replace"), expected.encode("utf-8", "replace")
-    )
-
-
 def check(given: str, secrets: Sequence[str], expected: Callable[[str], str]) -> Verdict:
-    """``given`` against what each active secret gives: every secret is tried, so the time
-    taken does not tell which one matched."""
+    """``given`` against what each active secret gives, in constant time: every secret is
+    tried, so the time taken does not tell which one matched."""
     if not secrets:
         return Verdict(UNKNOWN_KEY)
     matched = False
     for secret in secrets:
-        matched |= same(given, expected(secret))
+        matched |= hmac.compare_digest(
+            given.encode("utf-8", "replace"), expected(secret).encode("utf-8", "replace")
+        )
     return ACCEPTED if matched else Verdict(WRONG_SIGNATURE)
 
 
@@ -164,6 +148,56 @@ def parameters(header: str) -> dict[str, str]:
 def digits(value: str | None) -> int | None:
     """A whole number written in ASCII digits, or None."""
     return int(value) if value is not None and _DIGITS.fullmatch(value) else None
+
+
+def pair(signature: str, stamp: str) -> Callable[[str], tuple[str, str] | str]:
+    """A header of ``name=value`` parameters holding the signature and the timestamp."""
+
+    def parse(header: str) -> tuple[str, str] | str:
+        given = parameters(header)
+        if digits(given.get(stamp)) is None or signature not in given:
+            return MALFORMED_SIGNATURE
+        return given[stamp], given[signature]
+
+    return parse
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A header with a timestamp and an HMAC-SHA256 over the parts ``message`` makes of the
+    timestamp and the raw body, written by ``encode``."""
+
+    header: str
+    parse: Callable[[str], tuple[str, str] | str]  # (stamp, signature), else why it is refused
+    message: Callable[[bytes, bytes], tuple[bytes, ...]]
+    encode: Callable[[bytes], str] = bytes.hex
+    per_second: int = 1000  # the stamp's units
+
+    def verify(self, request: Request, secrets: Sequence[str], connector: Connector) -> Verdict:
+        header = request.headers.get(self.header)
+        if header is None:
+            return Verdict(MISSING_SIGNATURE)
+        parsed = self.parse(header)
+        if isinstance(parsed, str):
+            return Verdict(parsed)
+        stamp, signature = parsed
+        parts = self.message(stamp.encode("ascii"), request.body)
+        verdict = check(signature, secrets, lambda s: self.encode(hmac_sha256(s, *parts)))
+        if not verdict.accepted:
+            return verdict
+        return fresh(int(stamp) / self.per_second, request.now, connector.tolerance_seconds)
+
+    def stamp(self, request: Request) -> int | None:
+        """The timestamp of a request (in the scheme's units): when the CMS sent it."""
+        parsed = self.parse(request.headers.get(self.header, ""))
+        return None if isinstance(parsed, str) else int(parsed[0])
+
+
+def token(given: str | None, secrets: Sequence[str]) -> Verdict:
+    """A header that carries the shared secret itself (no signature, no timestamp)."""
+    if given is None:
+        return Verdict(MISSING_SIGNATURE)
+    return check(given.strip(), secrets, lambda s: s)
 
 
 # --- payloads --------------------------------------------------------------------------------
@@ -236,29 +270,43 @@ def page_url(template: str, slug: str, locale: str | None = None) -> str:
     return url.replace("{locale}", quote(locale or "", safe=""))
 
 
+def url_for(
+    kind: ContentType, slug: Any, locale: str | None = None, sent: Any = None
+) -> str | None:
+    """The content type's template filled in (None without a slug), else the URL the CMS
+    ``sent`` (Ghost and WordPress send the page's; a template makes a headless site's)."""
+    if kind.url_template is None:
+        return text(sent)
+    slug = text(slug)
+    return page_url(kind.url_template, slug, locale) if slug else None
+
+
+def _version(when: datetime | int, gone: bool) -> int:
+    """From a CMS time, or from epoch milliseconds (when the CMS sent the request)."""
+    return version(when, gone) if isinstance(when, int) else time_version(when, gone)
+
+
 def publish(
-    url: str, version: int, id: str | None, lastmod: str | None = None, title: Any = None
+    url: str, when: datetime | int, id: str, title: Any = None, updated: datetime | None = None
 ) -> dict[str, Any]:
-    """A publish; ``title`` is the CMS's, fitted to the contract (dropped if nothing is left)."""
-    event: dict[str, Any] = {"type": "publish", "url": url, "version": version}
+    """A publish versioned by ``when``, its lastmod ``updated`` (else ``when``, if a time); the
+    CMS's ``title`` fitted to the contract (dropped if nothing is left)."""
+    event: dict[str, Any] = {"type": "publish", "url": url, "version": _version(when, False)}
+    lastmod = updated or (when if isinstance(when, datetime) else None)
     if lastmod is not None:
-        event["lastmod"] = lastmod
-    if id is not None:
-        event["id"] = id
+        event["lastmod"] = w3c(lastmod)
+    event["id"] = id
     if isinstance(title, str) and (fitted := fitted_text(title, MAX_TITLE)) is not None:
         event["title"] = fitted
     return event
 
 
-def unpublish(version: int, id: str | None, url: str | None = None) -> dict[str, Any]:
+def unpublish(when: datetime | int, id: str, url: str | None = None) -> dict[str, Any]:
     """An unpublish by URL, by id (the registry knows the id's URL), or both."""
     event: dict[str, Any] = {"type": "unpublish"}
     if url is not None:
         event["url"] = url
-    event["version"] = version
-    if id is not None:
-        event["id"] = id
-    return event
+    return event | {"version": _version(when, True), "id": id}
 
 
 def entity_id(cms_id: str, locale: str | None) -> str:

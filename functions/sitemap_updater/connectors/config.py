@@ -1,20 +1,6 @@
-"""The connectors' configuration: one TOML file, shared by the stack and the local runtime.
-
-```toml
-[[connector]]
-name = "blog"                 # served at /hooks/blog
-cms = "strapi"
-secret_arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:sitemap/blog"  # the stack
-secrets = ["a-local-secret"]  # the local runtime only: one, or two while rotating
-
-[connector.content_types.article]          # the content types that are pages
-url_template = "https://www.example.com/{locale}/blog/{slug}"
-slug_field = "slug"
-title_field = "title"
-```
-
-TOML because people write this file: comments say why a connector is there, tables read well
-per connector and content type, and Python reads it without a dependency (``tomllib``).
+"""The connectors' configuration: one TOML file, shared by the stack and the local runtime
+(docs/CONNECTORS.md#the-configuration-file). TOML because people write it: comments, a table
+per connector and content type, and ``tomllib`` reads it without a dependency.
 """
 
 from __future__ import annotations
@@ -77,11 +63,6 @@ class Connector:
     auth_header: str = "authorization"  # Strapi: the header that carries the shared secret
     signature: str = "body"  # WP Webhooks: "body" (3.x signs the body), "static" (4.x and later)
     event_source: str | None = None  # Shopify: the partner event source name to accept
-
-
-def load(path: str | Path) -> tuple[Connector, ...]:
-    """Every connector in the file; :class:`ConfigError` for a file that cannot be used."""
-    return parse(read(path), str(path))
 
 
 def read(path: str | Path) -> dict[str, Any]:

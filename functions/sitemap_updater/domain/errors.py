@@ -6,13 +6,9 @@ MAX_DETAIL_CHARS = 300
 
 
 class InvalidEvent(Exception):
-    """An event that can never be applied: retrying it cannot help.
-
-    ``code`` is a stable, machine-readable slug (it travels as a DLQ message attribute);
-    ``detail`` says what exactly was wrong, for a person. It may quote part of the event
-    (a field name, a host), so it is cut to :data:`MAX_DETAIL_CHARS`: the reason is logged
-    and travels as a message attribute, and a hostile body must never be echoed whole.
-    """
+    """An event that can never be applied. ``code``: a stable slug (a DLQ message attribute);
+    ``detail``: what was wrong, for a person, cut to :data:`MAX_DETAIL_CHARS` (it may quote
+    the event, which must never be echoed whole)."""
 
     def __init__(self, code: str, detail: str) -> None:
         if len(detail) > MAX_DETAIL_CHARS:
@@ -48,6 +44,5 @@ class WriteConflict(RetryableError):
 
 
 class LimitExceeded(RetryableError):
-    """An object would break a sitemap protocol limit. Never written. Placement prevents it;
-    the one window is a rebuild that runs while a sibling's reservation is being grown after
-    its hreflang cluster changed, so it is retried (and dead-lettered if it persists)."""
+    """An object would break a protocol limit: never written. Placement prevents it but for a
+    rebuild racing a sibling's reservation growing after its hreflang cluster changed."""

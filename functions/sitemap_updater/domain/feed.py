@@ -48,8 +48,7 @@ def merged(
     replayed: Set[str] = frozenset(),
 ) -> tuple[FeedEntry, ...]:
     """The ``size`` newest of ``entries`` with ``changes`` (URL -> its entry, or None: gone).
-    A ``replayed`` page (a duplicate publish delivered again) keeps the entry it has: its
-    change was merged when it was applied, unless that delivery died first."""
+    A ``replayed`` page (a duplicate publish delivered again) keeps the entry it has."""
     listed = {entry.url for entry in entries}
     changes = {
         url: e
@@ -63,9 +62,8 @@ def merged(
 
 
 class Gathered:
-    """The feed's changes of many pages applied one by one (a backfill), to merge at once:
-    every unpublished page, and only the ``size`` newest published ones (the feed lists no
-    more), so that memory stays flat."""
+    """The feed's changes of a backfill, to merge at once: every unpublished page and only the
+    ``size`` newest published ones, so that memory stays flat."""
 
     def __init__(self, size: int) -> None:
         self.size = size

@@ -1,6 +1,5 @@
-"""IndexNow, the protocol's rules (https://www.indexnow.org/documentation): the key, the
-request limit, and what an answer means for the URLs it was about. Pure; the HTTP client
-is ``adapters/indexnow.py``."""
+"""IndexNow's rules (https://www.indexnow.org/documentation): the key, the request limit, and
+what an answer means for its URLs."""
 
 from __future__ import annotations
 

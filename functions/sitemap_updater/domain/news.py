@@ -1,13 +1,7 @@
-"""Google News rules: ``news:news`` only for articles published in the last two days, and at
-most 1,000 of them in one sitemap. The page itself stays listed as an ordinary entry.
-
-An article dated in the future (beyond a few minutes of clock skew) carries no news block
-until that date comes: a scheduled post announced early must not stay "news" for two days
-past its date, nor be news before it exists.
-
-Ageing happens by itself: whoever renders a shard says when its rendering will next change
-on its own (the earliest moment a news block appears or expires); a scheduled sweep asks for
-a rebuild of every shard whose moment has passed.
+"""Google News rules: ``news:news`` only for articles published in the last two days (none
+for one dated in the future, beyond clock skew, until that date), at most 1,000 in one
+sitemap; the page itself stays listed. A rendering says when it next changes by itself, and
+a scheduled sweep rebuilds every shard whose moment has passed.
 """
 
 from __future__ import annotations
@@ -28,12 +22,8 @@ MAX_NEWS_PER_SITEMAP = 1000
 def current_news(
     entries: Sequence[SitemapEntry], now: datetime, limit: int = MAX_NEWS_PER_SITEMAP
 ) -> tuple[list[SitemapEntry], datetime | None]:
-    """The entries as they render at ``now``, and when that rendering next changes by itself.
-
-    News older than two days, or dated in the future, is dropped from its entry; of the rest,
-    the ``limit`` most recently published keep theirs (ties broken by URL, so the result is
-    deterministic).
-    """
+    """The entries as they render at ``now`` (of the current news, the ``limit`` most recently
+    published keep it; ties by URL), and when that rendering next changes by itself."""
     recent = []
     changes = []  # when a news block dated in the future appears
     for position, entry in enumerate(entries):
@@ -57,8 +47,7 @@ def current_news(
 
 
 def _expiry(published: datetime) -> datetime | None:
-    """When a news block published at ``published`` turns two days old; None when that is
-    past the last moment a datetime holds (a date late in year 9999): it never expires."""
+    """When a news block turns two days old (None: past year 9999, it never expires)."""
     try:
         return published + NEWS_WINDOW
     except OverflowError:

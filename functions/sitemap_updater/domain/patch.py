@@ -1,10 +1,6 @@
-"""Changes applied to a document's previous bytes (pure).
-
-A rebuild usually changes a few entries of a shard of thousands, and an index refresh one
-``<sitemap>`` of thousands. Both read the document they wrote before, replace, insert and
-remove those lines in order, and finish it with the very function a full render uses, so
-the bytes are the same as a full render's. A document that is not one the renderer wrote
-gives None: the caller then renders in full.
+"""Changes applied to a document's previous lines: a rebuild or an index refresh replaces,
+inserts and removes a few lines, then finishes with the full render's own function, so the
+bytes are a full render's. A document the renderer did not write gives None: render in full.
 """
 
 from __future__ import annotations

@@ -8,12 +8,9 @@ from decimal import Decimal
 
 @dataclass(frozen=True)
 class UrlRecord:
-    """The newest state of one URL: the ordering gate and its placement.
-
-    ``live`` is False for a tombstone (the URL was unpublished at ``version``). ``shard`` is
-    None only for a URL that was unpublished before it was ever published. ``reserved`` is
-    the number of bytes its shard holds for its entry.
-    """
+    """The newest state of one URL: the ordering gate and its placement. ``live``: False for a
+    tombstone; ``shard``: None for a URL unpublished before it was ever published;
+    ``reserved``: the bytes its shard holds for its entry."""
 
     url: str
     version: Decimal
@@ -25,9 +22,8 @@ class UrlRecord:
 
 @dataclass(frozen=True)
 class EntityRecord:
-    """A CMS entity (its id, plus locale) and its page: the URL of its newest change, which
-    a publish under another URL unpublishes and an unpublish by id alone applies to.
-    ``url`` is None when the id was only ever unpublished, by id alone."""
+    """A CMS entity (id and locale) and the URL of its newest change (None: only ever
+    unpublished by id), which a publish under another URL unpublishes."""
 
     url: str | None
     version: Decimal
@@ -56,13 +52,9 @@ class ObjectState:
 
 @dataclass(frozen=True)
 class ShardOutput:
-    """A shard's published state.
-
-    ``generation`` grows with every change of this record (the rebuild's compare-and-set).
-    ``listed`` is True while an index may name the shard: set before an index names it,
-    cleared only after an index stops naming it. ``retiring`` means the shard has no live
-    entries left: its object stays until no index names it, then it is deleted.
-    """
+    """A shard's published state. ``generation`` grows with every change (the rebuild's
+    compare-and-set); ``listed``: an index may name it (set before, cleared after);
+    ``retiring``: no live entries left, its object deleted once no index names it."""
 
     shard: str
     generation: int = 0
@@ -92,8 +84,8 @@ class ShardOutput:
 
 @dataclass(frozen=True)
 class Pending:
-    """A change committed to a shard's entries that its object may not show yet: recorded in
-    the transaction that commits it, deleted by the rebuild that applied it."""
+    """A committed change its shard's object may not show yet (deleted by the rebuild that
+    applies it)."""
 
     url: str
     version: str  # with the URL, it names the marker: a newer change has a marker of its own

@@ -1,30 +1,19 @@
-"""robots.txt belongs to the site's owner: we keep only our own ``Sitemap:`` lines right.
+"""robots.txt belongs to the site's owner: we keep only our own ``Sitemap:`` lines right,
+by pure byte editing.
 
-Pure byte editing, no I/O. Rules:
-
-* A line (``bytes.splitlines(keepends=True)``) is a Sitemap directive when, after leading
-  ASCII whitespace (and a UTF-8 BOM at the very start of the file), it starts with
-  ``sitemap`` (any case), optional whitespace and ``:``. Its value is the first
-  whitespace-delimited token after the colon, before any ``#`` comment.
-* A directive is *ours* when its value, resolved against the site's origin, is on the site's
-  host and port (either http or https: a wrong scheme is ours, to be corrected), has no
-  query or fragment, and its path is exactly ``/sitemap.xml`` or ``/sitemap-index-N.xml``.
-  Everything else, including the owner's other Sitemap lines, is not ours and is never
-  touched.
-* Walking the lines in order, the first own line for each wanted URL stays where it is,
-  rewritten to ``Sitemap: <url>`` (its line ending kept) unless it is that already; own
-  lines that are stale or repeated are dropped. Wanted URLs not found are appended at the
-  end in the file's newline style (its first line ending), after a line ending if the
-  file lacks a final one and after a blank line unless the last line is blank or a
-  Sitemap line.
-* An own directive sharing the first line with a BOM is cut down to the BOM and its line
-  ending, and its URL is written elsewhere: parsers that do not strip a BOM (Python's
-  ``RobotFileParser.read``, Protego behind Scrapy) never see a directive on that line.
-* Every other byte is preserved: invalid UTF-8, NUL, CR/LF mixes, trailing spaces, the
-  owner's ``Host:`` lines. We never write a ``Host:`` line. When nothing needs to change,
-  the very ``current`` object is returned, so the caller can skip the write. One byte may
-  be added: when dropping an own line would join a CR line ending before it to a blank LF
-  line after it (reading as one CRLF, the owner's blank line gone), a CR goes in between.
+* A Sitemap directive is a line starting (after ASCII whitespace, and a BOM on the first
+  line) with ``sitemap``, any case, then ``:``; its value is the first token, before ``#``.
+* It is *ours* when its value, resolved against the site, is on the site's host and port
+  (either scheme: a wrong one is corrected), with no query or fragment, and its path is
+  exactly ``/sitemap.xml`` or ``/sitemap-index-N.xml``. Nothing else is ever touched.
+* The first own line for each wanted URL is rewritten in place (its line ending kept);
+  stale or repeated own lines are dropped; missing URLs are appended in the file's newline
+  style, after a blank line unless the last line is blank or a Sitemap line. An own line
+  sharing the first line with a BOM is cut to the BOM (parsers that keep the BOM, such as
+  ``RobotFileParser``, would miss it) and its URL written elsewhere.
+* Every other byte is kept (invalid UTF-8, NUL, CR/LF mixes; a CR is added where dropping a
+  line would join a CR and an LF into one CRLF); we never write ``Host:``. Unchanged input
+  returns the very ``current`` object, so the caller skips the write.
 
 The caller enforces :data:`MAX_ROBOTS_BYTES` (and writes conditionally).
 """
@@ -58,12 +47,9 @@ def is_own_sitemap_url(value: str, site: Site) -> bool:
 
 
 def with_sitemaps(current: bytes | None, sitemap_urls: Sequence[str], site: Site) -> bytes:
-    """``current`` with our Sitemap lines set to ``sitemap_urls``, every other byte kept.
-
-    ``current`` is None when the site has no robots.txt. ``sitemap_urls`` must be our index
-    URLs (``site.url_for(index_key(n))``); anything else raises ValueError, since a URL we
-    would not recognise as ours in the file would be appended again on every run.
-    """
+    """``current`` (None: the site has none) with our Sitemap lines set to ``sitemap_urls``.
+    Those must be our index URLs (ValueError otherwise): one we would not recognise as ours
+    in the file would be appended again on every run."""
     if current is None:
         return default_robots(sitemap_urls) if sitemap_urls else b""
     wanted: dict[str, str] = {}  # own path -> the URL to write

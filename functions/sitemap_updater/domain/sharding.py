@@ -1,10 +1,7 @@
-"""Shards, groups, object keys and the protocol limits.
-
-A *group* (``pages`` unless configured otherwise) owns numbered shards: ``pages-00001``,
-``pages-00002``, ... New URLs fill the group's open shard; a shard that cannot take an
-entry (by count or by bytes) closes and the next number opens. A URL keeps its shard for
-life. Shard ``pages-00001`` is served as ``/sitemap-pages-00001.xml.gz``; the index is
-``/sitemap.xml`` (then ``/sitemap-index-2.xml``, ... past 50,000 shards).
+"""Shards, groups, object keys and the protocol limits. A group owns numbered shards
+(``pages-00001``, served as ``/sitemap-pages-00001.xml.gz``); new URLs fill its open shard
+until it is full, then the next opens; a URL keeps its shard for life. The index is
+``/sitemap.xml``, then ``/sitemap-index-2.xml``, ... past 50,000 shards.
 """
 
 from __future__ import annotations
@@ -13,6 +10,7 @@ import gzip
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from graphlib import CycleError, TopologicalSorter
 from urllib.parse import urlsplit
 
 from sitemap_updater.domain.entries import SitemapEntry
@@ -79,19 +77,8 @@ def parse_shard_id(shard: str) -> tuple[str, int]:
     return match.group(1), int(match.group(2))
 
 
-def shard_key(shard: str, compressed: bool) -> str:
-    """The object key (and root-relative path) of a shard.
-
-    Only a valid shard id makes a key (ValueError otherwise): no '/', '..', or anything
-    else a message could carry can ever reach an S3 key.
-    """
-    parse_shard_id(shard)
-    return f"sitemap-{shard}.xml.gz" if compressed else f"sitemap-{shard}.xml"
-
-
 def shard_of_key(key: str) -> str:
-    """The shard whose object ``key`` is, in any format (``ShardFormat.key``'s inverse;
-    ValueError otherwise)."""
+    """The shard whose object ``key`` is, in any format (ValueError: none)."""
     shard = key.removeprefix("sitemap-").removesuffix(".gz").removesuffix(".xml")
     shard = shard.removesuffix(".txt")
     stored = ShardFormat(text=key.endswith(".txt"), compressed=key.endswith(".gz"))
@@ -108,9 +95,8 @@ def index_key(position: int) -> str:
 
 
 def extra_sitemaps(urls: Iterable[str], site: Site) -> tuple[str, ...]:
-    """Sitemaps and feeds made elsewhere, which the index lists after our shards, in the
-    order given: each on the site (by the URL rules, which also escape it), none of the
-    files we write, each once. ValueError says which is not."""
+    """Sitemaps and feeds made elsewhere, listed by the index after our shards in this order:
+    each on the site, none of our own files, each once (ValueError says which is not)."""
     found: list[str] = []
     for written in filter(None, (url.strip() for url in urls)):
         try:
@@ -137,8 +123,7 @@ def index_extras(extras: Iterable[str], site: Site, feed: bool) -> tuple[str, ..
 
 
 def index_room(limits: Limits, extras: Sequence[str]) -> Limits:
-    """The limits an index file's shards are split by when the first file also lists
-    ``extras``: every file keeps within ``max_sitemaps_per_index`` entries."""
+    """The limits index files split shards by when the first also lists ``extras``."""
     room = limits.max_sitemaps_per_index - len(extras)
     if room < 1:
         raise ValueError(
@@ -162,35 +147,29 @@ def write_order(
     files: list[tuple[str, list[str]]], before: Iterable[str], limits: Limits
 ) -> list[tuple[str, list[str]]]:
     """``files`` (``split_index`` of the shards to name) in an order of writing that never
-    leaves a shard named by no index file on the way: ``split_index`` assigns by position,
-    so a shard sorting early shifts the later ones into the next file (and a retired one
-    shifts them back); a shard that moves is written into its new file before its old file
-    drops it. ``before``: the shards the index files named until now. Moves both ways at
-    once (which would need a cycle) keep the files' own order."""
+    leaves a shard unnamed on the way: a shard that moves (a new one sorting early shifts the
+    later ones) is written into its new file before its old file drops it. ``before``: the
+    shards named until now. A cycle of moves keeps the files' own order."""
     was_in = {shard: key for key, shards in split_index(list(before), limits) for shard in shards}
     position = {key: number for number, (key, _) in enumerate(files)}
-    later: dict[str, set[str]] = {key: set() for key, _ in files}  # written after key
+    graph: TopologicalSorter[str] = TopologicalSorter()
     for key, shards in files:
-        for shard in shards:
-            old = was_in.get(shard)
-            if old is not None and old != key and old in position:
-                later[key].add(old)
-    waiting = {key: 0 for key, _ in files}
-    for successors in later.values():
-        for key in successors:
-            waiting[key] += 1
+        graph.add(key)
+        for old in {was_in.get(shard) for shard in shards} - {None, key}:
+            if old in position:
+                graph.add(old, key)  # the old file is written after the new one
+    try:
+        graph.prepare()
+    except CycleError:
+        return files
     ordered: list[str] = []
-    ready = [key for key, _ in files if waiting[key] == 0]
-    while ready:
+    ready: set[str] = set()
+    while graph.is_active():
+        ready.update(graph.get_ready())
         key = min(ready, key=position.__getitem__)
         ready.remove(key)
         ordered.append(key)
-        for successor in later[key]:
-            waiting[successor] -= 1
-            if waiting[successor] == 0:
-                ready.append(successor)
-    if len(ordered) < len(files):
-        return files
+        graph.done(key)
     shards_of = dict(files)
     return [(key, shards_of[key]) for key in ordered]
 
@@ -213,11 +192,8 @@ def checked_rendered_size(rendered: str, limits: Limits) -> int:
 def render_shard(
     entries: Sequence[SitemapEntry], limits: Limits, *, stylesheet: str | None = None
 ) -> bytes:
-    """A shard's document from its entries (in URL order), checked against the limits.
-
-    Placement guarantees the limits; LimitExceeded here is a bug, never a write.
-    ``stylesheet`` adds the human view's processing instruction when it fits the byte limit.
-    """
+    """A shard's document from its entries (in URL order), checked against the limits
+    (LimitExceeded: never written); ``stylesheet``: the human view's instruction, if it fits."""
     return shard_document([render_entry(entry) for entry in entries], limits, stylesheet=stylesheet)
 
 
@@ -244,19 +220,15 @@ def _within(limits: Limits, count: int, render: Callable[[], bytes]) -> bytes:
 
 
 def shard_body(document: bytes, compressed: bool) -> bytes:
-    """The bytes stored for a shard: its document, gzipped when ``compressed``.
-
-    Deterministic (no file name, mtime 0, level 6): equal documents give equal objects, so
-    the rebuild and ``sitemap-updater build`` write the same bytes for the same entries.
-    """
+    """The bytes stored for a shard, gzipped deterministically when ``compressed``: the rebuild
+    and ``build`` write the same bytes for the same entries."""
     return gzip.compress(document, compresslevel=6, mtime=0) if compressed else document
 
 
 @dataclass(frozen=True)
 class ShardFormat:
     """How shards are stored (SITEMAP_FORMAT, COMPRESS_SHARDS): XML, gzipped or not; or text,
-    one URL per line, never gzipped (``sitemap-pages-00001.txt``). A text shard lists each
-    page's URL alone: its lastmod and extensions stay in the registry, unrendered."""
+    one URL per line, never gzipped (lastmod and extensions stay in the registry)."""
 
     text: bool = False
     compressed: bool = True
@@ -266,10 +238,12 @@ class ShardFormat:
         return self.compressed and not self.text
 
     def key(self, shard: str) -> str:
-        if not self.text:
-            return shard_key(shard, self.compressed)
+        """The object key (and root-relative path); only a valid shard id makes one, so
+        nothing a message carries ('/', '..') ever reaches an S3 key (ValueError)."""
         parse_shard_id(shard)
-        return f"sitemap-{shard}.txt"
+        if self.text:
+            return f"sitemap-{shard}.txt"
+        return f"sitemap-{shard}.xml.gz" if self.compressed else f"sitemap-{shard}.xml"
 
     def document(
         self, entries: Sequence[SitemapEntry], limits: Limits, *, stylesheet: str | None = None
@@ -284,10 +258,8 @@ class ShardFormat:
 
 @dataclass(frozen=True)
 class GroupRules:
-    """Which group's shards a new URL goes to: the event's explicit ``sitemap`` field, else
-    the longest matching path prefix, else the default group. News groups follow Google
-    News's limit: at most 1,000 URLs per sitemap.
-    """
+    """A new URL's group: the event's ``sitemap`` field, else the longest matching path
+    prefix, else the default. News groups hold at most 1,000 URLs per sitemap (Google News)."""
 
     prefixes: tuple[tuple[str, str], ...] = ()  # (path prefix, group)
     default: str = DEFAULT_GROUP
@@ -336,9 +308,8 @@ class GroupRules:
 
 @dataclass(frozen=True)
 class Reservation:
-    """Room claimed in a shard: a slot for a newly placed URL and/or more bytes.
-
-    ``max_slots`` is the shard's entry limit (its group's: news groups hold fewer)."""
+    """Room claimed in a shard: a slot for a newly placed URL and/or more bytes;
+    ``max_slots``: its group's entry limit."""
 
     shard: str
     slots: int
@@ -351,7 +322,6 @@ class Reservation:
 
 
 def claim_bounds(limits: Limits, max_slots: int, slots: int, size: int) -> tuple[int, int]:
-    """The most slots and bytes a shard may already hold for a claim of ``slots`` and
-    ``size`` bytes to fit: the one rule of a shard's room, which the registry's conditional
-    write and ``build``'s placement both apply (negative: no shard can take it)."""
+    """The most slots and bytes a shard may already hold for a claim to fit (negative: none
+    can): the one rule of a shard's room, for the registry's conditional write and ``build``."""
     return min(limits.max_urls_per_shard, max_slots) - slots, limits.max_entry_bytes - size

@@ -1,13 +1,9 @@
-"""Read event files into SQS message bodies, exactly as a CMS would have sent them.
+"""Event files as SQS message bodies, exactly as written (the ingest rejects a bad one):
 
-* ``*.jsonl`` / ``*.ndjson``: each non-blank line is one body, exactly as written (a
-  malformed line is rejected by the ingest handler, like any bad message from a real CMS).
-* Any other file holding one JSON document: an SQS batch (``{"Records": [...]}``, as Lambda
-  receives it) gives each record's body; an array gives one body per element; an object is
-  one body, the file's text as written. A JSON Schema document (``"$schema"``) is skipped.
-* A file that is not one JSON document is JSON Lines if it has several lines, else one body.
-* A directory is read in name order (files ending .json, .jsonl or .ndjson, recursively;
-  the others are named in a warning). A file named with another ending is refused.
+* ``.jsonl`` / ``.ndjson``: a body per non-blank line;
+* one JSON document: an SQS batch (``{"Records": [...]}``) gives each record's body, an array
+  one per element, an object one; a JSON Schema (``"$schema"``) is skipped;
+* anything else: JSON Lines if it has several lines, else one body.
 """
 
 from __future__ import annotations
@@ -126,9 +122,8 @@ def _skip_space(text: str, position: int) -> int:
 
 
 def read_paths(paths: Iterable[Path]) -> list[MessageBody]:
-    """The bodies of the event files, folders read in name order (their own files: a
-    subfolder, such as events/cms/'s webhook samples, is not read). A file named that is not
-    an event file is refused; one skipped in a folder is named in a warning."""
+    """The bodies of the event files; a folder's own files in name order (not its subfolders,
+    such as events/cms/), the ones skipped named in a warning. A named non-event file is refused."""
     bodies: list[MessageBody] = []
     for path in paths:
         if path.is_dir():

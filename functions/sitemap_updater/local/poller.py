@@ -1,10 +1,6 @@
-"""Lambda's SQS event source mapping, in-process: what moto cannot run without Docker.
-
-Receive up to ``batch_size`` messages, hand them to the handler as the SQS event Lambda
-would build, delete the ones that succeeded, and leave the failed ones to come back after
-the visibility timeout (the queue's redrive policy moves them to the DLQ after
-maxReceiveCount). A handler that raises fails the whole batch, as on Lambda.
-"""
+"""Lambda's SQS event source mapping, in-process (moto cannot run it without Docker): receive,
+invoke with the event Lambda builds, delete what succeeded; failed messages come back after
+the visibility timeout, and a handler that raises fails its whole batch, as on Lambda."""
 
 from __future__ import annotations
 
@@ -16,6 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from sitemap_updater.local.stack import REGION
+from sitemap_updater.local.tuning import release_moto_history
 from sitemap_updater.observability import logger
 
 if TYPE_CHECKING:
@@ -23,10 +20,9 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
-# While a batch of more than ten is gathered (several receives), the messages received so
-# far are held this long, so that a short visibility timeout (zero in the model-based test)
-# cannot hand the same message back into the same batch, counting a receive each time. The
-# messages the function does not finish get the queue's own timeout again afterwards.
+# A batch of more than ten takes several receives: the messages received so far are held this
+# long, so that a short visibility timeout cannot hand one back into the same batch (a receive
+# counted each time). The ones the function does not finish get the queue's timeout back.
 GATHER_HOLD_SECONDS = 60
 
 
@@ -52,7 +48,7 @@ class EventSourceMapping:
     handler: Handler
     batch_size: int = 10
     invocations: int = 0
-    errors: int = 0
+    errors: int = 0  # invocations that raised
 
     def poll_once(self) -> int:
         """One receive-invoke-delete round; returns how many messages were received."""
@@ -90,14 +86,12 @@ class EventSourceMapping:
             self._release(done[start:])  # after the queue's timeout, not the gathering hold
 
     def _receive(self) -> list[MessageTypeDef]:
-        """Up to ``batch_size`` messages. Lambda would also wait up to the batching window to
-        fill a batch; this does not."""
+        """Up to ``batch_size`` messages, without Lambda's batching window."""
         hold = {"VisibilityTimeout": GATHER_HOLD_SECONDS} if self.batch_size > 10 else {}
         return receive(self.sqs, self.queue_url, self.batch_size, **hold)
 
     def _release(self, messages: Sequence[MessageTypeDef]) -> None:
-        """Messages held while a large batch was gathered, and not finished: back to the
-        queue's own visibility timeout, as if they had been received with it."""
+        """Unfinished messages of a large batch: back to the queue's own visibility timeout."""
         if self.batch_size <= 10 or not messages:
             return
         handles = [message["ReceiptHandle"] for message in messages]
@@ -135,9 +129,8 @@ class EventSourceMapping:
 def receive(
     sqs: SQSClient, queue_url: str, limit: int | None = None, **options: Any
 ) -> list[MessageTypeDef]:
-    """Up to ``limit`` messages (None: all it can see), each once. SQS returns at most ten per
-    call: more take more calls, as long as they bring messages not seen yet (and, given a
-    limit, as many as asked: an extra call would count a receive against what came back)."""
+    """Up to ``limit`` messages (None: all it can see), each once, ten to a call while calls
+    bring new ones (given a limit, as many as asked: an extra call would count a receive)."""
     messages: dict[str, MessageTypeDef] = {}
     while limit is None or len(messages) < limit:
         wanted = 10 if limit is None else min(10, limit - len(messages))
@@ -161,7 +154,7 @@ def _entries(handles: Iterable[str], **fields: Any) -> list[Any]:
 
 
 def set_visibility(sqs: SQSClient, queue_url: str, handles: Sequence[str], seconds: int) -> None:
-    """Give received messages a new visibility timeout, ten to a request as SQS allows."""
+    """A new visibility timeout for received messages, ten to a request."""
     for start in range(0, len(handles), 10):
         entries = _entries(handles[start : start + 10], VisibilityTimeout=seconds)
         sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
@@ -179,27 +172,23 @@ def queue_depth(sqs: SQSClient, queue_url: str) -> int:
     return sum(int(value) for value in attributes.values())
 
 
-def drain(
-    sqs: SQSClient,
-    mappings: Sequence[EventSourceMapping],
-    timeout_seconds: float = 600,
-    idle_sleep: float = 0.1,
-    between_rounds: Callable[[], None] | None = None,
-) -> None:
-    """Run the mappings until every source queue is empty (failed messages included);
-    ``between_rounds`` is called after each round."""
+def poll_round(mappings: Iterable[EventSourceMapping]) -> int:
+    """One round of every mapping, then moto's history let go; how many messages came."""
+    received = sum(mapping.poll_once() for mapping in mappings)
+    release_moto_history()
+    return received
+
+
+def drain(sqs: SQSClient, mappings: Sequence[EventSourceMapping], timeout_seconds: float) -> None:
+    """Run the mappings until every source queue is empty, failed messages included."""
     deadline = time.monotonic() + timeout_seconds
     while True:
-        received = sum(mapping.poll_once() for mapping in mappings)
-        if between_rounds is not None:
-            between_rounds()
-        if received:
+        if poll_round(mappings):
             continue
-        # Empty twice in a row: the counts are read one after another (moto computes them
-        # so too), and a message whose visibility timeout ends between two reads is in
-        # neither the visible nor the in-flight count of that one look.
+        # Empty twice in a row: a message whose visibility timeout ends between the reads of
+        # two counts is in neither of one look.
         if all(queue_depth(sqs, m.queue_url) == 0 for _ in range(2) for m in mappings):
             return
         if time.monotonic() > deadline:
             raise TimeoutError(f"queues did not drain within {timeout_seconds} s")
-        time.sleep(idle_sleep)
+        time.sleep(0.1)

@@ -1,14 +1,10 @@
-"""``sitemap-updater local``: the whole pipeline on this machine, on moto.
-
-Start moto's server, create the deployed resources, send the events to the ingest queue,
-drive the three handlers from their queues until everything is drained, copy the bucket to
-a folder and report: accepted, rejected (with reasons), dead-lettered, objects written.
-"""
+"""``sitemap-updater local``: the whole pipeline on moto: send the events to the ingest queue,
+drive the handlers until the queues are drained, copy the bucket to a folder and report."""
 
 from __future__ import annotations
 
-import importlib
 import json
+import pkgutil
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,7 +30,6 @@ from sitemap_updater.local.stack import (
     create_resources,
     use_endpoint,
 )
-from sitemap_updater.local.tuning import release_moto_history
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.send import send_bodies
@@ -71,9 +66,8 @@ class Summary:
 
 
 class Pipeline:
-    """The deployed resources plus the three handlers (four with IndexNow), driven from their
-    queues, wherever boto3 points: moto's server (``sitemap-updater local``) or its in-process
-    mock (the tests)."""
+    """The deployed resources and the handlers, driven from their queues wherever boto3 points:
+    moto's server (``sitemap-updater local``) or its in-process mock (the tests)."""
 
     def __init__(self, stack: LocalStack, app: App, session: boto3.session.Session | None = None):
         self.stack = stack
@@ -92,7 +86,7 @@ class Pipeline:
                 queue_url=queue.url,
                 queue_arn=queue.arn,
                 function_name=f"sitemap-updater-{name}",
-                handler=partial(_handler(queue.spec.handler), app_=app),
+                handler=partial(pkgutil.resolve_name(queue.spec.handler), app_=app),
                 batch_size=queue.spec.batch_size,
             )
             for name, queue in stack.queues.items()
@@ -109,8 +103,8 @@ class Pipeline:
         prefix: str = LOCAL_PREFIX,
         session: boto3.session.Session | None = None,
     ) -> Pipeline:
-        """Create the resources and wire the functions. Passing one ``session`` to many
-        pipelines saves building the clients' service models each time."""
+        """Create the resources and wire the functions (one ``session`` for many pipelines
+        saves building the clients' service models each time)."""
         from sitemap_updater.bootstrap import build_app, utc_now  # noqa: PLC0415
 
         session = session or boto3.session.Session()
@@ -120,22 +114,13 @@ class Pipeline:
         app = build_app(stack.settings, session=session, clock=clock or utc_now)
         return cls(stack, app, session)
 
-    @property
-    def function_errors(self) -> int:
-        """Invocations that raised (Lambda would retry their whole batch)."""
-        return sum(mapping.errors for mapping in self.mappings.values())
-
     def _count_put(self, http_response: Any, **_: Any) -> None:
         if http_response.status_code == 200:
             self.put_count += 1
 
-    def send(self, bodies: Sequence[str]) -> int:
-        return self.send_messages([MessageBody(body, f"#{n}") for n, body in enumerate(bodies)])
-
     def send_messages(self, messages: Sequence[MessageBody]) -> int:
-        """Put message bodies on the ingest queue as ``sitemap-updater send`` does (ten to a
-        batch and at most 256 KiB per batch). A body SQS refuses (over its message limit, say)
-        is kept in ``refused``, a rejected event of the summary. Returns how many were sent."""
+        """Put the bodies on the ingest queue as ``sitemap-updater send`` does; one SQS refuses
+        (over its size limit, say) is a rejected event of the summary. Returns how many went."""
         url = self.stack.queues["ingest"].url
         result = send_bodies(self.sqs, url, messages, Progress("send", enabled=False))
         if result.interrupted:
@@ -154,25 +139,18 @@ class Pipeline:
         )
         return result.sent
 
-    def send_events(self, events: Sequence[dict[str, Any]]) -> int:
-        return self.send([json.dumps(event) for event in events])
-
     def drain(self, timeout_seconds: float = 600) -> None:
-        mappings = list(self.mappings.values())
-        poller.drain(self.sqs, mappings, timeout_seconds, between_rounds=release_moto_history)
+        poller.drain(self.sqs, list(self.mappings.values()), timeout_seconds)
 
     def run_forever(self, idle_seconds: float = 0.2) -> None:
-        """Keep driving the handlers from their queues, as Lambda would (until interrupted)."""
+        """Drive the handlers from their queues, as Lambda would, until interrupted."""
         while True:
-            received = sum(mapping.poll_once() for mapping in self.mappings.values())
-            release_moto_history()
-            if not received:
+            if not poller.poll_round(self.mappings.values()):
                 time.sleep(idle_seconds)
 
     def dead_letters(self) -> list[dict[str, Any]]:
-        """The messages in every DLQ (read, not removed): all of a standard queue's (ingest's,
-        whose reasons the summary lists), but at most ten per message group of a FIFO one
-        (SQS hands out no more of a group while those are held): count with queue_depth."""
+        """The messages in every DLQ, read and left there: all of a standard queue's, at most
+        ten per message group of a FIFO one (count with queue_depth)."""
         messages: list[dict[str, Any]] = []
         for queue in self.stack.queues.values():
             held = poller.receive(self.sqs, queue.dlq_url, VisibilityTimeout=60)
@@ -190,8 +168,7 @@ class Pipeline:
         return {key: self.s3.get_object(Bucket=bucket, Key=key)["Body"].read() for key in keys}
 
     def export(self, out_dir: Path) -> list[str]:
-        """Copy the bucket into ``out_dir`` (keys as paths), replacing what was there (the
-        caller has checked it holds nothing else: see check_replaceable)."""
+        """Copy the bucket into ``out_dir``, replacing it (see check_replaceable)."""
         if out_dir.exists():
             shutil.rmtree(out_dir)
         out_dir.mkdir(parents=True)
@@ -227,13 +204,6 @@ def freshness(latencies: Iterable[float]) -> dict[str, float]:
         return {}
     figures = {f"p{q}": ordered[min(len(ordered) - 1, len(ordered) * q // 100)] for q in (50, 99)}
     return {**figures, "max": ordered[-1], "changes": len(ordered)}
-
-
-def _handler(path: str) -> Callable[..., Any]:
-    """The function ``module.function`` names, as Lambda finds a handler."""
-    module, _, name = path.rpartition(".")
-    handler: Callable[..., Any] = getattr(importlib.import_module(module), name)
-    return handler
 
 
 def _rejection(letter: dict[str, Any]) -> Rejection:
@@ -293,10 +263,8 @@ def run_local(
 
 
 def check_replaceable(out: Path, events: Sequence[Path]) -> None:
-    """A run replaces ``out`` whole: it may be absent, or a folder of only what a run writes
-    (the files the bucket holds at its top: index files, shards, robots.txt, sitemap.xsl, an
-    IndexNow key file, the feed), and never holds the events or the current folder. So a web
-    root or a home folder given by mistake is refused, not emptied."""
+    """A run replaces ``out`` whole, so it must be absent or hold only what a run writes, and
+    never the events or the current folder: a web root given by mistake is refused, not emptied."""
     target = out.resolve()
     for kept in (Path.cwd(), *events):
         if target == kept.resolve() or target in kept.resolve().parents:

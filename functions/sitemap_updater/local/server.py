@@ -1,10 +1,6 @@
-"""Serve the bucket at the site root over HTTP, the way CloudFront serves it.
-
-``GET /robots.txt``, ``/sitemap.xml`` and ``/sitemap-pages-00001.xml.gz`` return the
-objects with their stored Content-Type, Cache-Control and ETag; ``If-None-Match`` gets a
-304; anything else is a 404. With connectors, ``POST /hooks/<name>`` is the webhook
-endpoint, as the deployed function URL answers it.
-"""
+"""The bucket at the site root over HTTP, as CloudFront serves it (stored Content-Type,
+Cache-Control and ETag; 304 for ``If-None-Match``; 404 for anything else), and with
+connectors ``POST /hooks/<name>``, as the deployed function URL answers it."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The embedded stack: moto's server on 127.0.0.1 holding the resources the CDK stack creates.
-
-The table, bucket and queues come from :mod:`sitemap_updater.resources`, the same values
-``infra/`` deploys. Everything talks to it through boto3 with ``AWS_ENDPOINT_URL`` set, so
-the handlers and the CLI run here exactly as they run against AWS.
-"""
+"""The embedded stack: moto's server on 127.0.0.1 holding the resources ``infra/`` deploys
+(from :mod:`sitemap_updater.resources`), reached through boto3's ``AWS_ENDPOINT_URL``."""
 
 from __future__ import annotations
 
@@ -91,9 +87,8 @@ class MotoServer:
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no access log per request
 
     def start(self) -> str:
-        """Start the server; OSError when its port cannot be had. moto binds on a thread of
-        its own and waits for it without end, so a port in use (or out of range) would hang
-        here: the port is tried first, as the server will bind it (address reuse on)."""
+        """Start the server; OSError when its port cannot be had (tried first, as the server
+        binds it: moto binds on a thread of its own and would wait for a busy port for ever)."""
         if self._port:
             with socket.socket() as probe:
                 probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -124,12 +119,8 @@ def create_resources(
     session: boto3.session.Session | None = None,
     prefix: str = LOCAL_PREFIX,
 ) -> LocalStack:
-    """Create the table, bucket and queues wherever boto3 points (moto's server or mock);
-    IndexNow's queue too when the overrides set INDEXNOW_KEY.
-
-    ``visibility_timeout`` shortens the queues' visibility timeout so that a failed message
-    comes back in seconds rather than minutes; everything else is as deployed.
-    """
+    """The table, bucket and queues (IndexNow's with INDEXNOW_KEY) wherever boto3 points, as
+    deployed but for ``visibility_timeout``: a failed message comes back in seconds."""
     session = session or boto3.session.Session(region_name=REGION)
     overrides = settings_overrides or {}
     table = _create_table(session.client("dynamodb"), f"{prefix}-registry")
@@ -210,8 +201,7 @@ def _queue_urls(queues: dict[str, LocalQueue], names: dict[str, tuple[str, str]]
 
 
 def use_endpoint(endpoint_url: str) -> None:
-    """Point every boto3 client this process creates at the local server, never at a real
-    account."""
+    """Point every boto3 client this process creates at the local server, never at AWS."""
     os.environ.pop("AWS_PROFILE", None)
     os.environ.update(
         {
@@ -231,9 +221,8 @@ def stack_outputs(stack: LocalStack) -> dict[str, str]:
 
 
 def register_stack(stack: LocalStack, name: str = LOCAL_STACK_NAME) -> None:
-    """Register a CloudFormation stack whose outputs describe the local resources, so that
-    ``sitemap-updater status --stack NAME --endpoint-url ...`` resolves them as it would a
-    deployment. The stack holds one placeholder resource (moto only records it)."""
+    """A CloudFormation stack whose outputs name the local resources, so that the operator
+    commands' ``--stack NAME --endpoint-url ...`` resolve them as a deployment's."""
     template = {
         "Description": "sitemap-updater local runtime: outputs only",
         "Resources": {"Placeholder": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},

@@ -1,8 +1,6 @@
-"""moto, made to keep up with a real site's stream in the local runtime: the same answers,
-in time that does not grow with the table or the queue (``tests/integration/
-test_tuned_moto.py`` holds them to AWS's), and no accepted event lost under concurrent
-requests. For this process's moto only; the functions never import it.
-"""
+"""moto, made to keep up with a real site's stream in the local runtime: the same answers
+(``tests/integration/test_tuned_moto.py``) in time that does not grow with the table or the
+queue, and no accepted event lost under concurrent requests. The functions never import it."""
 
 from __future__ import annotations
 
@@ -16,34 +14,24 @@ from typing import Any
 
 
 def release_moto_history() -> None:
-    """Let go of every model instance moto keeps for its dashboard. moto tracks each one it
-    ever made, and a DynamoDB transaction deep-copies the table each time: over a long
-    ``local --serve`` (a backfill into it, say) that is gigabytes. Nothing here uses the
-    dashboard; the data itself is untouched."""
+    """Let go of the model instances moto tracks for its dashboard (unused here; the data is
+    untouched): a DynamoDB transaction deep-copies the table, so a long run held gigabytes."""
     from moto.core.model_instances import reset_model_data  # noqa: PLC0415 - the local extra
 
     reset_model_data()
 
 
 def tune_moto() -> None:
-    """Make moto keep up with a real site's stream, and keep every accepted event, under
-    concurrent requests (its server answers each on a thread of its own). Idempotent; for
-    this process's moto only.
+    """Idempotent. What moto does, and what it does here instead:
 
-    * DynamoDB: before each TransactWriteItems moto deep-copies every table it names, to
-      roll back on failure: O(registry) per event, and torn by a concurrent write (the copy
-      fails with "dictionary changed size", or a rollback to it undoes another request's
-      commit, leaving a live URL record without its entry). Here every DynamoDB request
-      runs under one lock, as DynamoDB isolates a transaction, and a transaction keeps only
-      the items it touches, to put them back if it fails.
-    * DynamoDB: a Query sorts and filters every item of the table. Here it reads its
-      partition, as DynamoDB does.
-    * Its server lists moto's package folder, a system call per entry, for every request.
-      Here once.
-    * SQS: each message sent or received reads every attribute of its queue, message counts
-      included, a delete searches the queue twice, and every clock reading builds
-      datetimes: O(queue) per message. Here an attribute is computed when read, a receipt
-      handle finds its message at once, and the clock is time.time().
+    * TransactWriteItems deep-copies every table it names to roll back: O(registry), and torn
+      by concurrent writes (a rollback undid another request's commit). Here DynamoDB requests
+      run under one lock, and a transaction keeps only the items it touches.
+    * A Query sorts and filters the whole table. Here it reads its partition.
+    * Its server lists moto's package folder for every request. Here once.
+    * SQS reads every attribute (counts included) per message, a delete searches the queue
+      twice, and clock readings build datetimes. Here attributes are computed when read, a
+      receipt handle finds its message at once, and the clock is time.time().
     """
     from moto.dynamodb.responses import DynamoHandler  # noqa: PLC0415 - the local extra
 
@@ -54,7 +42,6 @@ def tune_moto() -> None:
         backends.list_of_moto_modules = functools.cache(
             lambda listed=backends.list_of_moto_modules: tuple(listed())
         )
-        _cheap_sqs_clock()
         _sqs_in_constant_time()
 
 
@@ -130,18 +117,6 @@ def _partition_queries() -> None:
     Table.query = partition_query  # type: ignore[method-assign]
 
 
-def _cheap_sqs_clock() -> None:
-    from moto.sqs import models  # noqa: PLC0415
-
-    def retained(backend: Any, queue_name: str, message: Any) -> bool:
-        period = int(backend.get_queue(queue_name).message_retention_period)
-        return bool(period + message.sent_timestamp / 1000 > time.time())
-
-    models.unix_time = lambda dt=None: time.time()  # type: ignore[attr-defined]
-    models.unix_time_millis = lambda dt=None: time.time() * 1000  # type: ignore[attr-defined]
-    models.SQSBackend.is_message_valid_based_on_retention_period = retained  # type: ignore[assignment]
-
-
 _SQS_COUNTS = frozenset(
     {
         "approximate_number_of_messages",
@@ -205,6 +180,14 @@ def _sqs_in_constant_time() -> None:
     def visible(queue: Any) -> list[Any]:
         now = time.time() * 1000
         return [m for m in queue._messages if m.visible_at < now and m.delayed_until <= now]
+
+    def retained(backend: Any, queue_name: str, message: Any) -> bool:
+        period = int(backend.get_queue(queue_name).message_retention_period)
+        return bool(period + message.sent_timestamp / 1000 > time.time())
+
+    models.unix_time = lambda dt=None: time.time()
+    models.unix_time_millis = lambda dt=None: time.time() * 1000
+    models.SQSBackend.is_message_valid_based_on_retention_period = retained
 
     models.Queue.attributes = property(lambda queue: _QueueAttributes(queue, everything))
     models.Queue.messages = property(visible)

@@ -1,21 +1,14 @@
-"""``sitemap-updater backfill``: import an existing site into the registry.
-
-Each page goes through the ingest function's own code: validated as its publish event, then
-applied by ``ApplyChange`` (ordering gate, placement, limits). A page without a version gets
-``--version`` (default 0), which any CMS version beats: the CMS's next event for it wins,
-and a page the CMS already knows is left alone (stale). Equal versions are duplicates, so
-the same backfill run again applies nothing twice: that is how an interrupted one resumes.
-"""
+"""``sitemap-updater backfill``: import an existing site into the registry, each page as its
+publish event through the ingest function's own code (docs/OPERATIONS.md)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
@@ -33,12 +26,13 @@ from sitemap_updater.domain.feed import Gathered, feed_entry
 from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES, Limits, checked_entry_size
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops import crawl
-from sitemap_updater.ops.errors import UserError, aws_error_message
+from sitemap_updater.ops.errors import UserError, aws_error_message, exit_status
 from sitemap_updater.ops.extensions import Extensions
 from sitemap_updater.ops.fetch import GZIP_MAGIC, Fetched, fetch, gunzip
 from sitemap_updater.ops.pages import Record, page_change, read_bytes, read_records
-from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.progress import Progress, print_summary
 from sitemap_updater.ops.resolve import is_local, resolve
+from sitemap_updater.usecases.retry import retry
 
 if TYPE_CHECKING:
     from sitemap_updater.bootstrap import App
@@ -50,6 +44,7 @@ _RECORD_SUFFIXES = {".csv", ".jsonl", ".ndjson", ".json"}
 _SHARDS_NAMED = 10  # in the failure's one line (the JSON report lists every shard)
 _PAGES = (crawl.URLSET, crawl.TEXT, crawl.FEED)  # documents that list pages
 Changes = Iterator[tuple[Record, PageChange]]
+Apply = Callable[[PageChange], "IngestResult"]
 
 
 @dataclass(frozen=True)
@@ -170,85 +165,84 @@ def page_changes(
         yield record, change
 
 
-class Importer:
-    """Apply page changes through the ingest function's ApplyChange, a few in parallel."""
+def applier(apply: ApplyChange, feed: Gathered | None = None) -> Apply:
+    """``apply`` retried, one copy per thread (each caches its groups' open shards),
+    gathering what it changes in ``feed``."""
+    from sitemap_updater.usecases.ingest import Outcome  # noqa: PLC0415
 
-    def __init__(self, apply: ApplyChange, workers: int, feed_entries: int = 0):
-        self.apply = apply
-        self.workers = max(1, workers)
-        self._local = threading.local()
-        self.feed = Gathered(feed_entries) if feed_entries else None  # its changes to the feed
-        self._lock = threading.Lock()
+    lock, local = threading.Lock(), threading.local()
 
-    def _apply(self, change: PageChange) -> IngestResult:
-        from sitemap_updater.usecases.ingest import Outcome  # noqa: PLC0415
-
-        apply: ApplyChange | None = getattr(self._local, "apply", None)
-        if apply is None:  # one per thread: it caches each group's open shard
-            apply = replace(self.apply)
-            self._local.apply = apply
-        for attempt in range(RETRIES - 1):
-            try:
-                result = apply(change)
-                break
-            except RetryableError:
-                time.sleep(0.05 * 2**attempt)
-        else:
-            result = apply(change)
-        if self.feed is not None and result.outcome is Outcome.APPLIED:
-            with self._lock:
-                for url in sorted(result.left):
-                    self.feed.add(url, None)
+    def one(change: PageChange) -> IngestResult:
+        if (mine := getattr(local, "apply", None)) is None:
+            mine = local.apply = replace(apply)
+        outcome: IngestResult = retry(
+            partial(mine, change), RETRIES, (RetryableError,), lost=_pause
+        )
+        if feed is not None and outcome.outcome is Outcome.APPLIED:
+            with lock:
+                for url in sorted(outcome.left):
+                    feed.add(url, None)
                 if change.url:
-                    self.feed.add(change.url, feed_entry(change, apply.clock()))
-        return result
+                    feed.add(change.url, feed_entry(change, mine.clock()))
+        return outcome
 
-    def run(self, changes: Changes, result: BackfillResult, progress: Progress) -> None:
-        from sitemap_updater.observability import metrics  # noqa: PLC0415
+    return one
 
-        window: deque[tuple[Record, Future[IngestResult]]] = deque()
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            try:
-                for record, change in changes:
-                    window.append((record, pool.submit(self._apply, change)))
-                    while len(window) >= self.workers * 4:
-                        wait([window[0][1]])  # Ctrl-C here: the write is still in the window
-                        self._collect(*window.popleft(), result, progress)
-                    if result.read % 50 == 0:
-                        metrics.clear_metrics()  # never published from here
-            except KeyboardInterrupt:
-                result.interrupted = True
-                for _record, future in window:
-                    future.cancel()
-            finally:
-                for record, future in window:
-                    if not future.cancelled():
-                        self._collect(record, future, result, progress)
-                metrics.clear_metrics()
-                result.not_applied = result.read - result.settled()
 
-    @staticmethod
-    def _collect(
-        record: Record, future: Future[IngestResult], result: BackfillResult, progress: Progress
-    ) -> None:
-        from sitemap_updater.usecases.ingest import Outcome  # noqa: PLC0415
+def import_changes(
+    apply: Apply, changes: Changes, result: BackfillResult, progress: Progress, workers: int
+) -> None:
+    """Apply the changes a few in parallel, in a window of writes under way."""
+    from sitemap_updater.observability import metrics  # noqa: PLC0415
 
-        progress.advance()
+    window: deque[tuple[Record, Future[IngestResult]]] = deque()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
-            outcome = future.result()
-        except InvalidEvent as rejected:  # entry_too_large
-            result.rejected.append(Problem(record.origin, rejected.reason))
-            return
-        except RetryableError as exc:
-            result.failed.append(Problem(record.origin, f"{type(exc).__name__}: {exc}"))
-            return
-        result.shards.update(outcome.shards)
-        if outcome.outcome is Outcome.APPLIED:
-            result.applied += 1
-        elif outcome.outcome is Outcome.DUPLICATE:
-            result.duplicate += 1
-        else:
-            result.stale += 1
+            for record, change in changes:
+                window.append((record, pool.submit(apply, change)))
+                while len(window) >= workers * 4:
+                    wait([window[0][1]])  # Ctrl-C here: the write is still in the window
+                    _collect(*window.popleft(), result, progress)
+                if result.read % 50 == 0:
+                    metrics.clear_metrics()  # never published from here
+        except KeyboardInterrupt:
+            result.interrupted = True
+            for _record, future in window:
+                future.cancel()
+        finally:
+            for record, future in window:
+                if not future.cancelled():
+                    _collect(record, future, result, progress)
+            metrics.clear_metrics()
+            result.not_applied = result.read - result.settled()
+
+
+def _pause(attempt: int, _error: Exception) -> None:
+    if attempt < RETRIES:
+        time.sleep(0.05 * 2 ** (attempt - 1))
+
+
+def _collect(
+    record: Record, future: Future[IngestResult], result: BackfillResult, progress: Progress
+) -> None:
+    progress.advance()
+    try:
+        outcome = future.result()
+    except InvalidEvent as rejected:  # entry_too_large
+        result.rejected.append(Problem(record.origin, rejected.reason))
+        return
+    except RetryableError as exc:
+        result.failed.append(Problem(record.origin, f"{type(exc).__name__}: {exc}"))
+        return
+    from sitemap_updater.usecases.ingest import Outcome  # noqa: PLC0415
+
+    result.shards.update(outcome.shards)
+    if outcome.outcome is Outcome.APPLIED:
+        result.applied += 1
+    elif outcome.outcome is Outcome.DUPLICATE:
+        result.duplicate += 1
+    else:
+        result.stale += 1
 
 
 def dry_run(changes: Changes, limits: Limits, result: BackfillResult, progress: Progress) -> None:
@@ -266,9 +260,8 @@ def dry_run(changes: Changes, limits: Limits, result: BackfillResult, progress: 
 
 
 def request_rebuilds(app: App, result: BackfillResult) -> None:
-    """One rebuild request per touched shard, deduplicated within this run only. A refusal
-    is a failure of the run, reported with its summary (the pages are applied: running the
-    same backfill again asks again)."""
+    """One rebuild request per touched shard. A refusal is a failure of the run (the pages
+    are applied: running the same backfill again asks again)."""
     run_id = uuid.uuid4().hex
     try:
         if result.shards:
@@ -284,8 +277,7 @@ def request_rebuilds(app: App, result: BackfillResult) -> None:
 
 
 def update_feed(app: App, gathered: Gathered | None, result: BackfillResult) -> None:
-    """Merge what the run changed into the feed (FEED_ENTRIES), as the ingest function does
-    for each batch: once, at the end. A failure is one of the run's."""
+    """Merge what the run changed into the feed once, at the end, as ingest does per batch."""
     feed = app.ingest.feed
     if feed is None or gathered is None or not gathered.changes:
         return
@@ -315,16 +307,16 @@ def run(args: argparse.Namespace) -> int:
         else:
             app = deployment.app
             changes = page_changes(records, deployment.settings.site, version, result, progress)
-            importer = Importer(app.apply_change, workers, app.settings.feed_entries)
+            feed = Gathered(app.settings.feed_entries) if app.settings.feed_entries else None
             try:
-                importer.run(changes, result, progress)
+                import_changes(applier(app.apply_change, feed), changes, result, progress, workers)
             finally:  # even after a fatal error: the pages applied so far get their rebuilds
                 request_rebuilds(app, result)
-                update_feed(app, importer.feed, result)
+                update_feed(app, feed, result)
     _report(result, args)
-    if result.interrupted:
-        return 130
-    return 1 if result.failed or result.source_faults else 0
+    return exit_status(
+        interrupted=result.interrupted, failed=bool(result.failed or result.source_faults)
+    )
 
 
 def _default_version(text: str) -> Decimal:
@@ -340,10 +332,16 @@ def _default_version(text: str) -> Decimal:
 
 
 def _report(result: BackfillResult, args: argparse.Namespace) -> None:
-    lines = [f"source fault {p.origin}: {p.reason}" for p in result.source_faults]
-    lines += [f"rejected {p.origin}: {p.reason}" for p in result.rejected]
-    lines += [f"failed {p.origin}: {p.reason}" for p in result.failed]
-    lines += [f"not carried {p.origin}: {p.reason}" for p in result.not_carried]
+    lines = [
+        f"{label} {problem.origin}: {problem.reason}"
+        for label, problems in (
+            ("source fault", result.source_faults),
+            ("rejected", result.rejected),
+            ("failed", result.failed),
+            ("not carried", result.not_carried),
+        )
+        for problem in problems
+    ]
     rejected, failed = len(result.rejected), len(result.failed)
     if args.dry_run:
         lines.append(
@@ -370,7 +368,5 @@ def _report(result: BackfillResult, args: argparse.Namespace) -> None:
         )
     if result.interrupted or result.failed:
         lines.append("incomplete: run the same command again to resume (it is idempotent)")
-    print("\n".join(lines), flush=True)
-    if args.json:
-        summary = asdict(result) | {"shards": sorted(result.shards)}
-        print(json.dumps(summary, ensure_ascii=False), flush=True)
+    summary = asdict(result) | {"shards": sorted(result.shards)}
+    print_summary(lines, summary, args.json, ensure_ascii=False)

@@ -1,10 +1,6 @@
-"""Walk a live site's sitemaps as a crawler does: robots.txt -> Sitemap lines -> indexes ->
-sitemaps, for ``backfill`` (which imports the URLs) and ``validate`` (which checks them).
-
-Lenient about what it reads (elements matched by local name, values stripped), safe about
-how: lxml with no network, no DTD and no entity expansion. Documents are fetched a few at a
-time but handed out in the order found (breadth first), so a walk of a site is repeatable.
-"""
+"""Walk a site's sitemaps as a crawler does (robots.txt, Sitemap lines, indexes, sitemaps)
+for ``backfill`` and ``validate``: lenient about what it reads (local names, stripped
+values), safe about how (no network, DTD or entities), in the order found (repeatable)."""
 
 from __future__ import annotations
 
@@ -79,10 +75,6 @@ def _children(element: Any, name: str) -> list[Any]:
     return [child for child in element if local_name(child.tag) == name]
 
 
-def _first_text(element: Any, name: str) -> str | None:
-    return _text(next(iter(_children(element, name)), None))
-
-
 def _text(found: Any) -> str | None:
     return None if found is None else (found.text or "").strip()
 
@@ -107,7 +99,8 @@ def _atom_entry(entry: Any) -> Entry:
     href = next(
         (link.get("href") for link in links if link.get("rel", "alternate") == "alternate"), None
     )
-    return Entry(href.strip() if href else None, entry.sourceline, _first_text(entry, "updated"))
+    updated = _text(next(iter(_children(entry, "updated")), None))
+    return Entry(href.strip() if href else None, entry.sourceline, updated)
 
 
 def text_entries(body: bytes) -> list[Entry]:
@@ -124,7 +117,7 @@ def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
         return (UNKNOWN, [], []) if feed is None else (FEED, feed, [])
     child = "url" if kind == URLSET else "sitemap"
     found: list[Entry] = []
-    for element in (element for element in root if local_name(element.tag) == child):
+    for element in _children(root, child):
         values: dict[str, str | None] = {}
         for part in element:
             name = local_name(part.tag)

@@ -1,7 +1,8 @@
-"""How the commands fail: one clear line and a non-zero exit, never a traceback for a mistake."""
+"""How the commands fail: one line on stderr and a non-zero exit, never a traceback."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -12,7 +13,7 @@ from sitemap_updater.domain.errors import RetryableError
 
 
 class UserError(Exception):
-    """A mistake in the command line or its inputs: reported in one line, exit status 2."""
+    """A mistake in the command line or its inputs: one line, exit status 2."""
 
 
 def warn(message: str) -> None:
@@ -21,9 +22,8 @@ def warn(message: str) -> None:
 
 
 def utf8_text(path: Path, data: bytes) -> str:
-    """A file's text, a byte order mark dropped. Every command that reads files says the same
-    of one that is not UTF-8 (Excel's plain CSV is Windows-1252): refused whole, not row by
-    row, as every row would be."""
+    """A file's text without its byte order mark; one not UTF-8 (Excel's plain CSV is
+    Windows-1252) is refused whole, not row by row, as every row would be."""
     try:
         return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
@@ -53,8 +53,7 @@ def refused_entries(response: Any) -> list[tuple[int, str, str]]:
 def call_batch(
     call: Callable[..., Any], queue_url: str, entries: list[Any]
 ) -> tuple[list[Any], list[tuple[int, str, str]]]:
-    """An SQS batch call's successful items and (id, code, message) of each entry refused:
-    every entry when SQS refuses the request whole."""
+    """A batch call's successful items and the entries refused (all when SQS refuses it whole)."""
     from botocore.exceptions import ClientError  # noqa: PLC0415 - only the AWS commands need it
 
     try:
@@ -106,8 +105,7 @@ def aws_error_message(exc: BaseException, endpoint_url: str | None = None) -> st
 
 @contextmanager
 def interruptible(report: Any) -> Iterator[None]:
-    """Ctrl-C ends the block and sets ``report.interrupted``: the command still reports what
-    it did, and exits with ``exit_status``'s 130 (as the shell gives it)."""
+    """Ctrl-C ends the block and sets ``report.interrupted``: the command still reports."""
     try:
         yield
     except KeyboardInterrupt:
@@ -115,17 +113,30 @@ def interruptible(report: Any) -> Iterator[None]:
 
 
 def exit_status(*, interrupted: bool = False, failed: bool = False) -> int:
-    if interrupted:
-        return 130
-    return 1 if failed else 0
+    """130 after Ctrl-C (as the shell gives it), else 1 if anything failed."""
+    return 130 if interrupted else int(failed)
 
 
-class CurrentStderr:
-    """Whatever sys.stderr is at the time of writing, for a log handler's stream: a command
-    run twice in one process (tests replace sys.stderr) never writes to a closed one."""
+class _CurrentStderr:
+    """sys.stderr when written to: a command run twice in one process (tests replace
+    sys.stderr) never writes to a closed one."""
 
     def write(self, text: str) -> int:
         return sys.stderr.write(text)
 
     def flush(self) -> None:
         sys.stderr.flush()
+
+
+def log_to_stderr(level: str) -> None:
+    """The use cases' log on stderr from ``level`` up. Powertools reads its environment as
+    the logger is created, so it is set before ``observability`` is first imported."""
+    from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
+
+    for name, value in local_environment().items():
+        os.environ.setdefault(name, value)
+    from sitemap_updater.observability import logger  # noqa: PLC0415
+
+    logger.setLevel(level)
+    if hasattr(logger.registered_handler, "setStream"):
+        logger.registered_handler.setStream(_CurrentStderr())

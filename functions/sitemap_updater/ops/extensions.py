@@ -1,12 +1,5 @@
-"""A sitemap's ``<url>`` extensions as the event contract's fields, for ``backfill``.
-
-Images, videos, news and ``xhtml:link`` alternates become ``images``, ``videos``, ``news``
-and ``alternates``, which the contract then validates as it validates any event. What the
-contract cannot carry (a tag Google has retired, such as ``video:price``; an alternate on
-another site; a mobile ``media`` link) is named in ``dropped`` for the summary. Elements are
-matched by local name, as the crawl matches them; values are trimmed of XML whitespace, as
-XML readers trim them.
-"""
+"""A sitemap ``<url>``'s image, video, news and hreflang extensions as the event contract's
+fields, for ``backfill``; what the contract cannot carry is named in ``dropped``."""
 
 from __future__ import annotations
 

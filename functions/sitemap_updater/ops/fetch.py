@@ -1,13 +1,8 @@
-"""Fetch one document over HTTP(S) as a crawler would, with limits (stdlib only).
-
-Only http and https, also after redirects (a sitemap naming ``file:///etc/passwd`` gets an
-error, never the file); with ``same_origin``, never to another origin than the one asked.
-One deadline covers connecting, redirects, headers and body, enforced on every read from
-the socket: a server dripping a byte a second gets "timed out". At most ``max_bytes`` are
-read, and as many after decompression (a gzip bomb stops there). ``Content-Encoding: gzip``
-and a gzipped body (by its magic bytes, whatever the name) are undone, every member of it,
-as ``zcat`` does (RFC 1952).
-"""
+"""Fetch one document as a crawler would (stdlib only): http(s) only, redirects too (never
+``file:///etc/passwd``), with ``same_origin`` never off the origin asked; one deadline for
+connecting, redirects, headers and body, set on every socket read (a server dripping a byte
+a second times out); at most ``max_bytes``, after decompression too (a gzip bomb stops);
+every member of a gzipped body undone, as ``zcat`` does."""
 
 from __future__ import annotations
 
@@ -61,14 +56,8 @@ def url_origin(url: str) -> tuple[str, str, int] | None:
     return scheme, parts.hostname.lower().rstrip("."), port or DEFAULT_PORTS[scheme]
 
 
-def off_origin(final_url: str) -> str:
-    return f"redirected to {final_url}, on another origin; not followed"
-
-
 class _OffOrigin(Exception):
-    def __init__(self, url: str, code: int):
-        super().__init__(url)
-        self.url, self.code = url, code
+    """(the URL redirected to, the redirect's status)"""
 
 
 # urllib follows redirects on the thread that asked: one deadline covers them all, and each
@@ -196,7 +185,9 @@ def fetch(
     except urllib.error.HTTPError as exc:
         return Fetched(url, exc.geturl() or url, exc.code)
     except _OffOrigin as exc:
-        return Fetched(url, exc.url, exc.code, error=off_origin(exc.url))
+        final_url, status = exc.args
+        error = f"redirected to {final_url}, on another origin; not followed"
+        return Fetched(url, final_url, status, error=error)
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as exc:
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         if isinstance(reason, socket.timeout | TimeoutError):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
+
+from sitemap_updater.ops.errors import UserError
 
 # Flag -> the stack output it stands for.
 RESOURCE_FLAGS = {
@@ -48,3 +51,18 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="any other settings variable, e.g. MAX_URLS_PER_SHARD=5000 (repeatable)",
     )
+
+
+def setting_pairs(pairs: Sequence[str]) -> dict[str, str]:
+    """``--setting NAME=VALUE`` pairs by name; the settings model validates the values."""
+    from sitemap_updater.settings import Settings  # noqa: PLC0415 - pydantic: not for --help
+
+    known = Settings.env_names()
+    settings = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        if not equals or name not in known:
+            names = ", ".join(sorted(known))
+            raise UserError(f"--setting {pair!r}: expected NAME=VALUE with NAME one of {names}")
+        settings[name] = value
+    return settings

@@ -1,5 +1,5 @@
-"""A tiny progress bar on stderr, drawn only when stderr is a terminal (never in logs or CI),
-and the summary every command ends with."""
+"""A progress bar on stderr, drawn only on a terminal (never in logs or CI), and the summary
+every command ends with."""
 
 from __future__ import annotations
 
@@ -7,31 +7,25 @@ import json
 import sys
 import time
 from collections.abc import Iterable
-from typing import Any, TextIO
+from typing import Any
 
 _WIDTH = 24
 _INTERVAL = 0.1  # seconds between redraws
 
 
 class Progress:
-    """``with Progress("backfill", total=n) as bar: bar.advance()``; ``total`` may be unknown
-    (then the count and rate only; with it, the share done and the time left)."""
+    """``with Progress("backfill", total=n) as bar: bar.advance()``: with a total, the share
+    done and the time left; else the count and rate."""
 
-    def __init__(
-        self,
-        label: str,
-        total: int | None = None,
-        stream: TextIO | None = None,
-        enabled: bool | None = None,
-    ):
-        self.label = label
-        self.total = total
-        self.done = 0
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = _is_tty(self.stream) if enabled is None else enabled
+    def __init__(self, label: str, total: int | None = None, enabled: bool = True):
+        self.label, self.total, self.done = label, total, 0
+        self.stream = sys.stderr
+        try:
+            self.enabled = enabled and self.stream.isatty()
+        except (AttributeError, ValueError):  # no isatty, or closed
+            self.enabled = False
         self._started = time.monotonic()
-        self._drawn = 0.0
-        self._shown = False
+        self._drawn, self._shown = 0.0, False
 
     def advance(self, count: int = 1) -> None:
         self.done += count
@@ -51,33 +45,23 @@ class Progress:
         percent = min(100, 100 * self.done // self.total)
         bar = "#" * filled + "." * (_WIDTH - filled)
         left = round(max(self.total - self.done, 0) / speed) if speed else None
-        eta = (
-            "eta -" if left is None else f"eta {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d}"
-        )
-        return f"{self.label} [{bar}] {self.done:,}/{self.total:,} {percent}% {rate} {eta}"
-
-    def close(self) -> None:
-        if self._shown:  # the summary that follows starts on a clean line
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self._shown = False
+        eta = "-" if left is None else f"{left // 3600}:{left // 60 % 60:02d}:{left % 60:02d}"
+        return f"{self.label} [{bar}] {self.done:,}/{self.total:,} {percent}% {rate} eta {eta}"
 
     def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        if self._shown:  # the summary that follows starts on a clean line
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._shown = False
 
 
-def _is_tty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):  # no isatty, or closed
-        return False
-
-
-def print_summary(lines: Iterable[str], summary: dict[str, Any], as_json: bool) -> None:
+def print_summary(
+    lines: Iterable[str], summary: dict[str, Any], as_json: bool, ensure_ascii: bool = True
+) -> None:
     """The summary lines, then with ``--json`` the summary as one JSON line."""
     print("\n".join(lines), flush=True)
     if as_json:
-        print(json.dumps(summary), flush=True)
+        print(json.dumps(summary, ensure_ascii=ensure_ascii), flush=True)

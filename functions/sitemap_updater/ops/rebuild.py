@@ -1,13 +1,7 @@
-"""``sitemap-updater rebuild``: re-render shards from the registry and restore what was lost.
-
-It runs the rebuild function's use case here, in restore mode, so it works when the
-functions do not. That is safe next to them: every write is conditional on the ETag and
-generation it read; an object of ours newer than its record is never taken for an altered
-one; and, as no rebuild is queued behind this command, a shard it wrote is read again until
-a pass finds nothing to write (``tests/integration/test_races.py``). An index behind the
-registry is left to the index function (one message group at a time: this command does not
-compete with it), asked through the index queue.
-"""
+"""``sitemap-updater rebuild``: the rebuild use case run here in restore mode, so it works
+when the functions do not. Safe next to them: every write is conditional, and a shard it
+wrote is read again until a pass writes nothing (test_races.py); an index behind the
+registry is left to the index function, asked through its queue."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""``sitemap-updater redrive``: move dead letters back to the queues they came from.
-
-SQS's StartMessageMoveTask would do it server-side, but moto (hence ``local``) lacks it, so
-the move is done here: receive, send, delete. That is at least once (a crash between send
-and delete leaves a copy in the dead-letter queue): safe, as every function is idempotent.
-"""
+"""``sitemap-updater redrive``: move dead letters back to the queues they came from: receive,
+send, delete (moto lacks StartMessageMoveTask). At least once: every function is idempotent."""
 
 from __future__ import annotations
 
@@ -26,7 +22,6 @@ from sitemap_updater.ops.resolve import Deployment, resolve
 from sitemap_updater.ops.send import MAX_BATCH_ENTRIES, entry_bytes, sized_batches
 from sitemap_updater.ops.status import (
     RETRIES_EXHAUSTED,
-    Reason,
     dead_letter_reasons,
     queue_counts,
     reason_code,
@@ -52,7 +47,7 @@ class Moved:
     failed: list[str] = field(default_factory=list)
     returned: list[str] = field(default_factory=list)  # ids of dead letters this move sent
     interrupted: bool = False  # Ctrl-C: the move stopped there
-    reasons: list[Reason] = field(default_factory=list)  # --dry-run: what would move
+    reasons: list[dict[str, Any]] = field(default_factory=list)  # --dry-run: what would move
     rejected_for_good: dict[str, int] = field(default_factory=dict)  # moved, by reason_code
 
 
@@ -148,18 +143,14 @@ class _Mover:
         return len(done) - len(failures)
 
     def release(self) -> None:
-        """Make the messages not moved visible again at once, for the next run. Best effort:
-        one this fails for is visible again after VISIBILITY_SECONDS anyway."""
+        """Make the messages not moved visible again at once (best effort: else they are
+        after VISIBILITY_SECONDS)."""
+        from sitemap_updater.local import poller  # noqa: PLC0415 - it logs: after resolve()
+
         for start in range(0, len(self.unmoved), MAX_BATCH_ENTRIES):
             handles = self.unmoved[start : start + MAX_BATCH_ENTRIES]
-            entries: list[Any] = [
-                {"Id": str(n), "ReceiptHandle": handle, "VisibilityTimeout": 0}
-                for n, handle in enumerate(handles)
-            ]
             try:
-                self.sqs.change_message_visibility_batch(
-                    QueueUrl=self.report.dlq_url, Entries=entries
-                )
+                poller.set_visibility(self.sqs, self.report.dlq_url, handles, 0)
             except ClientError as exc:  # said, not raised: the move's own report comes first
                 code, text = error_code(exc)
                 print(
@@ -189,17 +180,17 @@ def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None
 
 def _queues(args: argparse.Namespace, deployment: Deployment) -> list[tuple[str, str, str]]:
     known = deployment.queues()
-    chosen = set(args.queue or [pair.name for pair in known])
-    if "indexnow" in chosen and not any(pair.name == "indexnow" for pair in known):
+    chosen = set(args.queue or known)
+    if "indexnow" in chosen and "indexnow" not in known:
         raise UserError("indexnow: this deployment has no IndexNow queue (INDEXNOW_KEY is empty)")
-    for pair in known:
-        if pair.name in chosen and not (pair.url and pair.dlq_url):
-            missing = "the queue" if not pair.url else "its dead-letter queue"
+    for name, (url, dlq_url) in known.items():
+        if name in chosen and not (url and dlq_url):
+            missing = "the queue" if not url else "its dead-letter queue"
             raise UserError(
-                f"{pair.name}: {missing} is unknown (give --stack, or --{pair.name}-queue-url "
-                f"and --{pair.name}-dlq-url)"
+                f"{name}: {missing} is unknown (give --stack, or --{name}-queue-url "
+                f"and --{name}-dlq-url)"
             )
-    return [(p.name, str(p.dlq_url), str(p.url)) for p in known if p.name in chosen]
+    return [(name, str(dlq), str(url)) for name, (url, dlq) in known.items() if name in chosen]
 
 
 def _budget(report: Moved, max_messages: int | None) -> int:
@@ -262,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
         for report in reports:
             report.reasons = dead_letter_reasons(sqs, report.dlq_url, report.waiting)
             report.rejected_for_good = {
-                r.code: r.count for r in report.reasons if r.code != RETRIES_EXHAUSTED
+                r["code"]: r["count"] for r in report.reasons if r["code"] != RETRIES_EXHAUSTED
             }
     else:
         with Progress("redrive", total=sum(r.waiting for r in reports)) as progress:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -16,9 +15,8 @@ from pydantic import ValidationError
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.local.stack import REGION as LOCAL_REGION
-from sitemap_updater.local.stack import local_environment
-from sitemap_updater.ops.errors import CurrentStderr, UserError, error_code
-from sitemap_updater.ops.flags import RESOURCE_FLAGS
+from sitemap_updater.ops.errors import UserError, error_code, log_to_stderr
+from sitemap_updater.ops.flags import RESOURCE_FLAGS, setting_pairs
 from sitemap_updater.resources import output_key
 from sitemap_updater.settings import Settings
 
@@ -38,13 +36,6 @@ _QUEUE_OUTPUTS = (  # each function's queue and dead-letter queue; IndexNow's on
 _LIMITS = ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index")
 
 
-@dataclass(frozen=True)
-class QueuePair:
-    name: str
-    url: str | None  # None: unknown
-    dlq_url: str | None
-
-
 @dataclass
 class Deployment:
     outputs: dict[str, str]
@@ -54,7 +45,7 @@ class Deployment:
     _clients: dict[str, Any] = field(default_factory=dict)
 
     def client(self, service: str) -> Any:
-        from sitemap_updater.bootstrap import CLIENT_CONFIG  # noqa: PLC0415 - see quiet_observability
+        from sitemap_updater.bootstrap import CLIENT_CONFIG  # noqa: PLC0415 - see resolve()
 
         if service not in self._clients:
             self._clients[service] = self.session.client(
@@ -120,16 +111,17 @@ class Deployment:
 
     @cached_property
     def app(self) -> App:
-        from sitemap_updater.bootstrap import build_app  # noqa: PLC0415 - see quiet_observability
+        from sitemap_updater.bootstrap import build_app  # noqa: PLC0415 - see resolve()
 
         return build_app(self.settings, self.session, endpoint_url=self.endpoint_url)
 
-    def queues(self) -> list[QueuePair]:
-        return [
-            QueuePair(name, self.outputs.get(queue), self.outputs.get(dlq))
+    def queues(self) -> dict[str, tuple[str | None, str | None]]:
+        """Each function's queue and dead-letter queue URLs (None: unknown)."""
+        return {
+            name: (self.outputs.get(queue), self.outputs.get(dlq))
             for name, queue, dlq in _QUEUE_OUTPUTS
             if name != "indexnow" or self.outputs.get(queue)
-        ]
+        }
 
     def read_stack(self, stack: str) -> None:
         try:
@@ -174,22 +166,10 @@ def session_for(
     )
 
 
-def quiet_observability() -> None:
-    """The use cases log and count for Lambda; run here, they log to stderr from WARNING up
-    and publish no metrics (commands drop them with ``metrics.clear_metrics()``: Powertools
-    prints every 100 values). Powertools reads its environment when
-    ``sitemap_updater.observability`` is first imported, so bootstrap is imported after this."""
-    for name, value in local_environment().items():
-        os.environ.setdefault(name, value)
-    from sitemap_updater.observability import logger  # noqa: PLC0415 - after the environment
-
-    logger.setLevel("WARNING")
-    if hasattr(logger.registered_handler, "setStream"):
-        logger.registered_handler.setStream(CurrentStderr())
-
-
 def resolve(args: argparse.Namespace) -> Deployment:
-    quiet_observability()
+    # The use cases log and count for Lambda: here they log from WARNING up, and commands
+    # drop their metrics (Powertools prints every 100 values). Bootstrap comes after this.
+    log_to_stderr("WARNING")
     session = session_for(args.profile, args.region, args.endpoint_url)
     deployment = Deployment({}, session, endpoint_url=args.endpoint_url, stack=args.stack)
     if args.stack:
@@ -197,14 +177,7 @@ def resolve(args: argparse.Namespace) -> Deployment:
     for dest, (_flag, output, _what) in RESOURCE_FLAGS.items():
         if getattr(args, dest, None):
             deployment.outputs[output] = getattr(args, dest)
-    known = Settings.env_names()
-    for setting in args.setting:
-        name, sep, value = setting.partition("=")
-        if not sep or name not in known:
-            raise UserError(
-                f"--setting {setting!r}: expected NAME=VALUE with NAME one of "
-                f"{', '.join(sorted(known))}"
-            )
+    for name, value in setting_pairs(args.setting).items():
         deployment.outputs[output_key(name)] = value
     if not deployment.outputs:
         raise UserError("no deployment given: pass --stack NAME, or the resource flags")

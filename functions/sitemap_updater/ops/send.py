@@ -1,8 +1,5 @@
-"""``sitemap-updater send``: put events from files on the ingest queue, as a CMS would.
-
-Events are not validated here: the ingest function does that, and sends what it rejects to
-the dead-letter queue with the reason (see ``status`` and ``redrive``).
-"""
+"""``sitemap-updater send``: put events from files on the ingest queue, as a CMS would; the
+ingest function validates them (its rejections go to the dead-letter queue)."""
 
 from __future__ import annotations
 
@@ -95,10 +92,6 @@ def sized_batches(items: Iterable[T], size: Callable[[T], int]) -> Iterator[list
         yield batch
 
 
-def batches(bodies: Iterable[MessageBody]) -> Iterator[list[MessageBody]]:
-    return sized_batches(bodies, lambda body: text_bytes(body.body))
-
-
 def send_bodies(
     sqs: SQSClient, queue_url: str, bodies: Sequence[MessageBody], progress: Progress
 ) -> SendResult:
@@ -114,7 +107,7 @@ def send_bodies(
         progress.advance()
     done = 0  # bodies of the requests answered
     with interruptible(result):
-        for batch in batches(fitting):
+        for batch in sized_batches(fitting, lambda body: text_bytes(body.body)):
             _send_batch(sqs, queue_url, batch, result)
             progress.advance(len(batch))
             if result.stopped:
@@ -132,8 +125,8 @@ def send_bodies(
 def _send_batch(
     sqs: SQSClient, queue_url: str, batch: list[MessageBody], result: SendResult
 ) -> None:
-    """One request. An error about the queue or the caller (or no AWS at all: no credentials,
-    the endpoint unreachable) sets ``result.stopped``: no later request would do better."""
+    """One request. An error about the queue or the caller (or no AWS at all) sets
+    ``result.stopped``: no later request would do better."""
     try:
         response = sqs.send_message_batch(
             QueueUrl=queue_url,

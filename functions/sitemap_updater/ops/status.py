@@ -1,15 +1,6 @@
-"""``sitemap-updater status``: how full the shards are, what is queued, what is dead-lettered.
-
-A queue's oldest message age is CloudWatch's ``ApproximateAgeOfOldestMessage`` (the newest
-one-minute maximum of the last 15 minutes): SQS has no attribute for it, and peeking at a
-message would count as a receive and push it towards the dead-letter queue.
-
-Each shard's last full check by the reconciler is shown, and every object the index names
-(its shards, its own files) is looked for in one listing of the bucket.
-
-Exit status 1 when a dead-letter queue holds messages or an object the index names is
-missing, so a cron job or a check can alert.
-"""
+"""``sitemap-updater status``: shard fill, queues and their oldest message (CloudWatch: peeking
+would count as a receive), dead letters by reason, the index, objects it names but the bucket
+lacks. Exit status 1 on dead letters or a missing object, for alerts."""
 
 from __future__ import annotations
 
@@ -76,9 +67,7 @@ def shard_statuses(
     open_shards = {registry.open_shard(group) for group in groups}
     shards = sorted(set(outputs) | open_shards, key=parse_shard_id)
     statuses = []
-    capacities = registry.capacities(shards)
-    for shard in shards:
-        slots, reserved = capacities[shard]
+    for shard, (slots, reserved) in registry.capacities(shards).items():
         output = outputs.get(shard)
         obj = output.obj if output else None
         state = "unpublished"
@@ -86,18 +75,11 @@ def shard_statuses(
             state = "retiring" if output.retiring else "listed" if output.listed else "unlisted"
         fill = max(slots / limits.max_urls_per_shard, reserved / limits.max_entry_bytes)
         entries, size, lastmod = (obj.entries, obj.bytes, obj.lastmod) if obj else (0, 0, None)
+        checked = output.checked if output else None
+        is_open = shard in open_shards
         statuses.append(
             ShardStatus(
-                shard,
-                entries,
-                size,
-                slots,
-                reserved,
-                fill,
-                lastmod,
-                state,
-                shard in open_shards,
-                output.checked if output else None,
+                shard, entries, size, slots, reserved, fill, lastmod, state, is_open, checked
             )
         )
     return statuses
@@ -112,22 +94,14 @@ def missing_objects(deployment: Deployment, named: list[str]) -> list[str]:
     return sorted(set(named) - held)
 
 
-@dataclass(frozen=True)
-class Reason:
-    code: str
-    count: int
-    sample: str  # the first one's body and reason, cut short
-
-
 def reason_code(message: Any) -> str:
     attribute = message.get("MessageAttributes", {}).get(REASON_CODE_ATTRIBUTE, {})
     return str(attribute.get("StringValue") or RETRIES_EXHAUSTED)
 
 
-def dead_letter_reasons(sqs: SQSClient, dlq_url: str, visible: int) -> list[Reason]:
-    """Counts per ``reason_code`` of up to PEEK visible dead letters, the most frequent first,
-    each with a sample. They are read and made visible again at once: a dead-letter queue
-    has no receive limit to count against."""
+def dead_letter_reasons(sqs: SQSClient, dlq_url: str, visible: int) -> list[dict[str, Any]]:
+    """The count and a sample (body and reason, cut short) of each ``reason_code`` of up to
+    PEEK dead letters, the most frequent first. Read, then visible again at once."""
     if not visible:
         return []
     from sitemap_updater.local import poller  # noqa: PLC0415 - it logs: after resolve()
@@ -142,13 +116,16 @@ def dead_letter_reasons(sqs: SQSClient, dlq_url: str, visible: int) -> list[Reas
         why = f" ({reason.removeprefix(f'{code}: ')[:160]})" if reason else ""
         samples.setdefault(code, message["Body"][:120] + why)
     counts = Counter(reason_code(message) for message in held)
-    return [Reason(code, count, samples[code]) for code, count in counts.most_common()]
+    return [
+        {"code": code, "count": count, "sample": samples[code]}
+        for code, count in counts.most_common()
+    ]
 
 
-def reason_lines(queue: str, reasons: list[Reason], waiting: int) -> list[str]:
-    read = sum(reason.count for reason in reasons)
+def reason_lines(queue: str, reasons: list[dict[str, Any]], waiting: int) -> list[str]:
+    read = sum(reason["count"] for reason in reasons)
     first = f" (the first {read:,} of {waiting:,})" if read < waiting else ""
-    return [f"  {queue}{first}: {r.count:,} {r.code}, e.g. {r.sample}" for r in reasons]
+    return [f"  {queue}{first}: {r['count']:,} {r['code']}, e.g. {r['sample']}" for r in reasons]
 
 
 def oldest_age(cloudwatch: Any, queue_url: str, now: datetime) -> float | None:
@@ -167,9 +144,8 @@ def oldest_age(cloudwatch: Any, queue_url: str, now: datetime) -> float | None:
         ).get("Datapoints", [])
     except (BotoCoreError, ClientError):  # no permission, say
         return None
-    if not points:
-        return None
-    return float(max(points, key=lambda point: point["Timestamp"])["Maximum"])
+    newest = max(points, key=lambda point: point["Timestamp"], default=None)
+    return None if newest is None else float(newest["Maximum"])
 
 
 def queue_counts(sqs: SQSClient, queue_url: str) -> tuple[int, int, int]:
@@ -183,8 +159,8 @@ def queue_statuses(deployment: Deployment, now: datetime) -> list[QueueStatus]:
     sqs, cloudwatch = deployment.sqs, deployment.client("cloudwatch")
     return [
         QueueStatus(name, url, *queue_counts(sqs, url), oldest_age(cloudwatch, url, now))
-        for pair in deployment.queues()
-        for name, url in ((pair.name, pair.url), (f"{pair.name} DLQ", pair.dlq_url))
+        for queue, urls in deployment.queues().items()
+        for name, url in zip((queue, f"{queue} DLQ"), urls, strict=True)
         if url
     ]
 
@@ -257,7 +233,7 @@ def _table(
         )
         waiting = {q.name: q.visible for q in queues}
         for name, found in report["dead_letter_reasons"].items():
-            lines.extend(reason_lines(name, [Reason(**r) for r in found], waiting[name]))
+            lines.extend(reason_lines(name, found, waiting[name]))
     return "\n".join(lines)
 
 
@@ -290,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
             q.visible + q.in_flight + q.delayed for q in queues if q.name.endswith("DLQ")
         ),
         "dead_letter_reasons": {
-            q.name: [asdict(r) for r in dead_letter_reasons(deployment.sqs, q.url, q.visible)]
+            q.name: dead_letter_reasons(deployment.sqs, q.url, q.visible)
             for q in queues
             if q.name.endswith("DLQ") and q.visible
         },

@@ -1,17 +1,11 @@
 """``sitemap-updater validate``: walk a live site as a crawler would and report every fault
-(docs/OPERATIONS.md lists them) and warning, on any site. URLs are judged by the domain's
-rules (:func:`~sitemap_updater.domain.urls.normalise_url`): a URL is a fault here exactly
-when the functions would refuse it or spell it otherwise.
-
-``--site-url`` checks a copy served elsewhere (staging, ``local --serve``): the sitemaps
-must name the site's origin, and its URLs are fetched from the given URL's origin.
-"""
+and warning (docs/OPERATIONS.md). A URL is a fault exactly when the functions would refuse
+it or spell it otherwise: it is judged by the domain's ``normalise_url``."""
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -27,7 +21,7 @@ from sitemap_updater.ops.crawl import FEED, INDEX, ROBOTS, SITEMAP_NS, TEXT, URL
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.fetch import fetch
 from sitemap_updater.ops.fetch import url_origin as _origin
-from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.progress import Progress, print_summary
 
 MAX_SCHEMA_ERRORS = 20  # per document; the rest are counted
 _NOT_HTTP = ("_not_absolute", "_not_http")
@@ -178,8 +172,7 @@ class Checker:
             self.check_entry(document, entry)
 
     def check_xml(self, document: Document) -> None:
-        """UTF-8, and a sitemap's or an index's namespace and schema (a feed's URLs are
-        checked as a sitemap's)."""
+        """UTF-8, and a sitemap's or an index's namespace and schema."""
         where, root = document.url, document.root
         encoding = root.getroottree().docinfo.encoding or "UTF-8"
         if encoding.upper().replace("_", "-") not in ("UTF-8", "UTF8"):
@@ -240,8 +233,8 @@ class Checker:
         return True
 
     def check_loc(self, at: str, loc: str) -> str:
-        """Fault what the functions would refuse or spell otherwise; the URL they would
-        take it for (duplicates are found by it)."""
+        """Fault what the functions would refuse or spell otherwise; the URL they would take
+        it for (duplicates are found by it)."""
         if len(loc) > MAX_URL_LENGTH:
             self.fault(at, f"<loc> is {len(loc):,} characters; at most {MAX_URL_LENGTH:,}")
         canonical = self.canonical(loc, "<loc>")
@@ -327,9 +320,7 @@ def run(args: argparse.Namespace) -> int:
         f"{c['sitemaps']:,} sitemap(s), {c['urls']:,} URL(s): {len(faults):,} "
         f"fault(s), {len(warnings):,} warning(s)"
     )
-    print("\n".join(lines), flush=True)
-    if args.json:
-        found = {"faults": [vars(f) for f in faults], "warnings": [vars(w) for w in warnings]}
-        report = {"url": args.url, "site": site.origin, "counts": c, **found}
-        print(json.dumps(report, ensure_ascii=False))
+    found = {"faults": [vars(f) for f in faults], "warnings": [vars(w) for w in warnings]}
+    report = {"url": args.url, "site": site.origin, "counts": c, **found}
+    print_summary(lines, report, args.json, ensure_ascii=False)
     return 1 if faults else 0

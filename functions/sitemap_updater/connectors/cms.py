@@ -1,0 +1,544 @@
+"""Each CMS: how its requests are verified, and how its payloads become events of our contract.
+docs/CONNECTORS.md gives each scheme's source, and what to set up in the CMS.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+from sitemap_updater.connectors.common import (
+    ACCEPTED,
+    MALFORMED_JSON,
+    MALFORMED_SIGNATURE,
+    MISSING_SIGNATURE,
+    MISSING_SLUG,
+    MISSING_VERSION,
+    UNKNOWN_KEY,
+    UNMAPPABLE_PAYLOAD,
+    WRONG_SOURCE,
+    Mapped,
+    Refusal,
+    Request,
+    Signed,
+    Verdict,
+    check,
+    digits,
+    entity_id,
+    fresh,
+    hmac_sha256,
+    identifier,
+    ignored,
+    load_object,
+    loads,
+    lookup,
+    mapped,
+    moment,
+    pair,
+    publish,
+    refused,
+    text,
+    token,
+    unpublish,
+    url_for,
+)
+from sitemap_updater.connectors.config import Connector, ContentType
+
+Item = dict[str, Any] | Refusal
+
+# --- native: our own contract; the body is one event, a JSON array, or JSON Lines -------------
+# X-Sitemap-Signature: t=<Unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>
+
+NATIVE = Signed(
+    "x-sitemap-signature", pair("v1", "t"), lambda t, body: (t, b".", body), per_second=1
+)
+NOT_AN_OBJECT = "not_an_object"  # the contract's own code
+
+
+def native(request: Request, connector: Connector) -> Mapped:
+    """Each event passed on as it is: the ingest validates it, and dead-letters it with its
+    reason if it breaks the contract."""
+    items = _documents(request.body)
+    if not items:
+        return ignored("no events in the body")
+    return mapped(
+        item
+        if isinstance(item, Refusal | dict)
+        else Refusal(NOT_AN_OBJECT, f"an event must be a JSON object, not {type(item).__name__}")
+        for item in items
+    )
+
+
+def _documents(body: bytes) -> list[Any]:
+    """One JSON value (an array gives its elements), else JSON Lines, a bad line refused alone."""
+    try:
+        document = loads(body)
+    except ValueError as whole:
+        lines = [(number, line) for number, line in enumerate(body.splitlines(), 1) if line.strip()]
+        items = [_line(line, number) for number, line in lines]
+        if len(items) < 2 or not any(isinstance(item, dict) for item in items):
+            return [Refusal(MALFORMED_JSON, f"the body is not JSON: {whole}")]  # not JSON Lines
+        return items
+    return list(document) if isinstance(document, list) else [document]
+
+
+def _line(line: bytes, number: int) -> Any:
+    try:
+        return loads(line)
+    except ValueError as exc:
+        return Refusal(MALFORMED_JSON, f"line {number} is not JSON: {exc}")
+
+
+# --- Ghost: post.* and page.* -----------------------------------------------------------------
+# X-Ghost-Signature: sha256=<hex HMAC-SHA256(secret, raw body + t)>, t=<milliseconds>
+# {"post": {"current": {...}, "previous": {the changed fields}}}; a deleted post has an empty
+# current. Ghost 6 names the event in the body, older Ghosts do not: the statuses tell.
+
+GHOST = Signed("x-ghost-signature", pair("sha256", "t"), lambda t, body: (body, t))
+GHOST_EVENTS = {
+    f"{kind}.{event}"
+    for kind in ("post", "page")
+    for event in ("published", "published.edited", "unpublished", "deleted")
+}
+
+
+def ghost(request: Request, connector: Connector) -> Mapped:
+    document = load_object(request.body)
+    if isinstance(document, Refusal):
+        return mapped([document])
+    kind = next((k for k in ("post", "page") if k in document), None)
+    event = document.get("event")
+    if kind is None or not isinstance(document[kind], dict):
+        return ignored(f"not a post or page webhook (event {event!r})")
+    if event is not None and event not in GHOST_EVENTS:
+        return ignored(f"event {event!r} is not handled")
+    if kind not in connector.content_types:
+        return ignored(f"{kind}s are not pages of this connector")
+    current, previous = document[kind].get("current"), document[kind].get("previous")
+    if not isinstance(current, dict) or not isinstance(previous, dict | None):
+        return refused(UNMAPPABLE_PAYLOAD, f"{kind}.current is not an object")
+    previous = previous or {}
+    if not current:  # deleted: what it was is in previous
+        return mapped([_ghost_gone(previous, request)])
+    if current.get("status") == "published":
+        return mapped([_ghost_published(current, connector.content_types[kind])])
+    if previous.get("status") == "published":
+        return mapped([_ghost_gone(current, request)])
+    return ignored(f"not published (status {current.get('status')!r})")
+
+
+def _ghost_published(post: dict[str, Any], kind: ContentType) -> Item:
+    cms_id, updated = identifier(post.get("id")), moment(post.get("updated_at"))
+    if cms_id is None:
+        return Refusal(UNMAPPABLE_PAYLOAD, "the post has no id")
+    if updated is None:
+        return Refusal(MISSING_VERSION, f"post {cms_id}: no updated_at")
+    url = url_for(kind, post.get("slug"), sent=post.get("url"))
+    if url is None:
+        return Refusal(MISSING_SLUG, f"post {cms_id}: no url and no slug")
+    return publish(url, updated, cms_id, lookup(post, kind.title_field))
+
+
+def _ghost_gone(post: dict[str, Any], request: Request) -> Item:
+    """An unpublish by id: Ghost's URL for an unpublished post is its preview, not the page."""
+    cms_id = identifier(post.get("id"))
+    if cms_id is None:
+        return Refusal(UNMAPPABLE_PAYLOAD, "the post has no id")
+    when = moment(post.get("updated_at")) or GHOST.stamp(request)  # else when Ghost sent it
+    if when is None:
+        return Refusal(MISSING_VERSION, f"post {cms_id}: no updated_at")
+    return unpublish(when, cms_id)
+
+
+# --- WordPress, through the WP Webhooks plugin: post_create, _update, _trash, _delete ----------
+# X-WP-Webhook-Signature: base64(HMAC-SHA256(secret, data)): up to 3.x, data is the body
+# (signature = "body"); from 4.x the same value on every request of a trigger URL, a shared
+# token (signature = "static"). No timestamp: a replay is a duplicate or stale event.
+# 4.x names the trigger in X-WP-Webhook-Name; with 3.x the post_status tells.
+
+WP_HANDLED = {"post_create", "post_update", "post_trash", "post_delete"}
+WP_GONE = {"post_trash", "post_delete"}
+
+
+def wp_verify(request: Request, secrets: Sequence[str], connector: Connector) -> Verdict:
+    header = request.headers.get("x-wp-webhook-signature")
+    if header is None or connector.signature == "static":
+        return token(header, secrets)
+    return check(
+        header.strip(),
+        secrets,
+        lambda s: base64.b64encode(hmac_sha256(s, request.body)).decode("ascii"),
+    )
+
+
+def wp_webhooks(request: Request, connector: Connector) -> Mapped:
+    trigger = request.headers.get("x-wp-webhook-name")
+    if trigger is not None and trigger not in WP_HANDLED:
+        return ignored(f"trigger {trigger!r} is not handled")
+    document = load_object(request.body)
+    if isinstance(document, Refusal):
+        return mapped([document])
+    post = document.get("post")
+    if not isinstance(post, dict):
+        return ignored("not a post trigger (no post object)")
+    post_type = post.get("post_type")
+    if not isinstance(post_type, str) or post_type not in connector.content_types:
+        return ignored(f"post type {post_type!r} is not a page of this connector")
+    public = post.get("post_status") == "publish" and not post.get("post_password")
+    gone = trigger in WP_GONE or not public
+    return mapped([_wp_event(document, post, gone, connector.content_types[post_type])])
+
+
+def _wp_event(
+    document: dict[str, Any], post: dict[str, Any], gone: bool, kind: ContentType
+) -> Item:
+    cms_id = identifier(post.get("ID", document.get("post_id")))
+    if cms_id is None:
+        return Refusal(UNMAPPABLE_PAYLOAD, "the post has no ID")
+    modified = moment(post.get("post_modified_gmt"), naive_utc=True)
+    if modified is None:
+        return Refusal(MISSING_VERSION, f"post {cms_id}: no post_modified_gmt")
+    if gone:  # a trashed post's permalink is not its page: the registry knows the page by id
+        return unpublish(modified, cms_id)
+    url = url_for(kind, post.get("post_name"), sent=document.get("post_permalink"))
+    if url is None:
+        return Refusal(MISSING_SLUG, f"post {cms_id}: no permalink and no post_name")
+    return publish(url, modified, cms_id, lookup(post, kind.title_field))
+
+
+# --- Strapi v4 and v5: entry.publish, .unpublish, .delete (and .create, .update when live) ----
+# Strapi does not sign: its docs ("Securing your webhooks") send a shared token in a header,
+# "Authorization: Bearer <secret>" (auth_header; "Bearer " optional). No timestamp either: TLS
+# and the versions (a replay is a duplicate or stale) protect it.
+# {"event", "createdAt", "model", "uid", "entry": {"id" (v4), "documentId" (v5), "locale", ...}}
+
+STRAPI_LIVE = {"entry.publish", "entry.create", "entry.update"}
+STRAPI_GONE = {"entry.unpublish", "entry.delete"}
+
+
+def strapi_verify(request: Request, secrets: Sequence[str], connector: Connector) -> Verdict:
+    value = request.headers.get(connector.auth_header)
+    if value is not None and value.strip()[:7].lower() == "bearer ":
+        value = value.strip()[7:]
+    return token(value, secrets)
+
+
+def strapi(request: Request, connector: Connector) -> Mapped:
+    document = load_object(request.body)
+    if isinstance(document, Refusal):
+        return mapped([document])
+    event = document.get("event", request.headers.get("x-strapi-event"))
+    if event not in STRAPI_LIVE | STRAPI_GONE:
+        return ignored(f"event {event!r} is not handled")
+    entry = document.get("entry")
+    if not isinstance(entry, dict):
+        return refused(UNMAPPABLE_PAYLOAD, f"{event}: no entry object")
+    names = [n for n in (document.get("model"), document.get("uid")) if isinstance(n, str)]
+    kind = next((connector.content_types[n] for n in names if n in connector.content_types), None)
+    if kind is None:
+        return ignored(f"content type {document.get('model')!r} is not a page of this connector")
+    locale = text(lookup(entry, kind.locale_field))
+    if kind.localised and locale is not None and kind.url_locale(locale) is None:
+        return ignored(f"locale {locale!r} is not one the site serves")
+    gone = event in STRAPI_GONE
+    if not gone and "publishedAt" in entry and entry["publishedAt"] is None:
+        return ignored(f"{event} of a draft")
+    return mapped([_strapi_event(document, entry, kind, gone)])
+
+
+def _strapi_event(
+    document: dict[str, Any], entry: dict[str, Any], kind: ContentType, gone: bool
+) -> Item:
+    cms_id = identifier(entry.get("documentId", entry.get("id")))
+    if cms_id is None:
+        return Refusal(UNMAPPABLE_PAYLOAD, "the entry has no documentId or id")
+    locale = text(lookup(entry, kind.locale_field)) if kind.localised else None
+    url_locale = kind.url_locale(locale) if locale else None
+    if kind.localised and url_locale is None:
+        return Refusal(UNMAPPABLE_PAYLOAD, f"entry {cms_id}: no {kind.locale_field} for {{locale}}")
+    # The event's own time: a delete carries the entry as it was, with its last updatedAt.
+    when = moment(document.get("createdAt")) or moment(entry.get("updatedAt"))
+    if when is None:
+        return Refusal(MISSING_VERSION, f"entry {cms_id}: no createdAt or updatedAt")
+    url = url_for(kind, lookup(entry, kind.slug_field), url_locale)
+    name = entity_id(cms_id, locale)
+    if gone:
+        return unpublish(when, name, url)
+    if url is None:
+        return Refusal(MISSING_SLUG, f"entry {cms_id}: no {kind.slug_field}")
+    title = lookup(entry, kind.title_field)
+    return publish(url, when, name, title, updated=moment(entry.get("updatedAt")))
+
+
+# --- Contentful: X-Contentful-Topic ContentManagement.Entry.publish, unpublish, archive, delete
+# As verifyRequest and signRequest in Contentful's node-apps-toolkit compute it:
+#   x-contentful-signature      hex HMAC-SHA256(secret, canonical request)
+#   x-contentful-signed-headers the signed header names, comma-separated
+#   x-contentful-timestamp      milliseconds
+#   canonical request = METHOD \n path \n name:value;name:value (sorted by name) \n raw body
+# Names lower-cased, values trimmed; the signed-headers list and the timestamp are always
+# signed. The path is getNormalizedEncodedURI's: the query querystring.escape'd, the whole
+# encodeURI'd. The toolkit allows 30 s; tolerance_seconds either way lets retries pass.
+# An Entry (publish, archive) has sys and localised fields ({"slug": {"en-US": "..."}}); a
+# DeletedEntry (unpublish, delete) has sys only.
+
+CF_SIGNATURE = "x-contentful-signature"
+CF_SIGNED_HEADERS = "x-contentful-signed-headers"
+CF_TIMESTAMP = "x-contentful-timestamp"
+CF_GONE = {"unpublish": "deletedAt", "archive": "archivedAt", "delete": "deletedAt"}
+
+
+def contentful_verify(request: Request, secrets: Sequence[str], connector: Connector) -> Verdict:
+    headers = {name.strip(): value.strip() for name, value in request.headers.items()}
+    signature, timestamp = headers.get(CF_SIGNATURE), digits(headers.get(CF_TIMESTAMP))
+    if signature is None:
+        return Verdict(MISSING_SIGNATURE)
+    if timestamp is None or CF_SIGNED_HEADERS not in headers:
+        return Verdict(MALFORMED_SIGNATURE)
+    try:
+        canonical = canonical_request(request, headers, timestamp)
+    except ValueError:  # a lone surrogate: encodeURI throws on it too
+        return Verdict(MALFORMED_SIGNATURE)
+    verdict = check(signature, secrets, lambda s: hmac_sha256(s, canonical).hex())
+    if not verdict.accepted:
+        return verdict
+    return fresh(timestamp / 1000, request.now, connector.tolerance_seconds)
+
+
+def canonical_request(request: Request, headers: dict[str, str], timestamp: int) -> bytes:
+    # split(","), not trimmed: the toolkit's own pickHeaders misses " name" as well.
+    names = set(headers[CF_SIGNED_HEADERS].split(","))
+    signed = {name: value for name, value in headers.items() if name in names}
+    signed[CF_TIMESTAMP] = str(timestamp)
+    signed[CF_SIGNED_HEADERS] = ",".join(sorted({*signed, CF_SIGNED_HEADERS}))
+    lines = ";".join(f"{name}:{signed[name]}" for name in sorted(signed))
+    head = "\n".join((request.method, encoded_path(request.path), lines, ""))
+    return head.encode("utf-8") + request.body
+
+
+def encoded_path(path: str) -> str:
+    pathname, *rest = path.split("?")
+    search = quote(rest[0], safe="-_.!~*'()") if rest else ""  # querystring.escape
+    uri = f"{pathname}?{search}" if search else pathname
+    return quote(uri, safe=";,/?:@&=+$-_.!~*'()#")  # encodeURI
+
+
+def contentful(request: Request, connector: Connector) -> Mapped:
+    topic = request.headers.get("x-contentful-topic", "")
+    family, _, action = topic.rpartition(".")
+    if family != "ContentManagement.Entry" or action not in {"publish", *CF_GONE}:
+        return ignored(f"topic {topic!r} is not handled")
+    document = load_object(request.body)
+    if isinstance(document, Refusal):
+        return mapped([document])
+    sys, fields = document.get("sys"), document.get("fields", {})
+    if not isinstance(sys, dict) or text(sys.get("id")) is None or not isinstance(fields, dict):
+        return refused(UNMAPPABLE_PAYLOAD, f"{topic}: no sys.id")
+    content_type = lookup(sys, "contentType.sys.id")
+    kind = connector.content_types.get(content_type) if isinstance(content_type, str) else None
+    if kind is None:
+        return ignored(f"content type {content_type!r} is not a page of this connector")
+    if action in CF_GONE:
+        items = _cf_gone(sys, fields, kind, CF_GONE[action])
+    else:
+        items = _cf_published(sys, fields, kind)
+    return mapped(items) if items else ignored(f"entry {sys['id']}: in no locale this site serves")
+
+
+def _cf_locales(fields: dict[str, Any], kind: ContentType) -> list[str | None]:
+    """The CMS locales to name pages by: each one served, or None for a template without one."""
+    if not kind.localised:
+        return [None]
+    if not fields:  # a DeletedEntry: every locale the site serves
+        return [cms for cms, _ in kind.locales]
+    slugs = fields.get(kind.slug_field)
+    present = list(slugs) if isinstance(slugs, dict) else []
+    return [cms for cms in present if kind.url_locale(cms) is not None]
+
+
+def _cf_field(fields: dict[str, Any], name: str, locale: str | None, kind: ContentType) -> Any:
+    values = lookup(fields, name)
+    if not isinstance(values, dict) or not values:
+        return None
+    if locale is None:  # no {locale}: the first served locale, else the first in the payload
+        served = [cms for cms, _ in kind.locales if cms in values]
+        locale = served[0] if served else next(iter(values))
+    return text(values.get(locale))
+
+
+def _cf_url(fields: dict[str, Any], locale: str | None, kind: ContentType) -> str | None:
+    slug = _cf_field(fields, kind.slug_field, locale, kind)
+    return url_for(kind, slug, kind.url_locale(locale) if locale else None)
+
+
+def _cf_published(sys: dict[str, Any], fields: dict[str, Any], kind: ContentType) -> list[Item]:
+    cms_id, updated = str(sys["id"]), moment(sys.get("updatedAt"))
+    if updated is None:
+        return [Refusal(MISSING_VERSION, f"entry {cms_id}: no sys.updatedAt")]
+    if not isinstance(lookup(fields, kind.slug_field), dict):
+        return [Refusal(MISSING_SLUG, f"entry {cms_id}: no {kind.slug_field}")]
+    events: list[Item] = []
+    for locale in _cf_locales(fields, kind):
+        url = _cf_url(fields, locale, kind)
+        if url is None:
+            events.append(Refusal(MISSING_SLUG, f"entry {cms_id} ({locale}): no {kind.slug_field}"))
+            continue
+        title = _cf_field(fields, kind.title_field, locale, kind)
+        events.append(publish(url, updated, entity_id(cms_id, locale), title))
+    return events
+
+
+def _cf_gone(
+    sys: dict[str, Any], fields: dict[str, Any], kind: ContentType, time_field: str
+) -> list[Item]:
+    cms_id = str(sys["id"])
+    when = moment(sys.get(time_field)) or moment(sys.get("updatedAt"))
+    if when is None:
+        return [Refusal(MISSING_VERSION, f"entry {cms_id}: no sys.{time_field}")]
+    return [
+        unpublish(when, entity_id(cms_id, locale), _cf_url(fields, locale, kind))
+        for locale in _cf_locales(fields, kind)
+    ]
+
+
+# --- Sanity: GROQ-projected document webhooks, on create, update and delete --------------------
+# sanity-webhook-signature: t=<ms>,v1=<base64url HMAC-SHA256(secret, "<t>.<raw body>")>, as
+# sanity-io/webhook-toolkit's signature.ts; the toolkit checks no age, tolerance_seconds does.
+# The body is the projection docs/CONNECTORS.md gives. "operation" falls back to the
+# sanity-operation header and _id to sanity-document-id (the body is signed, headers are not).
+# Drafts and release versions are not pages; each language is a document: _id names the page.
+
+_SANITY = re.compile(r"t=([0-9]{1,20})[, ]+v1=([^, ]+)", re.ASCII)  # the toolkit's, anchored
+_SANITY_OTHER = re.compile(r"t=[0-9]+[, ]+v[0-9]+=", re.ASCII)
+
+
+def _sanity_header(header: str) -> tuple[str, str] | str:
+    match = _SANITY.fullmatch(header.strip())
+    if match is None:
+        return UNKNOWN_KEY if _SANITY_OTHER.match(header.strip()) else MALFORMED_SIGNATURE
+    return match.group(1), match.group(2)
+
+
+SANITY = Signed(
+    "sanity-webhook-signature",
+    _sanity_header,
+    lambda t, body: (t, b".", body),
+    lambda mac: base64.urlsafe_b64encode(mac).rstrip(b"=").decode("ascii"),
+)
+
+
+def sanity(request: Request, connector: Connector) -> Mapped:
+    document = load_object(request.body)
+    if isinstance(document, Refusal):
+        return mapped([document])
+    operation = document.get("operation") or request.headers.get("sanity-operation")
+    if operation not in {"create", "update", "delete"}:
+        return ignored(f"operation {operation!r} is not handled")
+    cms_id = text(document.get("_id")) or text(request.headers.get("sanity-document-id"))
+    if cms_id is None:
+        return refused(UNMAPPABLE_PAYLOAD, "no _id (project it: {_id, ...})")
+    if cms_id.startswith(("drafts.", "versions.")):
+        return ignored(f"{cms_id} is a draft")
+    doc_type = document.get("_type")
+    kind = connector.content_types.get(doc_type) if isinstance(doc_type, str) else None
+    if kind is None and not (operation == "delete" and doc_type is None):
+        return ignored(f"document type {doc_type!r} is not a page of this connector")
+    language = text(lookup(document, kind.locale_field)) if kind is not None else None
+    if kind is not None and kind.localised and language and kind.url_locale(language) is None:
+        return ignored(f"language {language!r} is not one the site serves")
+    return mapped([_sanity_event(document, cms_id, operation == "delete", kind, request)])
+
+
+def _sanity_event(
+    document: dict[str, Any], cms_id: str, gone: bool, kind: ContentType | None, request: Request
+) -> Item:
+    when = moment(document.get("_updatedAt")) or SANITY.stamp(request)  # else when it was sent
+    if when is None:
+        return Refusal(MISSING_VERSION, f"{cms_id}: no _updatedAt (project it)")
+    url = _sanity_url(document, kind) if kind is not None else None
+    if gone:
+        return unpublish(when, cms_id, url)
+    if kind is None or url is None:
+        return Refusal(MISSING_SLUG, f"{cms_id}: no slug, or no language for {{locale}}")
+    return publish(url, when, cms_id, lookup(document, kind.title_field))
+
+
+def _sanity_url(document: dict[str, Any], kind: ContentType) -> str | None:
+    locale = text(lookup(document, kind.locale_field)) if kind.localised else None
+    url_locale = kind.url_locale(locale) if locale else None
+    if kind.localised and url_locale is None:
+        return None
+    return url_for(kind, lookup(document, kind.slug_field), url_locale)
+
+
+# --- Shopify products, through its Amazon EventBridge partner event source ---------------------
+# No HTTP, no signature: only Shopify can put events on its partner source, and the rule is
+# ours. detail.payload is the webhook body (a deleted product: {"id": ...} only), and
+# detail.metadata its headers (X-Shopify-Topic, X-Shopify-Triggered-At, ...).
+
+SHOPIFY_LIVE = {"products/create", "products/update"}
+SHOPIFY_GONE = "products/delete"
+
+
+def verify_shopify(event: Mapping[str, Any], connector: Connector) -> Verdict:
+    source = event.get("source")
+    if event.get("detail-type") != "shopifyWebhook" or not isinstance(source, str):
+        return Verdict(WRONG_SOURCE)
+    if not source.startswith("aws.partner/shopify.com/"):
+        return Verdict(WRONG_SOURCE)
+    if connector.event_source is not None and source != connector.event_source:
+        return Verdict(WRONG_SOURCE)
+    return ACCEPTED
+
+
+def shopify(event: Mapping[str, Any], connector: Connector) -> Mapped:
+    topic = lookup(event, "detail.metadata.X-Shopify-Topic")
+    if topic not in SHOPIFY_LIVE and topic != SHOPIFY_GONE:
+        return ignored(f"topic {topic!r} is not handled")
+    product = lookup(event, "detail.payload")
+    if not isinstance(product, dict) or identifier(product.get("id")) is None:
+        return refused(UNMAPPABLE_PAYLOAD, f"{topic}: no product id")
+    kind = connector.content_types.get("product")
+    if kind is None:
+        return ignored("products are not pages of this connector")
+    if topic == SHOPIFY_GONE:
+        return mapped([_shopify_deleted(event, product)])
+    return mapped([_shopify_changed(product, kind)])
+
+
+def _shopify_changed(product: dict[str, Any], kind: ContentType) -> Item:
+    cms_id, updated = str(identifier(product["id"])), moment(product.get("updated_at"))
+    if updated is None:
+        return Refusal(MISSING_VERSION, f"product {cms_id}: no updated_at")
+    url = url_for(kind, lookup(product, kind.slug_field))
+    live = product.get("status", "active") == "active" and product.get("published_at") is not None
+    if not live:  # a draft, archived, or not on the online store
+        return unpublish(updated, cms_id, url)
+    if url is None:
+        return Refusal(MISSING_SLUG, f"product {cms_id}: no {kind.slug_field}")
+    return publish(url, updated, cms_id, lookup(product, kind.title_field))
+
+
+def _shopify_deleted(event: Mapping[str, Any], product: dict[str, Any]) -> Item:
+    """A deleted product is only its id: the time is when Shopify triggered the webhook."""
+    cms_id = str(identifier(product["id"]))
+    triggered = moment(lookup(event, "detail.metadata.X-Shopify-Triggered-At"))
+    when = triggered or moment(event.get("time"))
+    if when is None:
+        return Refusal(MISSING_VERSION, f"product {cms_id}: no X-Shopify-Triggered-At or time")
+    return unpublish(when, cms_id)
+
+
+Verify = Callable[[Request, Sequence[str], Connector], Verdict]
+Map = Callable[[Request, Connector], Mapped]
+HTTP: dict[str, tuple[Verify, Map]] = {
+    "native": (NATIVE.verify, native),
+    "wp-webhooks": (wp_verify, wp_webhooks),
+    "ghost": (GHOST.verify, ghost),
+    "strapi": (strapi_verify, strapi),
+    "contentful": (contentful_verify, contentful),
+    "sanity": (SANITY.verify, sanity),
+}

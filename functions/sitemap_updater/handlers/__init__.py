@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    SqsFifoPartialProcessor,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.batch.base import BasePartialBatchProcessor
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -31,6 +37,22 @@ def _attribute(record: dict[str, Any], name: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
+def report(
+    event: dict[str, Any],
+    context: LambdaContext,
+    outcome: Callable[[SQSRecord], str],
+    processor: BasePartialBatchProcessor | None = None,
+) -> PartialItemFailureResponse:
+    """Each record's ``outcome`` (raising fails that record alone) as Lambda's partial
+    batch response; a standard queue's processor unless another is given."""
+    return process_partial_response(
+        event=event,
+        record_handler=outcome,
+        processor=processor or BatchProcessor(event_type=EventType.SQS),
+        context=context,
+    )
+
+
 def serve_once(
     event: dict[str, Any],
     context: LambdaContext,
@@ -41,15 +63,12 @@ def serve_once(
     that asks (the others were sent before it read the registry: it serves them too)."""
     served: set[str] = set()
 
-    def record_handler(record: SQSRecord) -> str:
+    def outcome(record: SQSRecord) -> str:
         wanted = request(record)
         if wanted in served:
             return "coalesced"
-        outcome = serve(wanted)
+        result = serve(wanted)
         served.add(wanted)
-        return outcome
+        return result
 
-    processor = SqsFifoPartialProcessor(skip_group_on_error=True)
-    return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
+    return report(event, context, outcome, SqsFifoPartialProcessor(skip_group_on_error=True))

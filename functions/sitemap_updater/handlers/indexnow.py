@@ -6,19 +6,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-# The use case, imported at init with the rest, not by the first request (bootstrap.py).
-import sitemap_updater.usecases.indexnow  # noqa: F401
+import sitemap_updater.usecases.indexnow  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.bootstrap import App, app
-from sitemap_updater.handlers import messages_of
+from sitemap_updater.handlers import messages_of, report
 from sitemap_updater.observability import logger, metrics
 
 # Stop starting HTTP attempts this long before the function's timeout: what is not
@@ -39,7 +34,7 @@ def handler(
     deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS
     result = submit(messages_of(event), deadline)
 
-    def record_handler(record: SQSRecord) -> str:
+    def outcome(record: SQSRecord) -> str:
         if record.message_id in result.retry:
             raise NotSubmitted(record.message_id)
         return "dead-lettered" if record.message_id in result.dead_lettered else "submitted"
@@ -47,6 +42,4 @@ def handler(
     # Every record failing is an outage of the endpoint, not of this function: report the
     # failures (SQS retries, then dead-letters) without counting a function error.
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
-    return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
+    return report(event, context, outcome, processor)

@@ -4,19 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.batch import (
-    BatchProcessor,
-    EventType,
-    process_partial_response,
-)
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-# The use case, imported at init with the rest, not by the first request (bootstrap.py).
-import sitemap_updater.usecases.ingest  # noqa: F401
+import sitemap_updater.usecases.ingest  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.bootstrap import App, app
-from sitemap_updater.handlers import messages_of
+from sitemap_updater.handlers import messages_of, report
 from sitemap_updater.observability import logger, metrics
 
 
@@ -27,13 +20,4 @@ def handler(
 ) -> PartialItemFailureResponse:
     # Raises when the rebuild requests cannot be sent: SQS delivers the whole batch again.
     outcomes = (app_ or app()).ingest(messages_of(event))
-
-    def record_handler(record: SQSRecord) -> str:
-        return outcomes[record.message_id].value_or_raise()
-
-    return process_partial_response(
-        event=event,
-        record_handler=record_handler,
-        processor=BatchProcessor(event_type=EventType.SQS),
-        context=context,
-    )
+    return report(event, context, lambda record: outcomes[record.message_id].value_or_raise())

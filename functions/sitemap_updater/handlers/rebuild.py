@@ -7,8 +7,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-# The use case, imported at init with the rest, not by the first request (bootstrap.py).
-import sitemap_updater.usecases.rebuild  # noqa: F401
+import sitemap_updater.usecases.rebuild  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.adapters.queues import requested_shard
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.handlers import serve_once

@@ -1,6 +1,5 @@
-"""The feed of recent changes (FEED_ENTRIES): the ingest function merges each batch's applied
-changes into the feed's one registry item (one read, one compare-and-set write) and asks the
-index function, which publishes ``/feed.atom`` from that item before the index names it."""
+"""The feed of recent changes (FEED_ENTRIES): each ingest batch's applied changes merged into
+the feed's one registry item (compare-and-set); the index function publishes ``/feed.atom``."""
 
 from __future__ import annotations
 
@@ -33,9 +32,8 @@ class UpdateFeed:
         applied: datetime,
         replayed: Set[str] = frozenset(),
     ) -> None:
-        """Merge ``changes`` (URL -> its entry, None: unpublished; ``replayed``: see
-        :func:`merged`); raises if it cannot, so SQS delivers the batch again (its events,
-        duplicates then, are merged again)."""
+        """Merge ``changes`` (URL: its entry, None if unpublished); raises if it cannot, so
+        SQS delivers the batch again (its events, duplicates then, are merged again)."""
 
         def attempt() -> int | None:
             feed = self.registry.feed()

@@ -1,14 +1,8 @@
-"""IndexNow: submit the URLs of applied changes, in requests of at most 10,000, never in the
-way of the sitemaps.
-
-The ingest function queues the URLs of the events it applied, after its rebuild requests;
-the indexnow function receives up to a thousand of those messages at a time,
-de-duplicates their URLs and submits them here. A message whose every chunk was accepted
-is done. One whose chunk failed (the endpoint down, throttling, a timeout, the key not yet
-fetchable) fails: SQS delivers it again, and after five receives dead-letters it
-(``sitemap-updater redrive`` sends it back). One whose chunk was rejected (400/422: the
-same request can never succeed), or whose body is not a list of this site's URLs, goes to
-the dead-letter queue at once, with its reason.
+"""IndexNow: submit the URLs of applied changes, de-duplicated, in requests of at most
+10,000, never in the way of the sitemaps. A message whose every chunk was accepted is done;
+one whose chunk failed (endpoint down, throttling, timeout) fails, so SQS delivers it again
+and then dead-letters it; one whose chunk was rejected (400/422: it can never succeed), or
+whose body is not a list of this site's URLs, is dead-lettered at once with its reason.
 """
 
 from __future__ import annotations

@@ -1,19 +1,16 @@
-"""Ingest: validate each message, apply it to the registry if it is newer, then ask for one
-rebuild per touched shard.
+"""Ingest: validate each message, apply it to the registry if it is newer (the URL record is
+the ordering gate), then ask for one rebuild per touched shard (docs/DESIGN.md#ingest).
 
-The URL record is the ordering gate. A newer version commits (record, entry and capacity in
-one transaction); an equal version is a duplicate and changes nothing, but still asks for a
-rebuild of its shard, because the delivery that committed it may have crashed before asking
-(and a duplicate publish whose live record lacks its entry commits again: REPAIRED); an
-older version is stale and is acknowledged. An event that can never succeed goes to the
-dead-letter queue at once with its reason; anything that may pass fails its message so SQS
-retries it.
+An equal version is a duplicate: it changes nothing but asks again for its rebuilds, since
+the delivery that committed it may have died before asking (a duplicate publish whose live
+record lacks its entry commits again: REPAIRED). An event that can never succeed is
+dead-lettered at once with its reason; one that may pass fails its message alone.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -85,7 +82,7 @@ class _Planned:
 @dataclass
 class ApplyChange:
     """Apply one change to the registry if it is newer, placing a new URL and keeping its
-    hreflang cluster complete (see domain.clusters)."""
+    hreflang cluster complete (domain/clusters.py)."""
 
     registry: UrlRegistry
     limits: Limits
@@ -120,12 +117,12 @@ class ApplyChange:
             size = base
             if write is not None and change.live:
                 size += alternates_bytes(alternates(write.cluster, change.url))
-                if size > self.limits.max_entry_bytes:
-                    raise InvalidEvent(
-                        "entry_too_large",
-                        f"with its alternates the entry is {size} bytes; a shard holds "
-                        f"{self.limits.max_entry_bytes}",
-                    )
+            if size > self.limits.max_entry_bytes:
+                raise InvalidEvent(
+                    "entry_too_large",
+                    f"with its alternates the entry is {size} bytes; a shard holds "
+                    f"{self.limits.max_entry_bytes}",
+                )
             commit = self._plan(record, change, size, base, move)
             commit = _with_cluster(commit, write, state.cluster)
             if entity is not None:
@@ -140,11 +137,9 @@ class ApplyChange:
             left |= {done.retired.change.url}
         return IngestResult(_applied(done), done.touched | settled | retired, left=left)
 
-    # -- entities: a page named by its CMS id -------------------------------------------------
-
     def _entity_write(self, change: PageChange) -> tuple[EntityWrite, str | None] | IngestResult:
-        """The entity's new record, and the URL it leaves (its previous, live URL); stale if
-        the entity holds a newer version, or the same version under another URL."""
+        """The entity's new record and the live URL it leaves; stale if the entity holds a
+        newer version, or the same version under another URL."""
         assert change.entity is not None  # noqa: S101 - the caller's guard
         known = self.registry.entity(change.entity)
         if known is not None and (
@@ -164,8 +159,7 @@ class ApplyChange:
         return write, leaves
 
     def _retired(self, url: str | None, change: PageChange) -> Commit | None:
-        """The unpublish of the URL an entity leaves, to commit with its change (None: none,
-        or that URL already holds a newer version)."""
+        """The unpublish of the URL an entity leaves, to commit with its change."""
         if url is None:
             return None
         record = self.registry.url_state(url).record
@@ -174,9 +168,8 @@ class ApplyChange:
         return self._plan(record, PageChange(url, change.version, None), 0, 0, move=False)
 
     def _retire_in_cluster(self, change: PageChange) -> tuple[frozenset[str], frozenset[str]]:
-        """A URL the entity leaves that is in an hreflang cluster is unpublished first, on its
-        own (the cluster's members change with it); ``_retired`` then finds it done. Returns
-        the shards it touched and the URL it unpublished."""
+        """Unpublish first, on its own, a URL the entity leaves that is in an hreflang cluster
+        (its members change with it): the shards it touched and the URL, if unpublished."""
         none: tuple[frozenset[str], frozenset[str]] = frozenset(), frozenset()
         if change.entity is None:
             return none
@@ -190,8 +183,7 @@ class ApplyChange:
         return result.shards, gone
 
     def _unpublish_entity(self, change: PageChange) -> IngestResult:
-        """An unpublish by id alone: of the URL the registry has for the id; for an id it
-        has no URL for, the id's tombstone, so that an older publish cannot list it."""
+        """An unpublish by id alone: of the id's URL, or else the id's tombstone."""
         assert change.entity is not None  # noqa: S101 - the caller's guard
 
         def attempt() -> IngestResult:
@@ -219,10 +211,10 @@ class ApplyChange:
         return int(self.clock().timestamp()) + self.tombstone_ttl_seconds
 
     def apply_plain(self, changes: Sequence[PageChange]) -> dict[str, IngestResult]:
-        """Apply changes of distinct URLs with no hreflang cluster together: one batched read,
-        then a transaction per group the registry cuts them into; the same decisions as one
-        by one. A URL missing from the answer (a cluster, an invalid entry, a failed
-        transaction) is to be applied on its own; a failed transaction undoes no other."""
+        """Apply changes of distinct URLs outside any hreflang cluster together, deciding as
+        one by one: one batched read, then a transaction per group the registry cuts them
+        into. A URL missing from the answer (a cluster, an invalid entry, a failed
+        transaction, which undoes no other) is to be applied on its own."""
         if len({change.url for change in changes}) != len(changes):
             raise ValueError("apply_plain takes each URL once")
         states = self.registry.url_states([change.url for change in changes])
@@ -245,15 +237,27 @@ class ApplyChange:
                 same.append((record, change))
             else:
                 newer.append((record, change))
-        newer += self._repairing(same, results)
+        stale = self.registry.stale_entries([record for record, _ in same]) if same else set()
+        for record, change in same:  # see _repairs
+            if change.live and change.url in stale:
+                newer.append((record, change))
+            else:
+                own = frozenset({record.shard}) if record.shard else frozenset()
+                results[change.url] = IngestResult(Outcome.DUPLICATE, own)
         planned: list[Commit] = []
         for record, change in newer:
             try:
-                entry = change.entry
-                size = checked_entry_size(entry, self.limits) if entry is not None else 0
+                size = (
+                    checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
+                )
             except InvalidEvent:
                 continue
             planned.append(self._plan(record, change, size, size, move=False))
+        return results | self._commit_together(planned)
+
+    def _commit_together(self, planned: list[Commit]) -> dict[str, IngestResult]:
+        """Commit in the registry's transactions; a failed one's events are left out."""
+        results: dict[str, IngestResult] = {}
         for chunk in self.registry.transactions(planned):
             try:
                 self.registry.commit_all(chunk)
@@ -269,25 +273,10 @@ class ApplyChange:
                 results[commit.change.url] = IngestResult(_applied(commit), commit.touched)
         return results
 
-    def _repairing(
-        self, same: list[tuple[UrlRecord, PageChange]], results: dict[str, IngestResult]
-    ) -> list[tuple[UrlRecord, PageChange]]:
-        """Of these duplicates, those to commit again (see _repairs); the others' outcome
-        goes into ``results``."""
-        stale = self.registry.stale_entries([record for record, _ in same]) if same else set()
-        again = []
-        for record, change in same:
-            if change.live and change.url in stale:
-                again.append((record, change))
-            else:
-                own = frozenset({record.shard}) if record.shard else frozenset()
-                results[change.url] = IngestResult(Outcome.DUPLICATE, own)
-        return again
-
     def _repairs(self, change: PageChange, record: UrlRecord) -> bool:
-        """Whether a duplicate is committed again: its live record lacks its entry (or has
-        one the reconciler restored without the event's fields). Real DynamoDB never
-        leaves that, but a bug or a lost write could, and nothing else would heal it."""
+        """Whether a duplicate commits again: its live record lacks its entry (or has one the
+        reconciler restored without the event's fields). Only a bug or a lost write leaves
+        that, and nothing else would heal it."""
         return change.live and record.url in self.registry.stale_entries([record])
 
     def _until_committed(self, plan: Callable[[bool], _Planned | R], gave_up: str) -> Commit | R:
@@ -300,14 +289,19 @@ class ApplyChange:
             planned = plan(move)
             if not isinstance(planned, _Planned):
                 return planned
+            commit = planned.commit
             try:
-                self.registry.commit(planned.commit)
+                self.registry.commit(commit)
             except ShardFull as full:
-                self._close(full.shard)
+                self.registry.close_shard(full.shard)
+                self._open.pop(parse_shard_id(full.shard)[0], None)
                 move = move or planned.placed == full.shard
                 raise
-            self._log_move(planned.commit)
-            return planned.commit
+            if commit.previous_shard:
+                metrics.add_metric(name=Metric.SHARD_MOVES, unit="Count", value=1)
+                reason = f"outgrew {commit.previous_shard}"
+                logger.info("entry moved", url=commit.change.url, shard=commit.shard, reason=reason)
+            return commit
 
         return retry(
             attempt,
@@ -336,8 +330,7 @@ class ApplyChange:
         )
 
     def _cluster_write(self, change: PageChange, state: UrlState) -> ClusterWrite | None:
-        """The cluster this change belongs to after it, merged and with every URL it
-        declares as a member (None: the page has nothing to do with any cluster)."""
+        """The change's cluster after it, merged, with every URL it declares as a member."""
         if state.cluster is None and not change.alternates and change.hreflang is None:
             return None
         targets = sorted({href for _, href in change.alternates} - {change.url})
@@ -380,9 +373,8 @@ class ApplyChange:
         return ClusterWrite(cluster, expected, absorbed, tuple(target_writes))
 
     def _settle(self, change: PageChange) -> frozenset[str]:
-        """Grow (or move) every sibling whose entry outgrew its reservation when the cluster
-        changed, and leave a pending marker in each sibling's shard; return the shards to
-        rebuild: the URL's and every published sibling's."""
+        """Grow (or move) each sibling whose entry outgrew its reservation, mark each
+        sibling's shard pending; the shards to rebuild: the URL's and its live siblings'."""
         url = change.url
         state = self.registry.url_state(url)
         own = (
@@ -435,32 +427,18 @@ class ApplyChange:
         done = self._until_committed(plan, f"{url}: gave up resizing after")
         return done.touched if isinstance(done, Commit) else done
 
-    def _log_move(self, commit: Commit) -> None:
-        if commit.previous_shard:
-            metrics.add_metric(name=Metric.SHARD_MOVES, unit="Count", value=1)
-            logger.info(
-                "entry moved",
-                url=commit.change.url,
-                shard=commit.shard,
-                reason=f"outgrew {commit.previous_shard}",
-            )
-
     def _open_shard(self, group: str) -> str:
         if group not in self._open:
             self._open[group] = self.registry.open_shard(group)
         return self._open[group]
 
-    def _close(self, shard: str) -> None:
-        self.registry.close_shard(shard)
-        self._open.pop(parse_shard_id(shard)[0], None)
-
 
 @dataclass
 class Ingest:
-    """One invocation's messages: each one's outcome, by message id. Plain changes are
-    committed together, the rest one by one; then one rebuild request per touched shard and
-    the feed's update (each raises if it cannot be done: SQS delivers the whole batch again,
-    and its committed events, duplicates now, ask again); then IndexNow, which never raises."""
+    """One invocation's messages, each one's outcome by message id. Plain changes commit
+    together, the rest one by one; then one rebuild request per touched shard and the feed's
+    update (each raises if it cannot: SQS delivers the batch again, and its committed events,
+    duplicates now, ask again); then IndexNow, which never raises."""
 
     site: Site
     max_event_bytes: int
@@ -471,7 +449,7 @@ class Ingest:
 
     def __call__(self, messages: Sequence[Message]) -> dict[str, IngestResult]:
         parsed = {message.message_id: self._parse(message) for message in messages}
-        together = self._apply_together(messages, parsed)
+        together = self._apply_together(parsed)
         results: dict[str, IngestResult] = {}
         touched: dict[str, list[str]] = defaultdict(list)
         changed: dict[str, PageChange | None] = {}  # for IndexNow and the feed, in order
@@ -483,9 +461,9 @@ class Ingest:
             results[message.message_id] = result
             for shard in result.shards:
                 touched[shard].append(message.message_id)
-            # IndexNow hears of every applied change (an unpublished page too: it should be
-            # crawled to see its 404/410), and of a duplicate SQS delivered before: the
-            # delivery that applied it may have died before queueing its URL.
+            # IndexNow hears of every applied change (an unpublished page too: crawlers should
+            # see its 404), and of a redelivered duplicate: the delivery that applied it may
+            # have died before queueing its URL.
             replay = result.outcome is Outcome.DUPLICATE and message.redelivered
             if isinstance(change, PageChange) and (result.outcome is Outcome.APPLIED or replay):
                 # An entity's previous URL, or the one an id alone names, is unpublished too.
@@ -510,19 +488,14 @@ class Ingest:
         return msgspec.structs.replace(change, sent=message.sent_timestamp)
 
     def _apply_together(
-        self, messages: Sequence[Message], parsed: dict[str, PageChange | InvalidEvent]
+        self, parsed: dict[str, PageChange | InvalidEvent]
     ) -> dict[str, IngestResult]:
         """The outcomes of the plain changes applied together, by message id (a URL given
         twice is applied one by one, in order). A failure here costs requests, never an
         event: each is then applied on its own."""
-        first: dict[str, tuple[str, PageChange]] = {}  # URL -> its first message
-        repeated: set[str] = set()
-        for message_id, change in parsed.items():
-            if isinstance(change, PageChange):
-                if change.url in first:
-                    repeated.add(change.url)
-                first.setdefault(change.url, (message_id, change))
-        plain = [change for url, (_, change) in first.items() if url not in repeated]
+        changes = {key: change for key, change in parsed.items() if isinstance(change, PageChange)}
+        times = Counter(change.url for change in changes.values())
+        plain = [change for change in changes.values() if times[change.url] == 1]
         if len(plain) < 2:
             return {}
         try:
@@ -534,7 +507,8 @@ class Ingest:
                 events=len(plain),
             )
             return {}
-        return {first[url][0]: result for url, result in results.items()}
+        message_of = {change.url: key for key, change in changes.items()}
+        return {message_of[url]: result for url, result in results.items()}
 
     def _result(
         self, message: Message, change: PageChange | InvalidEvent, done: IngestResult | None
@@ -564,8 +538,7 @@ class Ingest:
 
     def _notify(self, urls: list[str]) -> None:
         """Queue the changed URLs for IndexNow, even when the rebuild requests failed (the
-        retry finds duplicates, not queued). Never raises: IndexNow must never fail the
-        sitemap work; a failure is counted (IndexNowUrlsNotQueued, alarmed) and logged."""
+        retry finds duplicates). Never raises: a failure is counted (alarmed) and logged."""
         if self.indexnow is None or not urls:
             return
         try:

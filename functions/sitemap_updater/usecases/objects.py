@@ -1,15 +1,13 @@
-"""Writing a derived object: skip identical bytes, compare-and-set on the ETag, adopt the truth.
-
-Every object carries its own description in its metadata (hash, entry count, size,
-lastmod). When a conditional write loses, the writer records what is really there
-(``adopt``) and tries again from a fresh read of the registry. The registry is read *after*
-the ETag the write is conditional on, so an older read can never win.
-"""
+"""Writing a derived object: compare-and-set on the ETag, each object described by its own
+metadata (hash, entry count, size, lastmod). When a condition is lost, what is really there
+is recorded (``adopting``) and the next attempt reads the registry again; the registry is
+read *after* the ETag the write is conditional on, so an older read can never win."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,8 +31,6 @@ def sha256(document: bytes) -> str:
 
 @dataclass(frozen=True)
 class Writer:
-    """Writes objects of one Content-Type and Cache-Control, each described by its metadata."""
-
     store: ObjectStore
     content_type: str
     cache_control: str
@@ -78,22 +74,32 @@ def take_back(store: ObjectStore, written: ObjectState, recorded: ObjectState | 
         logger.info("restored object replaced since; kept", key=written.key)
 
 
-def adopt(
-    store: ObjectStore, key: str, lastmod: str, save: Callable[[ObjectState | None], None]
-) -> None:
-    """Record (``save``) what is really under ``key``, described by its metadata, so the next
-    attempt's condition can hold; unless the record moved on: a newer writer's state, which
-    the next attempt reads."""
-    found, state = store.head(key), None
-    if found is not None:
-        meta = found.metadata
-        sha, lastmod = meta.get("sha256", ""), meta.get("lastmod", lastmod)
-        entries, size = _int(meta.get("entries")), _int(meta.get("bytes"))
-        state = ObjectState(key, found.etag, sha, entries, size, lastmod)
+@contextmanager
+def adopting(
+    store: ObjectStore,
+    key: str,
+    lastmod: str,
+    save: Callable[[ObjectState | None], None],
+    touched: list[str],
+) -> Iterator[None]:
+    """Around a conditional write or delete of ``key``: when its condition is lost (maybe to
+    our own write, landed with its answer lost), ``key`` is touched and what is really
+    there is recorded (``save``), unless the record moved on; then the conflict is raised."""
     try:
-        save(state)
-    except ConcurrentChange:
-        logger.info("record moved on; not adopting", key=key)
+        yield
+    except WriteConflict:
+        touched.append(key)
+        found, state = store.head(key), None
+        if found is not None:
+            meta = found.metadata
+            sha, lastmod = meta.get("sha256", ""), meta.get("lastmod", lastmod)
+            entries, size = _int(meta.get("entries")), _int(meta.get("bytes"))
+            state = ObjectState(key, found.etag, sha, entries, size, lastmod)
+        try:
+            save(state)
+        except ConcurrentChange:
+            logger.info("record moved on; not adopting", key=key)
+        raise
 
 
 def conflicts(what: str, **context: Any) -> Callable[[int, Exception], None]:

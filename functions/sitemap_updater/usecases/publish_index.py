@@ -1,18 +1,15 @@
-"""Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records.
+"""Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records
+(docs/DESIGN.md#index). One run at a time (the index queue's single FIFO message group).
 
-A request naming the shards whose object changed, while the index is one file that names
-them all already, rewrites their lines only: it reads their records and the file (checked
-against its record), never every shard's record. Anything else publishes in full, below.
+A request naming shards whose object changed, while the index is one file naming them all,
+rewrites their lines only. Anything else publishes in full: mark each shard to name as
+``listed`` before naming it, write the files whose bytes changed, make robots.txt's own
+lines name exactly those files, delete the files no longer needed, and clear ``listed`` on
+retiring shards no file names, asking their rebuild to delete them.
 
-One run at a time (the index queue's single FIFO message group): mark each shard to name as
-``listed`` before naming it; write the index files whose bytes changed; make robots.txt's
-own Sitemap lines name exactly those files; delete the files no longer needed; clear
-``listed`` on retiring shards no file names, and ask their rebuild to delete them.
-
-:meth:`PublishIndex.restore` (``sitemap-updater rebuild``, outside that message group) never
-publishes anything new: it writes back an index file whose recorded bytes are current but
-whose object is missing or altered, then robots.txt's lines; if the registry has moved on,
-it says the index function must publish.
+:meth:`PublishIndex.restore` (``sitemap-updater rebuild``, outside that message group) only
+writes back index files whose recorded bytes are current but whose object is missing or
+altered; if the registry has moved on, it says the index function must publish.
 """
 
 from __future__ import annotations
@@ -45,7 +42,7 @@ from sitemap_updater.usecases.objects import (
     XML_CONTENT_TYPE,
     NewerOutput,
     Writer,
-    adopt,
+    adopting,
     conflicts,
     sha256,
     take_back,
@@ -84,15 +81,6 @@ class RestoreResult:
         return self.robots is None
 
 
-@dataclass(frozen=True)
-class IndexResult:
-    index_files: list[str]
-    written: list[str]
-    deleted: list[str]
-    robots: RobotsOutcome
-    retired: list[str]
-
-
 @dataclass(kw_only=True)
 class PublishIndex:
     site: Site
@@ -104,7 +92,7 @@ class PublishIndex:
     clock: Callable[[], datetime]
     cdn: Invalidator | None = None
     stylesheet: str | None = None  # the human view's href, referenced from the index
-    site_files: SiteFiles | None = None  # published first: the index may reference them
+    site_files: SiteFiles | None = None
     extras: tuple[str, ...] = ()  # listed after our shards, in the first index file
     # Publish-to-visible latencies (ms) of the changes published, newest last (the local
     # runtime reports them; bounded, as a warm function serves many runs).
@@ -118,69 +106,58 @@ class PublishIndex:
     def _writer(self) -> Writer:
         return Writer(self.store, XML_CONTENT_TYPE, self.cache_control)
 
-    def __call__(
-        self, shards: Sequence[str] | None = None, sent: Sequence[int] = ()
-    ) -> IndexResult:
+    def __call__(self, shards: Sequence[str] | None = None, sent: Sequence[int] = ()) -> None:
         """Publish the index: only the entries of ``shards`` when that is all that changed
-        (none: only the site files, the feed; None: in full); then count how long ago SQS
-        received the changes shown (``sent``, epoch ms)."""
-        # Keys written by an attempt that then lost a race are invalidated by the attempt
-        # that succeeds (which finds them as recorded and writes nothing).
+        (none: only the site files; None: in full); then count how long ago SQS received
+        the changes shown (``sent``, epoch ms)."""
+        # Keys written by any attempt, invalidated once one succeeds (an attempt after a
+        # lost race finds them as recorded and writes nothing).
         touched: list[str] = []
 
-        def attempt() -> IndexResult:
-            if shards is None:
-                return self._publish(touched)
-            if self.site_files is not None:
+        def attempt() -> None:
+            if self.site_files is not None:  # first: the index may reference them
                 touched.extend(self.site_files())
-            return self._patch(shards, touched) or self._publish(touched)
+            if shards is None or not self._patch(shards, touched):
+                self._publish(touched)
 
-        result = retry(
-            attempt,
-            MAX_ATTEMPTS,
-            (WriteConflict, ConcurrentChange),
-            lost=conflicts("index"),
-        )
+        retry(attempt, MAX_ATTEMPTS, (WriteConflict, ConcurrentChange), lost=conflicts("index"))
+        if self.cdn is not None and touched:
+            self.cdn.invalidate(list(dict.fromkeys(touched)))
         now = self.clock().timestamp() * 1000
         for oldest in sent:
             latency = max(now - oldest, 0.0)
             metrics.add_metric(name=Metric.PUBLISH_TO_VISIBLE, unit="Milliseconds", value=latency)
             self.latencies.append(latency)
-        return result
 
-    def _patch(self, shards: Sequence[str], touched: list[str]) -> IndexResult | None:
+    def _patch(self, shards: Sequence[str], touched: list[str]) -> bool:
         """Rewrite the lines of ``shards`` in the one index file, reading only their records
-        (None: the object is missing or altered, the extras listed after the shards are not
-        the ones configured, or the set of shards or files named changes: publish in full)."""
+        (False: the file is not as recorded, its extras are not the ones configured, or the
+        set of shards named changes: publish in full)."""
         previous = self.registry.index_outputs()
         lines = self._recorded_index(previous)
         if lines is None:
-            return None
+            return False
         extras = [index_line(IndexEntry(url, None)) for url in self.extras]
         own = lines[: max(len(lines) - len(extras), 0)]
         named = {self._shard_of(line) for line in own}
         if lines[len(own) :] != extras or "" in named:
-            return None
+            return False
         changes: dict[str, str | None] = {}
         for shard in sorted(set(shards)):
             output = self.registry.shard_output(shard)
             if not output.nameable:
-                return None
+                return False
             changes[shard] = index_line(self._entry(output))
         if not changes.keys() <= named:
-            return None
+            return False
         own = patched(own, changes, key=self._shard_of)
         document = index_of([*own, *extras], stylesheet=self.stylesheet)
         written = self._write_document(INDEX_KEY, len(lines), document, previous, touched)
-        if self.cdn is not None and touched:
-            self.cdn.invalidate(list(dict.fromkeys(touched)))
         logger.info("index patched", shards=sorted(changes), written=written)
-        files = [INDEX_KEY] if written else []
-        return IndexResult([INDEX_KEY], files, [], RobotsOutcome.UNCHANGED, [])
+        return True
 
     def _recorded_index(self, previous: dict[str, IndexOutput]) -> list[str] | None:
-        """The lines of the index when it is one file, exactly as recorded and rendered with
-        this stylesheet (None otherwise)."""
+        """The lines of the index if it is one file, exactly as recorded and rendered."""
         before = previous.get(INDEX_KEY)
         if len(previous) != 1 or before is None or before.obj is None:
             return None
@@ -193,8 +170,7 @@ class PublishIndex:
         return lines
 
     def _shard_of(self, line: str) -> str:
-        """The shard an index line names ("": not one of our shards). The index is in shard
-        order, not in URL order."""
+        """The shard an index line names ("": not one of ours); the index is in shard order."""
         url = loc_of(line)
         key = url.rpartition("/")[2]
         if self.site.url_for(key) != url:
@@ -204,9 +180,7 @@ class PublishIndex:
         except ValueError:
             return ""
 
-    def _publish(self, touched: list[str]) -> IndexResult:
-        if self.site_files is not None:
-            touched.extend(self.site_files())
+    def _publish(self, touched: list[str]) -> None:
         outputs = sorted(self.registry.shard_outputs(), key=lambda output: output.shard)
         named = {output.shard: output for output in outputs if output.nameable}
         for output in named.values():
@@ -217,7 +191,8 @@ class PublishIndex:
         written = []
         listed = [output.shard for output in outputs if output.listed]
         for key, shards in write_order(files, listed, self._room):
-            if self._write_index(key, [named[s] for s in shards], previous, touched):
+            count, document = self._render(key, [named[s] for s in shards])
+            if self._write_document(key, count, document, previous, touched):
                 written.append(key)
         robots = self.robots([self.site.url_for(key) for key, _ in files])
         wanted = {key for key, _ in files}
@@ -232,8 +207,6 @@ class PublishIndex:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
         if robots is RobotsOutcome.WRITTEN:
             touched.append(ROBOTS_KEY)
-        if self.cdn is not None and touched:
-            self.cdn.invalidate(list(dict.fromkeys(touched)))
         logger.info(
             "index published",
             shards=len(named),
@@ -241,7 +214,6 @@ class PublishIndex:
             deleted=deleted,
             robots=robots.value,
         )
-        return IndexResult(sorted(wanted), written, deleted, robots, [o.shard for o in retired])
 
     def _request_rebuilds(self, outputs: list[ShardOutput], retired: list[ShardOutput]) -> None:
         """Clear ``listed`` on the retiring shards no index names now, and ask their rebuild
@@ -314,16 +286,6 @@ class PublishIndex:
             entries += [IndexEntry(url, None) for url in self.extras]
         return len(entries), render_index(entries, stylesheet=self.stylesheet)
 
-    def _write_index(
-        self,
-        key: str,
-        shards: list[ShardOutput],
-        previous: dict[str, IndexOutput],
-        touched: list[str],
-    ) -> bool:
-        """Write the index file if its bytes changed (True: written)."""
-        return self._write_document(key, *self._render(key, shards), previous, touched)
-
     def _write_document(
         self,
         key: str,
@@ -355,14 +317,8 @@ class PublishIndex:
         def save(obj: ObjectState | None) -> None:
             self.registry.save_index_output(IndexOutput(key, generation + 1, obj), generation)
 
-        try:
+        with adopting(self.store, key, now, save, touched):
             written = self._writer.write(state, document, expected)
-        except WriteConflict:
-            # Possibly our own write, landed with its answer lost (botocore sent it again,
-            # and the condition failed): the next attempt finds it as wanted.
-            touched.append(key)
-            adopt(self.store, key, now, save)
-            raise
         save(written)
         touched.append(key)
         return True

@@ -1,22 +1,12 @@
-"""Rebuild one shard from the registry: render, gzip, write only when the bytes changed.
+"""Rebuild one shard: apply its pending changes to the bytes it wrote before, or else render
+it in full from the registry (docs/DESIGN.md#rebuild); write only when the bytes changed.
 
-Every change committed to a shard leaves a pending marker in the same transaction. A rebuild
-reads the markers, then only the entries they name (and the members in this shard of the
-hreflang clusters they name), and replaces, inserts and removes those lines in the object it
-wrote before: one GET, checked against the record's ETag and hash. The bytes are a full
-render's (``domain/patch.py``). Anything unexpected is rendered in full from the registry,
-as a restore always is, and a text shard too (only XML lines are patched). The markers
-applied are deleted last, by their exact key.
-
-The shard's record (with the ETag the write is conditional on) is read *before* its
-entries, so an older read can never overwrite newer output. An emptied shard is marked
-retiring; its object is deleted only once no index names it (``listed`` cleared), by a
-rebuild in its own FIFO message group, so a concurrent republish is serialised with it.
-
-When the record says the bytes are unchanged, the object is checked (one HEAD): a run that
-died between its PutObject and its record leaves bytes the record does not describe. Found
-newer, they are adopted and the shard written again; missing or altered, the recorded bytes
-are written back, with their recorded lastmod.
+The shard's record (with the ETag the write is conditional on) is read *before* its entries,
+so an older read can never overwrite newer output. An emptied shard retires: its object is
+deleted once no index names it, by a rebuild in its own FIFO message group. When the record
+says the bytes are unchanged, one HEAD checks them: a run that died between its PutObject and
+its record leaves bytes the record does not describe (newer: adopted and written again;
+missing or altered: the recorded bytes are written back).
 """
 
 from __future__ import annotations
@@ -24,6 +14,7 @@ from __future__ import annotations
 import gzip
 import zlib
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -45,7 +36,7 @@ from sitemap_updater.usecases.objects import (
     TEXT_CONTENT_TYPE,
     XML_CONTENT_TYPE,
     Writer,
-    adopt,
+    adopting,
     conflicts,
     sha256,
     take_back,
@@ -90,20 +81,17 @@ class RebuildShard:
     def __call__(self, shard: str, *, restore: bool = False) -> Rebuilt:
         outcome = last = self._attempts(shard, restore)
         for _check in range(MAX_ATTEMPTS):
-            # A restore runs outside the shard's FIFO message group, so no rebuild is queued
-            # behind it: a change committed after its read, whose own rebuild has already
-            # found nothing to do, would stay unrendered under the bytes it wrote. So it
-            # reads again until a pass finds nothing to write.
+            # A restore runs outside the shard's message group: a change committed after its
+            # read, whose own rebuild found nothing to do, would stay unrendered under the
+            # bytes it wrote. So it reads again until a pass finds nothing to write.
             if not restore or last not in _WRITES:
                 return outcome
             last = self._attempts(shard, restore)
         raise ConcurrentChange(f"{shard} kept changing while it was restored")
 
     def _attempts(self, shard: str, restore: bool) -> Rebuilt:
-        # Keys an attempt wrote or deleted, or whose conditional write or delete it lost: the
-        # write may have been its own, landed with its answer lost (botocore sends it again,
-        # and the condition fails). The next attempt then finds the bytes as wanted and
-        # writes nothing, so the keys are invalidated here, once, however the attempts end.
+        # Keys written or deleted, or whose condition was lost (maybe to our own write, landed
+        # with its answer lost: the next attempt then writes nothing): invalidated once here.
         touched: list[str] = []
         try:
             outcome = retry(
@@ -123,14 +111,14 @@ class RebuildShard:
 
     @property
     def rendering(self) -> str:
-        """The render settings: bytes written with other settings are rebuilt in full."""
+        """The render settings; bytes written with others are rebuilt in full."""
         shards = self.shard_format
         stored = "txt" if shards.text else str(int(shards.gzipped))
         return f"{RENDERING}|{stored}|{self.stylesheet or ''}"
 
     def _rebuild(self, shard: str, restore: bool, touched: list[str]) -> Rebuilt:
         read_at = w3c(self.clock())  # before the reads (see _delete_unrecorded)
-        output = self.registry.shard_output(shard)  # before the entries: see the module doc
+        output = self.registry.shard_output(shard)  # before the entries
         pending = [] if restore else self.registry.pending(shard)
         sent = min((p.sent for p in pending if p.sent is not None), default=None)
         outcome = None if restore else self._patch(output, pending, touched, sent)
@@ -143,7 +131,6 @@ class RebuildShard:
     def _full(
         self, output: ShardOutput, restore: bool, touched: list[str], read_at: str, sent: int | None
     ) -> Rebuilt:
-        """Render every entry of the shard, as read from the registry."""
         stored = self.registry.shard_entries(output.shard)
         if not stored:
             return self._retire(output, touched, read_at)
@@ -157,10 +144,8 @@ class RebuildShard:
     def _patch(
         self, output: ShardOutput, pending: list[Pending], touched: list[str], sent: int | None
     ) -> Rebuilt | None:
-        """Apply the pending changes to the bytes the record describes (None: anything
-        unexpected, for the full path: a retiring shard, news, other render settings, too
-        many changes, the object missing or altered, the shard emptied or over a limit).
-        Text shards are always rendered in full: only XML lines are patched."""
+        """Apply the pending changes to the recorded bytes (None: anything unexpected, for
+        the full path; only XML lines are patched)."""
         current = output.obj
         if (
             current is None
@@ -205,8 +190,8 @@ class RebuildShard:
     def _changed_lines(
         self, shard: str, pending: list[Pending], moment: datetime
     ) -> dict[str, str | None] | None:
-        """The line of each changed entry (None: removed), and of the members in this shard
-        of the clusters that changed. None when one has news (their rendering ages)."""
+        """The line of each changed entry (None: removed) and of this shard's members of the
+        changed clusters; None when one has news (their rendering ages)."""
         cids = {marker.cluster for marker in pending if marker.cluster is not None}
         clusters = self.registry.clusters(cids) if cids else {}
         urls = {marker.url for marker in pending} | {
@@ -222,24 +207,17 @@ class RebuildShard:
     def _publish(
         self, output: ShardOutput, new: _Written, touched: list[str], restore: bool = False
     ) -> Rebuilt:
-        """Write the document unless the record says its bytes are there (then check them)."""
         digest = sha256(new.document)
         key = self.shard_format.key(output.shard)
         current = output.obj
         if current is not None and current.sha256 == digest and current.key == key:
-            if output.retiring and restore:
-                # Republished while retiring: its own rebuild, in the shard's message group,
-                # brings it back. A restore doing so could race that group's delete.
+            if output.retiring and restore:  # its own rebuild, not a restore, brings it back
                 return Rebuilt.UNCHANGED
             return self._same_bytes(output, current, new, touched)
         now = w3c(new.moment)
         state = ObjectState(key, "", digest, new.count, len(new.document), now)
-        try:
+        with self._adopting(output, key, now, touched):
             written = self._writer.write(state, self.shard_format.body(new.document), current)
-        except WriteConflict:
-            touched.append(key)
-            self._adopt(output, key, now)
-            raise
         touched.append(key)
         updated = self._recorded(output, written, new.news_expiry)
         self.registry.save_shard_output(updated, output.generation)
@@ -255,29 +233,21 @@ class RebuildShard:
     def _same_bytes(
         self, output: ShardOutput, current: ObjectState, new: _Written, touched: list[str]
     ) -> Rebuilt:
-        """The record says these bytes are there. The object is checked (one HEAD), and
-        written back if it is missing or altered (see the module doc)."""
         news_expiry = new.news_expiry
-        try:
+        with self._adopting(output, current.key, current.lastmod, touched):
             restored = self._writer.rewrite(current, self.shard_format.body(new.document))
-        except WriteConflict:
-            touched.append(current.key)
-            self._adopt(output, current.key, current.lastmod)
-            raise
         shard = output.shard
         if restored is None and not output.retiring:
             if output.news_expiry != news_expiry or output.rendering != self.rendering:
-                # An adopted record carries no (or an old) news expiry: without the one
-                # these entries have, the index's sweep would never age them out.
+                # An adopted record may lack the news expiry the index's sweep ages them by.
                 output = self._recorded(output, current, news_expiry)
                 self.registry.save_shard_output(output, output.generation - 1)
-            # Nothing to write, but the index may never have heard of this state: the run
-            # that wrote (or adopted) it may have died before asking. Asking again is
-            # cheap, and deduplicated by the FIFO queue for five minutes.
+            # The run that wrote (or adopted) this state may have died before asking for the
+            # index: ask again (cheap, and deduplicated by the FIFO queue).
             self.index.request_index(f"{shard}@{output.generation}", shard=shard, sent=new.sent)
             return Rebuilt.UNCHANGED
-        # Written back (same key, hash, counts and lastmod: the index need not change), or
-        # republished while retiring to exactly the bytes it had: its object and lastmod kept.
+        # Written back as recorded (the index need not change), or republished while
+        # retiring to exactly the bytes it had: its object and lastmod kept.
         updated = self._recorded(output, restored or current, news_expiry)
         if restored is None:
             self.registry.save_shard_output(updated, output.generation)
@@ -295,8 +265,8 @@ class RebuildShard:
         moment: datetime,
         known: Mapping[str, Cluster] | None = None,
     ) -> tuple[list[SitemapEntry], datetime | None]:
-        """The entries as they render now: each with its hreflang cluster's alternates (read
-        strongly consistently, after the entries, unless ``known``), news only while recent."""
+        """The entries as they render now: with their clusters' alternates (read after the
+        entries, unless ``known``), news only while recent."""
         clusters = dict(known or {})
         cids = {cid for _, cid in stored if cid is not None} - clusters.keys()
         clusters.update(self.registry.clusters(cids) if cids else {})
@@ -308,18 +278,18 @@ class RebuildShard:
         ]
         return current_news(entries, moment)
 
-    def _adopt(self, output: ShardOutput, key: str, lastmod: str) -> None:
+    def _adopting(
+        self, output: ShardOutput, key: str, lastmod: str, touched: list[str]
+    ) -> AbstractContextManager[None]:
         def save(found: ObjectState | None) -> None:
             # Bytes of unknown render settings (a concurrent writer's): rebuilt in full.
             kept = output.with_object(found, output.retiring, output.news_expiry)
-            kept = replace(kept, rendering=None)
-            self.registry.save_shard_output(kept, output.generation)
+            self.registry.save_shard_output(replace(kept, rendering=None), output.generation)
 
-        adopt(self.store, key, lastmod, save)
+        return adopting(self.store, key, lastmod, save, touched)
 
     def _save_restored(self, output: ShardOutput, previous_generation: int) -> None:
-        """Record an object written back; if the record moved on meanwhile (the shard was
-        deleted, or rewritten), take back what was written (objects.take_back)."""
+        """Record an object written back, or take it back if the record moved on meanwhile."""
         try:
             self.registry.save_shard_output(output, previous_generation)
         except ConcurrentChange:
@@ -342,22 +312,18 @@ class RebuildShard:
         if output.listed:
             self.index.request_index(f"{output.shard}@{output.generation}", shard=output.shard)
             return Rebuilt.RETIRING
-        try:  # only the object recorded: never one a concurrent republish has just written
+        with self._adopting(output, obj.key, obj.lastmod, touched):
+            # Only the object recorded: never one a concurrent republish has just written.
             self.store.delete(obj.key, expected_etag=obj.etag)
-        except WriteConflict:
-            touched.append(obj.key)
-            self._adopt(output, obj.key, obj.lastmod)
-            raise
         touched.append(obj.key)
         self.registry.save_shard_output(output.with_object(None), output.generation)
         return Rebuilt.DELETED
 
     def _delete_unrecorded(self, shard: str, touched: list[str], read_at: str) -> Rebuilt:
-        """An empty shard with no object recorded may still have one: written by a run that
-        died before its first record. No index names it (none can: it was never listed).
-        One written since this run read the registry is a concurrent rebuild's, about to be
-        recorded (its lastmod is taken after its read: equal within a second counts as
-        newer, the safe side): deleting it would leave its record naming nothing."""
+        """Delete the object of an empty shard with none recorded: written by a run that died
+        before its first record, never listed. One written since this run's read (its lastmod
+        taken after it: equal counts as newer) is a concurrent rebuild's, about to be
+        recorded, and is kept."""
         try:
             key = self.shard_format.key(shard)
         except ValueError:  # not a shard id: it names no object

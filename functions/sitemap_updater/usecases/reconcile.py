@@ -1,18 +1,10 @@
-"""Reconcile: find where the bucket or the registry drifted from the registry's truth, and
-repair it, a slice of the shards per run (the scheduled reconcile function).
+"""Reconcile: repair where the bucket or the registry drifted from the registry's truth, a
+slice of the shards per run, so that each is visited once per ``period`` at a flat cost.
 
-Each shard is visited once per ``period``: a run visits the shards whose last check is older
-than the period, least recently checked first, and at most as many as keep that pace (the
-shard count times the run ``interval`` over the period), so every run costs the same. A visit:
-
-1. checks the shard's entries against the URL records the by-shard index places in it, each
-   difference read again strongly: a live record without its entry gets one, from the record
-   (its URL and cluster: the event's fields are gone, and a resend of the event restores
-   them, see usecases/ingest.py); an entry no live record places here is deleted. Each
-   repair is conditional on the record, so a concurrent commit is never undone;
-2. re-renders the shard from the registry by the rebuild's restore path (as ``rebuild``
-   does): bytes that differ, or an object missing or altered, are written;
-3. records when the shard was checked (``status`` shows it).
+A visit makes the shard's entries those its live URL records place there (each repair
+conditional on the record: a concurrent commit is never undone; a restored entry has the
+record's URL and cluster only, and a resend of the event restores its fields), re-renders
+the shard by the rebuild's restore path, and records the check (``status`` shows it).
 """
 
 from __future__ import annotations
@@ -62,8 +54,8 @@ class Reconcile:
     clock: Callable[[], datetime]
 
     def due(self) -> list[str]:
-        """This run's shards: due (never checked, or not within the period), least recently
-        checked first, as many as keep the pace."""
+        """This run's shards: those not checked within the period, least recently checked
+        first, as many as keep the pace (shards times interval over period)."""
         shards = known_shards(self.registry)
         checked_before = w3c(self.clock() - self.period)
         due = [s for s in shards if s.checked is None or s.checked <= checked_before]

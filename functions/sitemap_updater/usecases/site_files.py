@@ -1,10 +1,7 @@
-"""Files served next to the sitemaps: the human view's stylesheet (``/sitemap.xsl``) and the
-IndexNow key file (``/<key>.txt``), from the settings and the package, and the feed of recent
-changes (``/feed.atom``), rendered for each run.
-
-The index function publishes them before the index that references them. A file is written
-(conditionally, as every write) only when its object's ``sha256`` metadata differs from its
-body and Content-Type: one HEAD per version of a file per execution environment.
+"""Files served next to the sitemaps: ``/sitemap.xsl``, the IndexNow key file and the feed
+(``/feed.atom``, rendered for each run), published by the index function before the index
+that references them. A file is written (conditionally) only when its object's ``sha256``
+metadata differs: one HEAD per version of a file per execution environment.
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ class SiteFile:
     content_type: str
 
     @property
-    def digest(self) -> str:  # what the object must say it holds
+    def digest(self) -> str:  # what the object's metadata must say it holds
         return hashlib.sha256(self.content_type.encode() + b"\0" + self.body).hexdigest()
 
 

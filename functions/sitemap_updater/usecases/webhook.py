@@ -1,12 +1,10 @@
-"""The webhook endpoint: verify a CMS's request, map it to events, put them on the ingest
-queue, answer. Nothing slower on this path: the ingest does the rest (CMSes wait 2-3 s).
+"""The webhook endpoint: verify a CMS's request, map it to events, queue them, answer (CMSes
+wait 2-3 s: the ingest function does the rest).
 
-Answers: 401 for a request that is not the CMS's (counted: ``WebhooksRefused``, alarmed on a
-burst); 2xx for everything else that was read, a topic the connector does not handle
-included, so that the CMS does not retry it; a payload that cannot be mapped is 2xx too, its
-reason in the ingest dead-letter queue. 503 when the events could not be queued (the CMS
-retries; what was sent is a duplicate then). Never 410: Ghost deletes a webhook that
-answers 410.
+401 for a request that is not the CMS's (counted: ``WebhooksRefused``, alarmed); 2xx for
+everything else that was read, so that the CMS does not retry it (an unhandled topic, or a
+payload that cannot be mapped: its reason in the ingest dead-letter queue); 503 when the
+events could not be queued (the CMS retries). Never 410: Ghost deletes such a webhook.
 """
 
 from __future__ import annotations

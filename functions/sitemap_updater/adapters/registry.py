@@ -24,20 +24,13 @@ pk                         sk                  item
 ``FEED``                   ``FEED``            the feed of recent changes (Feed), as JSON
 =========================  ==================  ===============================================
 
-A shard's entries share one partition, so a rebuild reads them with a strongly consistent
-Query: it always sees every commit that happened before it started (no GSI lag to prove).
-An event's commit is one transaction: URL record (conditional on the version and cluster
-pointer it was planned against), entry put/delete, the cluster record (conditional on its
-version) and the records of pages it newly links, capacity reservation (conditional on
-room), a pending marker in each shard it touches (the rebuild applies those changes to the
-shard's object, then deletes them), and, for a page named by its CMS id, the entity record
-(conditional on its version) with the record, entry and marker of the URL the entity leaves.
-A page declared by a sibling before it is published has a record with only a cluster
-pointer. URLs longer than 1,000 characters are keyed by a prefix and their SHA-256
-(DynamoDB's sort key limit).
-
-The index ``by-shard`` (partition key: a URL record's ``shard``) lists the URL records placed
-in a shard, so the reconciler can check them against the shard's entries.
+A shard's entries share one partition: a strongly consistent Query sees every commit made
+before it (no GSI lag). An event's commit is one transaction, each write conditional on what
+it was planned against (record version and cluster pointer, cluster and entity versions,
+the shard's room), with a pending marker in each shard it touches. URLs over 1,000
+characters are keyed by a prefix and their SHA-256 (DynamoDB's key limit). The index
+``by-shard`` (partition key: a URL record's ``shard``) lets the reconciler check a shard's
+records against its entries.
 """
 
 from __future__ import annotations
@@ -328,14 +321,12 @@ class Registry:
         self._transact(actions, reservations, ", ".join(c.change.url for c in commits))
 
     def save_entity(self, write: EntityWrite) -> None:
-        """An entity record alone (an unpublish by id of a page never seen), or raise
-        ConcurrentChange."""
+        """An entity record alone (an unpublish by id of a page never seen)."""
         self._transact([self._entity_action(write)], [], write.entity)
 
     def restore_entry(self, shard: str, url: str, cluster: str | None) -> None:
-        """Write the entry a live record of ``shard`` lacks, from the record: its URL and
-        cluster (the event's fields are gone; a resend of the event restores them). Only
-        while the record still places it there and no entry exists (else ConcurrentChange)."""
+        """Write the entry a live record of ``shard`` lacks, with only its URL and cluster (a
+        resend of the event restores the rest), while the record still places it there."""
         entry = _attrs({"url": url, "cluster": cluster}, entry_key(shard, url))
         put = self._put(entry, "attribute_not_exists(pk)")
         self._check_record(put, url, "live = :yes AND #shard = :shard", shard)
@@ -358,8 +349,7 @@ class Registry:
     def _transact(
         self, actions: list[Item], reservations: Sequence[Reservation], urls: str
     ) -> None:
-        """Write ``actions`` and the reservations (last: their cancellation reasons mean
-        ShardFull) in one transaction."""
+        """One transaction; the reservations go last (their cancellations mean ShardFull)."""
         items: list[Any] = [*actions, *(self._reservation_action(r) for r in reservations)]
         try:
             self.client.transact_write_items(TransactItems=items)
@@ -497,8 +487,7 @@ class Registry:
     def _save(
         self, key: Item, generation: int, previous: int, fields: Mapping[str, object]
     ) -> None:
-        """Compare-and-set a record on its generation: set it and ``fields``, removing those
-        that are None."""
+        """Compare-and-set on the generation: set it and ``fields`` (None: removed)."""
         kept = _attrs({"generation": generation, **fields})
         expression = "SET " + ", ".join(f"{name} = :{name}" for name in kept)
         if removed := [name for name, value in fields.items() if value is None]:
@@ -556,8 +545,7 @@ class Registry:
             self._batch(self.client.batch_write_item, chunk, "UnprocessedItems")
 
     def _batch(self, call: Callable[..., Any], chunk: object, unprocessed: str) -> list[Item]:
-        """One batch request, repeated with backoff for what is left ``unprocessed``; the
-        items read."""
+        """One batch request, repeated with backoff for what is left ``unprocessed``."""
         items: list[Item] = []
         request = {self.table: chunk}
 
@@ -664,8 +652,7 @@ def _attribute(value: object) -> Item:
 
 
 def _load(record: type[T], item: Item, **defaults: object) -> T:
-    """A record from an item's attributes (a number read as the field's type), ``defaults``
-    for those it lacks."""
+    """A record from an item's attributes, with ``defaults`` for those it lacks."""
     return msgspec.convert({**defaults, **_plain(item)}, record, strict=False)
 
 
@@ -689,8 +676,7 @@ def _sized(item: Item, code: str, what: str) -> Item:
 
 
 def _entry_item(shard: str, commit: Commit, entry: SitemapEntry) -> Item:
-    """The entry's item (300 long image URLs of percent-encoded text fit in a message, not
-    in an item: InvalidEvent)."""
+    """The entry's item (300 long image URLs fit in a message, not in an item)."""
     values = {name: getattr(entry, name) for name in ("url", "lastmod", "changefreq", "priority")}
     values.update(version=commit.change.version, cluster=commit.cluster_id)
     item = _attrs(values, entry_key(shard, entry.url))
@@ -709,8 +695,7 @@ def _entry(item: Item) -> tuple[SitemapEntry, str | None]:
 
 
 def _url_state(item: Item | None) -> UrlState:
-    """A record item holds the URL's state and its cluster pointer; an item with only a
-    pointer stands for a page that siblings declare but that was never published."""
+    """An item with only a cluster pointer: a page siblings declare, never published."""
     if item is None:
         return UrlState()
     record = _load(UrlRecord, item, shard=None) if "version" in item else None

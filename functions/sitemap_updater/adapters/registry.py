@@ -311,8 +311,6 @@ class Registry:
         """Apply several commits of distinct URLs, none with a cluster, in one transaction:
         all or nothing, with the same conditions and outcomes as ``commit`` (each shard's
         reservations are summed into one condition). A group from ``transactions``."""
-        if any(commit.cluster is not None for commit in commits):
-            raise ValueError("a commit with a cluster is applied on its own")
         actions = [action for commit in commits for action in self._record_actions(commit)]
         reservations = combined_reservations(commits)
         for reservation in reservations:  # more than even an empty shard holds
@@ -599,7 +597,7 @@ def _cancellation(
         return exc
     reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
     reasons += ["None"] * (count - len(reasons))
-    tail = reasons[len(reasons) - len(reservations) :] if reservations else []
+    tail = reasons[len(reasons) - len(reservations) :]
     for reservation, reason in zip(reservations, tail, strict=True):
         if reason == "ConditionalCheckFailed":
             return ShardFull(reservation.shard)

@@ -1,28 +1,20 @@
 """The URL registry in DynamoDB: the source of truth every S3 object is derived from.
 
-One table, string keys ``pk``/``sk``, TTL attribute ``expires_at``:
+One table, string keys ``pk``/``sk``, TTL attribute ``expires_at``; items by (pk, sk):
 
-=========================  ==================  ===============================================
-pk                         sk                  item
-=========================  ==================  ===============================================
-``URL#<url>``              ``URL``             newest version, live/tombstone, shard, reserved,
-                                               base size, hreflang cluster pointer
-``SHARD#<shard>``          ``URL#<url>``       a live entry of the shard (fields to render,
-                                               extensions as JSON, its cluster)
-``SHARD#<shard>``          ``#CAPACITY``       slots and bytes reserved in the shard
-``SHARD#<shard>``          ``PEND#<url>#<v>``  a change of version v not yet applied to the
-                                               shard's object (url, version, SQS sent time,
-                                               cluster)
-``GROUP#<group>``          ``#OPEN``           the group's open shard number
-``CLUSTER#<id>``           ``CLUSTER``         an hreflang cluster: its members (languages,
-                                               declarations, placement), or a redirect to the
-                                               cluster it was merged into
-``ENTITY#<id>``             ``ENTITY``          a CMS entity's newest version and URL
-``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput) and
-                                               when the reconciler last checked it
-``INDEXES``                ``<key>``           a published index file (IndexOutput)
-``FEED``                   ``FEED``            the feed of recent changes (Feed), as JSON
-=========================  ==================  ===============================================
+- ``URL#<url>``, ``URL``: newest version, live or tombstone, shard, reserved and base size,
+  hreflang cluster pointer
+- ``SHARD#<shard>``, ``URL#<url>``: a live entry (fields to render, extensions as JSON, cluster)
+- ``SHARD#<shard>``, ``#CAPACITY``: slots and bytes reserved in the shard
+- ``SHARD#<shard>``, ``PEND#<url>#<v>``: a change of version v not yet applied to the shard's
+  object (url, version, SQS sent time, cluster)
+- ``GROUP#<group>``, ``#OPEN``: the group's open shard number
+- ``CLUSTER#<id>``, ``CLUSTER``: an hreflang cluster's members (languages, declarations,
+  placement), or a redirect to the cluster it was merged into
+- ``ENTITY#<id>``, ``ENTITY``: a CMS entity's newest version and URL
+- ``SHARDS``, ``<shard>``: the shard's published object (ShardOutput), when last reconciled
+- ``INDEXES``, ``<key>``: a published index file (IndexOutput)
+- ``FEED``, ``FEED``: the feed of recent changes (Feed), as JSON
 
 A shard's entries share one partition: a strongly consistent Query sees every commit made
 before it (no GSI lag). An event's commit is one transaction, each write conditional on what

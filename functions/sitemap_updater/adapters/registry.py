@@ -295,9 +295,7 @@ class Registry:
                 group, used = [], 0
             group.append(commit)
             used += size
-        if group:
-            groups.append(group)
-        return groups
+        return [*groups, group] if group else groups
 
     def commit_all(self, commits: Sequence[Commit]) -> None:
         """Apply several commits of distinct URLs, none with a cluster, in one transaction:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sitemap_updater.adapters import clients
 from sitemap_updater.observability import Metric, logger, metrics
 
 if TYPE_CHECKING:
@@ -30,7 +29,7 @@ def paths_for(keys: Sequence[str]) -> list[str]:
 @dataclass
 class Cdn:
     distribution_id: str
-    client: CloudFrontClient = field(default_factory=lambda: clients.client("cloudfront"))
+    client: CloudFrontClient
 
     def invalidate(self, keys: Sequence[str]) -> bool:
         """Invalidate the paths of ``keys``; True if CloudFront accepted the request."""

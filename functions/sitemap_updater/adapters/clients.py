@@ -1,10 +1,6 @@
-"""AWS clients from botocore, without boto3, all from one session.
-
-boto3 adds nothing the adapters use, and its import loads s3transfer, about a third of a
-cold start (bench/coldstart.py). botocore's clients are the same clients and honour the same
-configuration (AWS_ENDPOINT_URL included). One session loads the endpoint rules,
-partitions and service models once, for all its clients (about 150 ms a client otherwise).
-"""
+"""AWS clients from botocore, all from one session: importing boto3 (s3transfer) costs a
+third of a cold start (bench/coldstart.py), and one session loads the endpoint rules and
+service models once for all its clients (about 150 ms a client otherwise)."""
 
 from __future__ import annotations
 
@@ -17,8 +13,7 @@ from botocore.session import Session, get_session
 
 @cache
 def session() -> Session:
-    """Not thread-safe, as no botocore session is: a function builds its clients on one
-    thread (bootstrap.App's lock); the operator commands pass their own boto3 session."""
+    """Not thread-safe: a function builds its clients on one thread (bootstrap.App's lock)."""
     return get_session()
 
 

@@ -144,10 +144,8 @@ def _reason(status: int, detail: bytes | str) -> str:
 
 def _seconds(value: str | None) -> float | None:
     """Retry-After as a number of seconds (an HTTP date is ignored: backoff applies)."""
-    if value is None:
-        return None
     try:
-        seconds = float(value.strip())
+        seconds = float(value or "")
     except ValueError:
         return None
     return seconds if seconds >= 0 else None

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 from botocore.exceptions import ClientError
 
-from sitemap_updater.adapters import clients
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.resources import MAX_MESSAGE_BYTES  # body and attributes
 
@@ -28,7 +27,6 @@ MAX_REASON_CHARS = 1024
 # URLs per IndexNow message: 100 URLs of 2,048 characters are about 205 KB of JSON, under
 # SQS's 256 KiB. An ingest batch (up to 100 events) is one message.
 URLS_PER_MESSAGE = 100
-_BATCH = 10
 
 
 class RebuildRequest(msgspec.Struct, frozen=True):
@@ -92,7 +90,7 @@ class Queues(_DeadLetters):
     rebuild_queue_url: str
     index_queue_url: str
     dead_letter_url: str
-    client: SQSClient = field(default_factory=lambda: clients.client("sqs"))
+    client: SQSClient
 
     def request_rebuilds(self, requests: Mapping[str, Sequence[str]]) -> None:
         """Ask for one rebuild per shard. ``requests`` maps shard -> the ids of the changes
@@ -127,7 +125,7 @@ class IndexNowQueue(_DeadLetters):
 
     queue_url: str
     dead_letter_url: str
-    client: SQSClient = field(default_factory=lambda: clients.client("sqs"))
+    client: SQSClient
 
     def notify(self, urls: Sequence[str]) -> None:
         """Queue ``urls`` for submission (raises if SQS refuses)."""
@@ -144,7 +142,7 @@ class IngestInbox(_DeadLetters):
 
     queue_url: str
     dead_letter_url: str
-    client: SQSClient = field(default_factory=lambda: clients.client("sqs"))
+    client: SQSClient
 
     def send(self, bodies: Sequence[str]) -> None:
         """Queue events (RetryableError if SQS refuses one: the sender retries them all,
@@ -158,11 +156,9 @@ class IngestInbox(_DeadLetters):
 
 def _send_all(client: SQSClient, queue_url: str, entries: Sequence[Any]) -> None:
     """``entries`` in batches of ten; RetryableError naming those SQS refused."""
-    for start in range(0, len(entries), _BATCH):
-        chunk = list(entries[start : start + _BATCH])
-        response = client.send_message_batch(QueueUrl=queue_url, Entries=chunk)
-        failed = response.get("Failed", [])
-        if failed:
+    for start in range(0, len(entries), 10):
+        chunk = list(entries[start : start + 10])
+        if failed := client.send_message_batch(QueueUrl=queue_url, Entries=chunk).get("Failed"):
             details = ", ".join(f"{f['Id']}: {f.get('Code')}" for f in failed)
             raise RetryableError(f"could not send {len(failed)} message(s): {details}")
 

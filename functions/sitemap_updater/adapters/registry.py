@@ -1,43 +1,28 @@
 """The URL registry in DynamoDB: the source of truth every S3 object is derived from.
 
-One table, string keys ``pk``/``sk``, TTL attribute ``expires_at``:
+One table, string keys ``pk``/``sk``, TTL attribute ``expires_at``; items by (pk, sk):
 
-=========================  ==================  ===============================================
-pk                         sk                  item
-=========================  ==================  ===============================================
-``URL#<url>``              ``URL``             newest version, live/tombstone, shard, reserved,
-                                               base size, hreflang cluster pointer
-``SHARD#<shard>``          ``URL#<url>``       a live entry of the shard (fields to render,
-                                               extensions as JSON, its cluster)
-``SHARD#<shard>``          ``#CAPACITY``       slots and bytes reserved in the shard
-``SHARD#<shard>``          ``PEND#<url>#<v>``  a change of version v not yet applied to the
-                                               shard's object (url, version, SQS sent time,
-                                               cluster)
-``GROUP#<group>``          ``#OPEN``           the group's open shard number
-``CLUSTER#<id>``           ``CLUSTER``         an hreflang cluster: its members (languages,
-                                               declarations, placement), or a redirect to the
-                                               cluster it was merged into
-``ENTITY#<id>``             ``ENTITY``          a CMS entity's newest version and URL
-``SHARDS``                 ``<shard>``         the shard's published object (ShardOutput) and
-                                               when the reconciler last checked it
-``INDEXES``                ``<key>``           a published index file (IndexOutput)
-``FEED``                   ``FEED``            the feed of recent changes (Feed), as JSON
-=========================  ==================  ===============================================
+- ``URL#<url>``, ``URL``: newest version, live or tombstone, shard, reserved and base size,
+  hreflang cluster pointer
+- ``SHARD#<shard>``, ``URL#<url>``: a live entry (fields to render, extensions as JSON, cluster)
+- ``SHARD#<shard>``, ``#CAPACITY``: slots and bytes reserved in the shard
+- ``SHARD#<shard>``, ``PEND#<url>#<v>``: a change of version v not yet applied to the shard's
+  object (url, version, SQS sent time, cluster)
+- ``GROUP#<group>``, ``#OPEN``: the group's open shard number
+- ``CLUSTER#<id>``, ``CLUSTER``: an hreflang cluster's members (languages, declarations,
+  placement), or a redirect to the cluster it was merged into
+- ``ENTITY#<id>``, ``ENTITY``: a CMS entity's newest version and URL
+- ``SHARDS``, ``<shard>``: the shard's published object (ShardOutput), when last reconciled
+- ``INDEXES``, ``<key>``: a published index file (IndexOutput)
+- ``FEED``, ``FEED``: the feed of recent changes (Feed), as JSON
 
-A shard's entries share one partition, so a rebuild reads them with a strongly consistent
-Query: it always sees every commit that happened before it started (no GSI lag to prove).
-An event's commit is one transaction: URL record (conditional on the version and cluster
-pointer it was planned against), entry put/delete, the cluster record (conditional on its
-version) and the records of pages it newly links, capacity reservation (conditional on
-room), a pending marker in each shard it touches (the rebuild applies those changes to the
-shard's object, then deletes them), and, for a page named by its CMS id, the entity record
-(conditional on its version) with the record, entry and marker of the URL the entity leaves.
-A page declared by a sibling before it is published has a record with only a cluster
-pointer. URLs longer than 1,000 characters are keyed by a prefix and their SHA-256
-(DynamoDB's sort key limit).
-
-The index ``by-shard`` (partition key: a URL record's ``shard``) lists the URL records placed
-in a shard, so the reconciler can check them against the shard's entries.
+A shard's entries share one partition: a strongly consistent Query sees every commit made
+before it (no GSI lag). An event's commit is one transaction, each write conditional on what
+it was planned against (record version and cluster pointer, cluster and entity versions,
+the shard's room), with a pending marker in each shard it touches. URLs over 1,000
+characters are keyed by a prefix and their SHA-256 (DynamoDB's key limit). The index
+``by-shard`` (partition key: a URL record's ``shard``) lets the reconciler check a shard's
+records against its entries.
 """
 
 from __future__ import annotations
@@ -47,18 +32,16 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from botocore.exceptions import ClientError
-from msgspec import Struct
 
-from sitemap_updater.adapters import clients
 from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, Member, too_many_redirects
-from sitemap_updater.domain.entries import News, SitemapEntry, Video
+from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.feed import Feed
 from sitemap_updater.domain.placement import (
@@ -84,6 +67,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Item = dict[str, Any]
+T = TypeVar("T")
 TTL_ATTRIBUTE = "expires_at"
 PARTITION_KEY = "pk"
 SORT_KEY = "sk"
@@ -161,9 +145,7 @@ class Registry:
 
     table: str
     limits: Limits
-    client: DynamoDBClient = field(default_factory=lambda: clients.client("dynamodb"))
-
-    # -- URL records -----------------------------------------------------------------------
+    client: DynamoDBClient
 
     def url_state(self, url: str) -> UrlState:
         """The URL's record and its cluster pointer (strongly consistent)."""
@@ -182,7 +164,7 @@ class Registry:
         found: dict[str, Item] = {}
         pending = wanted
         for _ in range(MAX_REDIRECTS + 1):  # the ids asked for, then one read per redirect
-            items = self._batch_get([cluster_key(c) for c in sorted(pending)]) if pending else []
+            items = self._batch_get([cluster_key(c) for c in sorted(pending)])
             found.update(
                 (item[PARTITION_KEY]["S"].removeprefix("CLUSTER#"), item) for item in items
             )
@@ -190,11 +172,11 @@ class Registry:
         result = {}
         for cid in wanted:
             final = cid
-            for _ in range(MAX_REDIRECTS):
+            for _ in range(MAX_REDIRECTS + 1):
                 if "redirect" not in found.get(final, {}):
                     break
                 final = found[final]["redirect"]["S"]
-            if "redirect" in found.get(final, {}):
+            else:
                 raise too_many_redirects(cid)
             if final in found:
                 result[cid] = _cluster(final, found[final])
@@ -208,15 +190,7 @@ class Registry:
     def entity(self, entity: str) -> EntityRecord | None:
         """A CMS entity's record (strongly consistent)."""
         item = self._get(entity_key(entity))
-        if item is None:
-            return None
-        url = item["url"]["S"] if "url" in item else None
-        return EntityRecord(url, Decimal(item["version"]["N"]), item["live"]["BOOL"])
-
-    def save_entity(self, write: EntityWrite) -> None:
-        """An entity record alone (an unpublish by id of a page never seen), or raise
-        ConcurrentChange."""
-        self._transact([self._entity_action(write)], [], write.entity)
+        return _load(EntityRecord, item, url=None) if item else None
 
     def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]:
         """The URLs of these live records whose entry is missing, or is not their version's
@@ -240,32 +214,55 @@ class Registry:
         )
         return {item["url"]["S"] for item in items if item.get("live", {}).get("BOOL")}
 
-    def restore_entry(self, shard: str, url: str, cluster: str | None) -> None:
-        """Write the entry a live record of ``shard`` lacks, from the record: its URL and
-        cluster (the event's fields are gone; a resend of the event restores them). Only
-        while the record still places it there and no entry exists (else ConcurrentChange)."""
-        entry = self._put(_attrs({"url": url, "cluster": cluster}, entry_key(shard, url)))
-        entry["Put"]["ConditionExpression"] = "attribute_not_exists(pk)"
-        self._check_record(entry, url, "live = :yes AND #shard = :shard", shard)
+    def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]:
+        """The shard's live entries and their clusters (strongly consistent), in URL order."""
+        entries = map(_entry, self._partition(f"SHARD#{shard}", "URL#"))
+        return sorted(entries, key=lambda pair: pair[0].url)
 
-    def remove_entry(self, shard: str, url: str) -> None:
-        """Delete an entry no live record places in ``shard``, only while that holds."""
-        condition = "attribute_not_exists(live) OR live <> :yes OR #shard <> :shard"
-        self._check_record(self._delete(entry_key(shard, url)), url, condition, shard)
+    def entries(
+        self, shard: str, urls: Sequence[str]
+    ) -> dict[str, tuple[SitemapEntry, str | None]]:
+        """Those of ``urls`` that have a live entry in the shard, and their clusters
+        (BatchGetItem, strongly consistent)."""
+        pairs = map(_entry, self._batch_get([entry_key(shard, url) for url in urls]))
+        return {entry.url: (entry, cid) for entry, cid in pairs}
 
-    def _check_record(self, action: Item, url: str, condition: str, shard: str) -> None:
-        check = {
-            "TableName": self.table,
-            "Key": url_key(url),
-            "ConditionExpression": condition,
-            "ExpressionAttributeNames": {"#shard": SHARD_ATTRIBUTE},
-            "ExpressionAttributeValues": {":yes": {"BOOL": True}, ":shard": {"S": shard}},
-        }
-        self._transact([action, {"ConditionCheck": check}], (), url)
+    def pending(self, shard: str) -> list[Pending]:
+        """The shard's changes not yet applied to its object (strongly consistent)."""
+        return [_load(Pending, item) for item in self._partition(f"SHARD#{shard}", "PEND#")]
 
-    def mark_checked(self, shard: str, when: str) -> None:
-        """Record when the reconciler last checked the shard (see ShardOutput.checked)."""
-        self._update(_key("SHARDS", shard), "SET checked = :when", {":when": {"S": when}})
+    def capacities(self, shards: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(slots, reserved bytes) of each shard (BatchGetItem)."""
+        found = dict.fromkeys(shards, (0, 0))
+        for item in self._batch_get([capacity_key(shard) for shard in found]):
+            found[item[PARTITION_KEY]["S"].removeprefix("SHARD#")] = (
+                int(item.get("slots", {}).get("N", "0")),
+                int(item.get("reserved_bytes", {}).get("N", "0")),
+            )
+        return found
+
+    def open_shard(self, group: str) -> str:
+        item = self._get(_key(f"GROUP#{group}", "#OPEN"))
+        return shard_id(group, int(item["number"]["N"]) if item else 1)
+
+    def shard_output(self, shard: str) -> ShardOutput:
+        item = self._get(_key("SHARDS", shard))
+        return _load(ShardOutput, item, shard=shard) if item else ShardOutput(shard=shard)
+
+    def shard_outputs(self) -> list[ShardOutput]:
+        items = self._partition("SHARDS")
+        return [_load(ShardOutput, item, shard=item[SORT_KEY]["S"]) for item in items]
+
+    def index_outputs(self) -> dict[str, IndexOutput]:
+        outputs = (
+            _load(IndexOutput, item, key=item[SORT_KEY]["S"], generation=0, obj=None)
+            for item in self._partition("INDEXES")
+        )
+        return {output.key: output for output in outputs}
+
+    def feed(self) -> Feed:
+        item = self._get(_FEED)
+        return _FEED_JSON.decode(item["feed"]["S"]) if item else Feed()
 
     def commit(self, commit: Commit) -> None:
         """Apply one planned commit atomically, or raise ConcurrentChange / ShardFull."""
@@ -298,18 +295,12 @@ class Registry:
                 group, used = [], 0
             group.append(commit)
             used += size
-        if group:
-            groups.append(group)
-        return groups
+        return [*groups, group] if group else groups
 
     def commit_all(self, commits: Sequence[Commit]) -> None:
         """Apply several commits of distinct URLs, none with a cluster, in one transaction:
         all or nothing, with the same conditions and outcomes as ``commit`` (each shard's
-        reservations are summed into one condition). At most ``MAX_COMMITS_TOGETHER``."""
-        if len(commits) > MAX_COMMITS_TOGETHER:
-            raise ValueError(f"{len(commits)} commits, over {MAX_COMMITS_TOGETHER} a transaction")
-        if any(commit.cluster is not None for commit in commits):
-            raise ValueError("a commit with a cluster is applied on its own")
+        reservations are summed into one condition). A group from ``transactions``."""
         actions = [action for commit in commits for action in self._record_actions(commit)]
         reservations = combined_reservations(commits)
         for reservation in reservations:  # more than even an empty shard holds
@@ -317,11 +308,36 @@ class Registry:
                 raise ShardFull(reservation.shard)
         self._transact(actions, reservations, ", ".join(c.change.url for c in commits))
 
+    def save_entity(self, write: EntityWrite) -> None:
+        """An entity record alone (an unpublish by id of a page never seen)."""
+        self._transact([self._entity_action(write)], [], write.entity)
+
+    def restore_entry(self, shard: str, url: str, cluster: str | None) -> None:
+        """Write the entry a live record of ``shard`` lacks, with only its URL and cluster (a
+        resend of the event restores the rest), while the record still places it there."""
+        entry = _attrs({"url": url, "cluster": cluster}, entry_key(shard, url))
+        put = self._put(entry, "attribute_not_exists(pk)")
+        self._check_record(put, url, "live = :yes AND #shard = :shard", shard)
+
+    def remove_entry(self, shard: str, url: str) -> None:
+        """Delete an entry no live record places in ``shard``, only while that holds."""
+        condition = "attribute_not_exists(live) OR live <> :yes OR #shard <> :shard"
+        delete = {"Delete": self._request(Key=entry_key(shard, url))}
+        self._check_record(delete, url, condition, shard)
+
+    def _check_record(self, action: Item, url: str, condition: str, shard: str) -> None:
+        check = self._request(
+            Key=url_key(url),
+            ConditionExpression=condition,
+            ExpressionAttributeNames={"#shard": SHARD_ATTRIBUTE},
+            ExpressionAttributeValues={":yes": {"BOOL": True}, ":shard": {"S": shard}},
+        )
+        self._transact([action, {"ConditionCheck": check}], (), url)
+
     def _transact(
         self, actions: list[Item], reservations: Sequence[Reservation], urls: str
     ) -> None:
-        """Write ``actions`` and the reservations (last: their cancellation reasons mean
-        ShardFull) in one transaction."""
+        """One transaction; the reservations go last (their cancellations mean ShardFull)."""
         items: list[Any] = [*actions, *(self._reservation_action(r) for r in reservations)]
         try:
             self.client.transact_write_items(TransactItems=items)
@@ -329,88 +345,62 @@ class Registry:
             raise _cancellation(exc, urls, reservations, len(items)) from exc
 
     def _record_actions(self, commit: Commit) -> list[Item]:
-        """The URL record, and its entry written, removed or moved."""
-        actions = [self._url_action(commit)]
-        entry = commit.change.entry
-        if commit.shard is not None and entry is not None:
-            actions.append(self._put(_entry_item(commit, entry)))
+        """The URL record, its entry written, removed or moved, and its pending markers."""
+        change, record = commit.change, commit.record
+        values = {**asdict(record), "cluster": commit.cluster_id}
+        item = _attrs({**values, TTL_ATTRIBUTE: commit.tombstone_expires_at}, url_key(change.url))
+        condition, expected = _record_condition(commit.expected_version, commit.expected_cluster)
+        actions = [self._put(item, condition, expected, {"#cluster": "cluster"})]
+        if commit.shard is not None and change.entry is not None:
+            actions.append(self._put(_entry_item(commit.shard, commit, change.entry)))
         elif commit.shard is not None:
-            actions.append(self._delete(entry_key(commit.shard, commit.change.url)))
+            actions.append({"Delete": self._request(Key=entry_key(commit.shard, change.url))})
         if commit.previous_shard is not None:
-            actions.append(self._delete(entry_key(commit.previous_shard, commit.change.url)))
-        change = commit.change
+            key = entry_key(commit.previous_shard, change.url)
+            actions.append({"Delete": self._request(Key=key)})
         marker = Pending(change.url, str(change.version), change.sent, commit.cluster_id)
         actions.extend(self._put(_pending_item(shard, marker)) for shard in sorted(commit.touched))
         return actions
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
-        cluster = write.cluster
-        values = {"version": (write.expected or 0) + 1, "members": _members_json(cluster)}
-        item = _attrs(values, cluster_key(cluster.cid))
-        size = item_bytes(item)
-        if size > MAX_ITEM_BYTES:
-            raise InvalidEvent(
-                "cluster_too_large",
-                f"stored, the hreflang cluster would be {size:,} bytes; a registry item holds "
-                f"{MAX_ITEM_BYTES:,}",
-            )
-        if write.expected is None:
-            actions = [self._put(item, "attribute_not_exists(pk)")]
-        else:
-            actions = [self._put(item, "version = :expected", _expected(write.expected))]
-        for cid, absorbed in write.absorbed:
-            redirect = _attrs({"version": absorbed + 1, "redirect": cluster.cid}, cluster_key(cid))
-            actions.append(self._put(redirect, "version = :expected", _expected(absorbed)))
+        cid = write.cluster.cid
+        values = {"version": (write.expected or 0) + 1, "members": _members_json(write.cluster)}
+        item = _sized(_attrs(values, cluster_key(cid)), "cluster_too_large", "the hreflang cluster")
+        actions = [self._put(item, *_version_is(write.expected, "attribute_not_exists(pk)"))]
+        for absorbed, version in write.absorbed:
+            redirect = _attrs({"version": version + 1, "redirect": cid}, cluster_key(absorbed))
+            actions.append(self._put(redirect, *_version_is(version)))
         for url, record_version, pointer in write.targets:
-            condition, values = _record_condition(record_version, pointer)
-            update = {
-                "TableName": self.table,
-                "Key": url_key(url),
-                "UpdateExpression": "SET #cluster = :cid",
-                "ConditionExpression": condition,
-                "ExpressionAttributeNames": {"#cluster": "cluster"},
-                "ExpressionAttributeValues": {**values, ":cid": {"S": cluster.cid}},
-            }
+            condition, expected = _record_condition(record_version, pointer)
+            update = self._request(
+                Key=url_key(url),
+                UpdateExpression="SET #cluster = :cid",
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#cluster": "cluster"},
+                ExpressionAttributeValues={**expected, ":cid": {"S": cid}},
+            )
             actions.append({"Update": update})
         return actions
-
-    def _url_action(self, commit: Commit) -> Item:
-        record = commit.record
-        values = {**asdict(record), "cluster": commit.cluster_id}
-        item = _attrs({**values, TTL_ATTRIBUTE: commit.tombstone_expires_at}, url_key(record.url))
-        condition, expected = _record_condition(commit.expected_version, commit.expected_cluster)
-        return self._put(item, condition, expected, names={"#cluster": "cluster"})
 
     def _entity_action(self, write: EntityWrite) -> Item:
         values = {"url": write.url, "version": write.version, "live": write.live}
         item = _attrs({**values, TTL_ATTRIBUTE: write.expires_at}, entity_key(write.entity))
-        if write.expected is None:
-            return self._put(item, "attribute_not_exists(version)")
-        return self._put(item, "version = :expected", {":expected": {"N": str(write.expected)}})
+        return self._put(item, *_version_is(write.expected))
 
     def _reservation_action(self, reservation: Reservation) -> Item:
         group, number = parse_shard_id(reservation.shard)
         max_slots, max_bytes = reservation.bounds(self.limits)
-        return {
-            "Update": {
-                "TableName": self.table,
-                "Key": capacity_key(reservation.shard),
-                "UpdateExpression": "ADD slots :slots, reserved_bytes :bytes "
-                "SET shard_group = :group, shard_number = :number",
-                "ConditionExpression": "(attribute_not_exists(slots) OR slots <= :max_slots) AND "
-                "(attribute_not_exists(reserved_bytes) OR reserved_bytes <= :max_bytes)",
-                "ExpressionAttributeValues": _attrs(
-                    {
-                        ":slots": reservation.slots,
-                        ":bytes": reservation.bytes,
-                        ":group": group,
-                        ":number": number,
-                        ":max_slots": max_slots,
-                        ":max_bytes": max_bytes,
-                    }
-                ),
-            }
-        }
+        values = {":slots": reservation.slots, ":bytes": reservation.bytes, ":group": group}
+        values.update({":number": number, ":max_slots": max_slots, ":max_bytes": max_bytes})
+        update = self._request(
+            Key=capacity_key(reservation.shard),
+            UpdateExpression="ADD slots :slots, reserved_bytes :bytes "
+            "SET shard_group = :group, shard_number = :number",
+            ConditionExpression="(attribute_not_exists(slots) OR slots <= :max_slots) AND "
+            "(attribute_not_exists(reserved_bytes) OR reserved_bytes <= :max_bytes)",
+            ExpressionAttributeValues=_attrs(values),
+        )
+        return {"Update": update}
 
     def _put(
         self,
@@ -419,21 +409,22 @@ class Registry:
         values: Item | None = None,
         names: dict[str, str] | None = None,
     ) -> Item:
-        put: Item = {"TableName": self.table, "Item": item}
-        if condition:
-            put["ConditionExpression"] = condition
-        if values:
-            put["ExpressionAttributeValues"] = values
-        if names:
-            put["ExpressionAttributeNames"] = names
+        put = self._request(
+            Item=item,
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            ExpressionAttributeNames=names,
+        )
         return {"Put": put}
 
-    def _delete(self, key: Item) -> Item:
-        return {"Delete": {"TableName": self.table, "Key": key}}
+    def mark_pending(self, shards: Iterable[str], marker: Pending) -> None:
+        """Record ``marker`` in each shard (the siblings of a cluster that changed)."""
+        self._batch_write([{"PutRequest": {"Item": _pending_item(s, marker)}} for s in shards])
 
-    def open_shard(self, group: str) -> str:
-        item = self._get(_key(f"GROUP#{group}", "#OPEN"))
-        return shard_id(group, int(item["number"]["N"]) if item else 1)
+    def clear_pending(self, shard: str, applied: Sequence[Pending]) -> None:
+        """Delete the markers applied: a newer change of the same URL has its own."""
+        keys = [pending_key(shard, marker.url, marker.version) for marker in applied]
+        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
 
     def close_shard(self, shard: str) -> None:
         """Open the next shard of the group, unless someone already did."""
@@ -446,141 +437,59 @@ class Registry:
         with contextlib.suppress(ConcurrentChange):
             self._update(key, "SET #n = :next", values, condition, names)
 
-    def shard_entries(self, shard: str) -> list[tuple[SitemapEntry, str | None]]:
-        """The shard's live entries and their clusters, read strongly consistently, in URL
-        order."""
-        entries = [
-            _entry(item)
-            for item in self._query(
-                "pk = :pk AND begins_with(sk, :prefix)",
-                {":pk": {"S": f"SHARD#{shard}"}, ":prefix": {"S": "URL#"}},
-            )
-        ]
-        entries.sort(key=lambda pair: pair[0].url)
-        return entries
-
-    def entries(
-        self, shard: str, urls: Sequence[str]
-    ) -> dict[str, tuple[SitemapEntry, str | None]]:
-        """Those of ``urls`` that have a live entry in the shard, and their clusters
-        (BatchGetItem, strongly consistent)."""
-        pairs = map(_entry, self._batch_get([entry_key(shard, url) for url in urls]))
-        return {entry.url: (entry, cid) for entry, cid in pairs}
-
-    def pending(self, shard: str) -> list[Pending]:
-        """The shard's changes not yet applied to its object (strongly consistent)."""
-        items = self._query(
-            "pk = :pk AND begins_with(sk, :prefix)",
-            {":pk": {"S": f"SHARD#{shard}"}, ":prefix": {"S": "PEND#"}},
-        )
-        return [
-            Pending(
-                item["url"]["S"],
-                item["version"]["S"],
-                int(item["sent"]["N"]) if "sent" in item else None,
-                item["cluster"]["S"] if "cluster" in item else None,
-            )
-            for item in items
-        ]
-
-    def mark_pending(self, shards: Iterable[str], marker: Pending) -> None:
-        """Record ``marker`` in each shard (the siblings of a cluster that changed)."""
-        self._batch_write([{"PutRequest": {"Item": _pending_item(s, marker)}} for s in shards])
-
-    def clear_pending(self, shard: str, applied: Sequence[Pending]) -> None:
-        """Delete the markers applied: a newer change of the same URL has its own."""
-        keys = [pending_key(shard, marker.url, marker.version) for marker in applied]
-        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
-
-    def capacities(self, shards: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """(slots, reserved bytes) of each shard (BatchGetItem)."""
-        found = dict.fromkeys(shards, (0, 0))
-        for item in self._batch_get([capacity_key(shard) for shard in found]):
-            found[item[PARTITION_KEY]["S"].removeprefix("SHARD#")] = (
-                int(item.get("slots", {}).get("N", "0")),
-                int(item.get("reserved_bytes", {}).get("N", "0")),
-            )
-        return found
-
-    def shard_output(self, shard: str) -> ShardOutput:
-        item = self._get(_key("SHARDS", shard))
-        return _shard_output(item) if item else ShardOutput(shard=shard)
-
-    def shard_outputs(self) -> list[ShardOutput]:
-        return [_shard_output(item) for item in self._query("pk = :pk", {":pk": {"S": "SHARDS"}})]
+    def mark_checked(self, shard: str, when: str) -> None:
+        """Record when the reconciler last checked the shard (see ShardOutput.checked)."""
+        self._update(_key("SHARDS", shard), "SET checked = :when", {":when": {"S": when}})
 
     def save_shard_output(self, output: ShardOutput, previous_generation: int) -> None:
         """Record a shard's new state if nobody changed it since ``previous_generation``.
         ``listed`` is left alone: only the index writes it (see set_listed)."""
-        expiry, rendering = output.news_expiry, output.rendering
-        fields = {
-            "retiring": {"BOOL": output.retiring},
-            "news_expiry": {"S": expiry} if expiry is not None else None,
-            "rendering": {"S": rendering} if rendering is not None else None,
-        }
-        self._save_output(_key("SHARDS", output.shard), output, previous_generation, fields)
+        fields: dict[str, object] = {"obj": output.obj, "retiring": output.retiring}
+        fields.update(news_expiry=output.news_expiry, rendering=output.rendering)
+        self._save(_key("SHARDS", output.shard), output.generation, previous_generation, fields)
 
     def set_listed(self, shard: str, listed: bool) -> None:
         """Mark a shard as (no longer) named by an index. Listing is refused (ConcurrentChange)
         once it has no object or has begun retiring: a rebuild that marked it retiring decides
         on deleting it from ``listed`` as read after that mark."""
-        key = _key("SHARDS", shard)
-        if not listed:
-            self._update(key, "SET listed = :listed", {":listed": {"BOOL": False}})
-            return
-        self._update(
-            key,
-            "SET listed = :listed",
-            {":listed": {"BOOL": True}, ":no": {"BOOL": False}},
-            "attribute_exists(obj) AND (attribute_not_exists(retiring) OR retiring = :no)",
-        )
-
-    def index_outputs(self) -> dict[str, IndexOutput]:
-        items = self._query("pk = :pk", {":pk": {"S": "INDEXES"}})
-        return {output.key: output for output in map(_index_output, items)}
+        values, condition = {":listed": {"BOOL": listed}}, None
+        if listed:
+            values[":no"] = {"BOOL": False}
+            condition = (
+                "attribute_exists(obj) AND (attribute_not_exists(retiring) OR retiring = :no)"
+            )
+        self._update(_key("SHARDS", shard), "SET listed = :listed", values, condition)
 
     def save_index_output(self, output: IndexOutput, previous_generation: int) -> None:
-        self._save_output(_key("INDEXES", output.key), output, previous_generation)
+        key = _key("INDEXES", output.key)
+        self._save(key, output.generation, previous_generation, {"obj": output.obj})
 
     def delete_index_output(self, key: str) -> None:
         self.client.delete_item(TableName=self.table, Key=_key("INDEXES", key))
 
-    def feed(self) -> Feed:
-        item = self._get(_FEED)
-        return _FEED_JSON.decode(item["feed"]["S"]) if item else Feed()
-
     def save_feed(self, feed: Feed, previous_generation: int) -> None:
         """Store the feed if nobody changed it since ``previous_generation``."""
-        condition = "generation = :previous"
-        if previous_generation == 0:
-            condition = f"attribute_not_exists(generation) OR {condition}"
-        values = _attrs(
-            {":feed": msgspec.json.encode(feed).decode(), ":generation": feed.generation}
-        )
-        values[":previous"] = {"N": str(previous_generation)}
-        self._update(_FEED, "SET feed = :feed, generation = :generation", values, condition)
+        fields = {"feed": msgspec.json.encode(feed).decode()}
+        self._save(_FEED, feed.generation, previous_generation, fields)
 
-    def _save_output(
-        self,
-        key: Item,
-        output: ShardOutput | IndexOutput,
-        previous_generation: int,
-        fields: dict[str, Item | None] | None = None,
+    def _save(
+        self, key: Item, generation: int, previous: int, fields: Mapping[str, object]
     ) -> None:
-        """Compare-and-set a published-object record on its generation: its generation,
-        object and ``fields`` set (removed: those that are None)."""
-        obj = {"M": _attrs(asdict(output.obj))} if output.obj else None
-        fields = {"generation": {"N": str(output.generation)}, "obj": obj, **(fields or {})}
-        kept = {name: value for name, value in fields.items() if value is not None}
-        values = {f":{name}": value for name, value in kept.items()}
-        values[":previous"] = {"N": str(previous_generation)}
+        """Compare-and-set on the generation: set it and ``fields`` (None: removed)."""
+        kept = _attrs({"generation": generation, **fields})
         expression = "SET " + ", ".join(f"{name} = :{name}" for name in kept)
-        if removed := [name for name in fields if name not in kept]:
+        if removed := [name for name, value in fields.items() if value is None]:
             expression += " REMOVE " + ", ".join(removed)
+        values = {f":{name}": value for name, value in kept.items()}
+        values[":previous"] = {"N": str(previous)}
         condition = "generation = :previous"
-        if previous_generation == 0:
+        if previous == 0:
             condition = f"attribute_not_exists(generation) OR {condition}"
         self._update(key, expression, values, condition)
+
+    def _request(self, **options: Any) -> Item:
+        """A request on the table, without the options left empty."""
+        return {"TableName": self.table, **{name: v for name, v in options.items() if v}}
 
     def _update(
         self,
@@ -591,17 +500,15 @@ class Registry:
         names: dict[str, str] | None = None,
     ) -> None:
         """UpdateItem; a failed ``condition`` is a ConcurrentChange."""
-        request: Any = {"ConditionExpression": condition} if condition else {}
-        if names:
-            request["ExpressionAttributeNames"] = names
+        request = self._request(
+            Key=key,
+            UpdateExpression=expression,
+            ExpressionAttributeValues=values,
+            ConditionExpression=condition,
+            ExpressionAttributeNames=names,
+        )
         try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=key,
-                UpdateExpression=expression,
-                ExpressionAttributeValues=values,
-                **request,
-            )
+            self.client.update_item(**request)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 raise ConcurrentChange(f"{key['sk']['S']} changed since it was read") from exc
@@ -612,37 +519,41 @@ class Registry:
         return self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
 
     def _batch_get(self, keys: Sequence[Item]) -> list[Item]:
-        """BatchGetItem, strongly consistent, 100 keys a call, unprocessed keys retried."""
+        """BatchGetItem, strongly consistent, 100 keys a call."""
         items: list[Item] = []
         for start in range(0, len(keys), 100):
-            request: Any = {
-                self.table: {"Keys": list(keys[start : start + 100]), "ConsistentRead": True}
-            }
-
-            def attempt() -> None:
-                nonlocal request
-                response = self.client.batch_get_item(RequestItems=request)
-                items.extend(response.get("Responses", {}).get(self.table, []))
-                request = response.get("UnprocessedKeys") or {}
-                if request:
-                    raise RetryableError("registry throttled: keys left unprocessed")
-
-            retry(attempt, 8, (RetryableError,), lost=_back_off)
+            chunk = {"Keys": list(keys[start : start + 100]), "ConsistentRead": True}
+            items += self._batch(self.client.batch_get_item, chunk, "UnprocessedKeys")
         return items
 
     def _batch_write(self, requests: Sequence[Item]) -> None:
-        """BatchWriteItem, 25 requests a call, unprocessed requests retried."""
+        """BatchWriteItem, 25 requests a call."""
         for start in range(0, len(requests), 25):
-            request: Any = {self.table: list(requests[start : start + 25])}
+            chunk = list(requests[start : start + 25])
+            self._batch(self.client.batch_write_item, chunk, "UnprocessedItems")
 
-            def attempt() -> None:
-                nonlocal request
-                response = self.client.batch_write_item(RequestItems=request)
-                request = response.get("UnprocessedItems") or {}
-                if request:
-                    raise RetryableError("registry throttled: requests left unprocessed")
+    def _batch(self, call: Callable[..., Any], chunk: object, unprocessed: str) -> list[Item]:
+        """One batch request, repeated with backoff for what is left ``unprocessed``."""
+        items: list[Item] = []
+        request = {self.table: chunk}
 
-            retry(attempt, 8, (RetryableError,), lost=_back_off)
+        def attempt() -> None:
+            nonlocal request
+            response = call(RequestItems=request)
+            items.extend(response.get("Responses", {}).get(self.table, []))
+            request = response.get(unprocessed) or {}
+            if request:
+                raise RetryableError(f"registry throttled: {unprocessed} left")
+
+        retry(attempt, 8, (RetryableError,), lost=_back_off)
+        return items
+
+    def _partition(self, pk: str, prefix: str | None = None) -> Iterator[Item]:
+        """Every item of a partition (whose sort key begins with ``prefix``)."""
+        if prefix is None:
+            return self._query("pk = :pk", {":pk": {"S": pk}})
+        values = {":pk": {"S": pk}, ":prefix": {"S": prefix}}
+        return self._query("pk = :pk AND begins_with(sk, :prefix)", values)
 
     def _query(self, condition: str, values: Item, **options: Any) -> Iterator[Item]:
         """Every item (strongly consistent, except on an index: ``IndexName``)."""
@@ -676,7 +587,7 @@ def _cancellation(
         return exc
     reasons = [r.get("Code", "None") for r in exc.response.get("CancellationReasons", [])]
     reasons += ["None"] * (count - len(reasons))
-    tail = reasons[len(reasons) - len(reservations) :] if reservations else []
+    tail = reasons[len(reasons) - len(reservations) :]
     for reservation, reason in zip(reservations, tail, strict=True):
         if reason == "ConditionalCheckFailed":
             return ShardFull(reservation.shard)
@@ -696,8 +607,22 @@ def _action_bytes(action: Item) -> int:
     return item_bytes(request["Item"] if kind == "Put" else request["Key"])
 
 
-def _expected(version: int) -> Item:
-    return {":expected": {"N": str(version)}}
+def _version_is(
+    version: Decimal | int | None, absent: str = "attribute_not_exists(version)"
+) -> tuple[str, Item]:
+    """The condition that the item holds ``version`` (None: ``absent``), and its value."""
+    if version is None:
+        return absent, {}
+    return "version = :expected", {":expected": {"N": str(version)}}
+
+
+def _record_condition(version: Decimal | None, cluster: str | None) -> tuple[str, Item]:
+    """The URL record still holds ``version`` and still points at ``cluster`` (None: none)."""
+    condition, values = _version_is(version)
+    if cluster is None:
+        return f"{condition} AND attribute_not_exists(#cluster)", values
+    values = {**values, ":expected_cluster": {"S": cluster}}
+    return f"{condition} AND #cluster = :expected_cluster", values
 
 
 def _attrs(values: Mapping[str, object], key: Item | None = None) -> Item:
@@ -709,85 +634,59 @@ def _attrs(values: Mapping[str, object], key: Item | None = None) -> Item:
 def _attribute(value: object) -> Item:
     if isinstance(value, bool):
         return {"BOOL": value}
+    if isinstance(value, ObjectState):
+        return {"M": _attrs(asdict(value))}
     return {"N": str(value)} if isinstance(value, int | Decimal) else {"S": value}
 
 
-def _entry_item(commit: Commit, entry: SitemapEntry) -> Item:
-    """The entry's item; InvalidEvent when it is too large for any item (a retry cannot
-    help: 300 long image URLs of percent-encoded text fit in a message, not in an item)."""
-    assert commit.shard is not None  # noqa: S101 - guarded by the caller
-    values = {name: getattr(entry, name) for name in ("url", "lastmod", "changefreq", "priority")}
-    values.update(version=commit.change.version, cluster=commit.cluster_id)
-    item = _attrs(values, entry_key(commit.shard, entry.url))
-    if entry.images or entry.videos or entry.news:
-        stored = _Extensions(images=entry.images, videos=entry.videos, news=entry.news)
-        item["ext"] = {"S": msgspec.json.encode(stored).decode()}
+def _load(record: type[T], item: Item, **defaults: object) -> T:
+    """A record from an item's attributes, with ``defaults`` for those it lacks."""
+    return msgspec.convert({**defaults, **_plain(item)}, record, strict=False)
+
+
+def _plain(item: Item) -> dict[str, Any]:
+    """An item's attributes as plain values: a number as its digits, a map as a dict."""
+    return {
+        name: _plain(value["M"]) if "M" in value else next(iter(value.values()))
+        for name, value in item.items()
+    }
+
+
+def _sized(item: Item, code: str, what: str) -> Item:
+    """``item``, or InvalidEvent when it is too large for any item (a retry cannot help)."""
     size = item_bytes(item)
     if size > MAX_ITEM_BYTES:
         raise InvalidEvent(
-            "entry_too_large",
-            f"stored, the entry would be {size:,} bytes; a registry item holds {MAX_ITEM_BYTES:,}",
+            code,
+            f"stored, {what} would be {size:,} bytes; a registry item holds {MAX_ITEM_BYTES:,}",
         )
     return item
 
 
-class _Extensions(Struct, omit_defaults=True):
-    """An entry's extensions, stored as JSON in its item's ``ext``."""
-
-    images: tuple[str, ...] = ()
-    videos: tuple[Video, ...] = ()
-    news: News | None = None
-
-
-_EXTENSIONS = msgspec.json.Decoder(_Extensions)
+def _entry_item(shard: str, commit: Commit, entry: SitemapEntry) -> Item:
+    """The entry's item (300 long image URLs fit in a message, not in an item)."""
+    values = {name: getattr(entry, name) for name in ("url", "lastmod", "changefreq", "priority")}
+    values.update(version=commit.change.version, cluster=commit.cluster_id)
+    item = _attrs(values, entry_key(shard, entry.url))
+    extensions = {"images": entry.images, "videos": entry.videos, "news": entry.news}
+    if extensions := {name: value for name, value in extensions.items() if value}:
+        item["ext"] = {"S": msgspec.json.encode(extensions).decode()}
+    return _sized(item, "entry_too_large", "the entry")
 
 
 def _entry(item: Item) -> tuple[SitemapEntry, str | None]:
+    """An entry and its cluster (its extensions are stored as JSON in ``ext``)."""
     text = {name: value["S"] for name, value in item.items() if "S" in value}
-    extensions = _EXTENSIONS.decode(text["ext"]) if "ext" in text else _Extensions()
-    entry = SitemapEntry(
-        url=text["url"],
-        lastmod=text.get("lastmod"),
-        changefreq=text.get("changefreq"),
-        priority=text.get("priority"),
-        images=extensions.images,
-        videos=extensions.videos,
-        news=extensions.news,
-    )
-    return entry, text.get("cluster")
-
-
-def _record_condition(version: Decimal | None, cluster: str | None) -> tuple[str, Item]:
-    """The URL record still holds ``version`` and still points at ``cluster`` (None: none)."""
-    values: Item = {}
-    if version is None:
-        parts = ["attribute_not_exists(version)"]
-    else:
-        parts = ["version = :expected"]
-        values[":expected"] = {"N": str(version)}
-    if cluster is None:
-        parts.append("attribute_not_exists(#cluster)")
-    else:
-        parts.append("#cluster = :expected_cluster")
-        values[":expected_cluster"] = {"S": cluster}
-    return " AND ".join(parts), values
+    if "ext" in text:
+        text.update(msgspec.json.decode(text.pop("ext")))
+    return msgspec.convert(text, SitemapEntry), text.get("cluster")
 
 
 def _url_state(item: Item | None) -> UrlState:
-    """A record item holds the URL's state and its cluster pointer; an item with only a
-    pointer stands for a page that siblings declare but that was never published."""
+    """An item with only a cluster pointer: a page siblings declare, never published."""
     if item is None:
         return UrlState()
-    record = None
-    if "version" in item:
-        record = UrlRecord(
-            url=item["url"]["S"],
-            version=Decimal(item["version"]["N"]),
-            live=item["live"]["BOOL"],
-            shard=item["shard"]["S"] if "shard" in item else None,
-            reserved=int(item["reserved"]["N"]),
-            base=int(item["base"]["N"]),
-        )
+    record = _load(UrlRecord, item, shard=None) if "version" in item else None
     return UrlState(record, item["cluster"]["S"] if "cluster" in item else None)
 
 
@@ -811,31 +710,3 @@ def _cluster(cid: str, item: Item) -> Cluster:
         declares = tuple((lang, urls[h] if type(h) is int else h) for lang, h in fields["declares"])
         members[url] = Member(**{**fields, "declares": declares})
     return Cluster(cid=cid, version=int(item["version"]["N"]), members=members)
-
-
-def _object_state(item: Item | None) -> ObjectState | None:
-    if not item:
-        return None
-    fields: dict[str, Any] = {k: int(v["N"]) if "N" in v else v["S"] for k, v in item["M"].items()}
-    return ObjectState(**fields)
-
-
-def _shard_output(item: Item) -> ShardOutput:
-    return ShardOutput(
-        shard=item[SORT_KEY]["S"],
-        generation=int(item.get("generation", {}).get("N", "0")),
-        obj=_object_state(item.get("obj")),
-        listed=item.get("listed", {}).get("BOOL", False),
-        retiring=item.get("retiring", {}).get("BOOL", False),
-        news_expiry=item["news_expiry"]["S"] if "news_expiry" in item else None,
-        rendering=item["rendering"]["S"] if "rendering" in item else None,
-        checked=item["checked"]["S"] if "checked" in item else None,
-    )
-
-
-def _index_output(item: Item) -> IndexOutput:
-    return IndexOutput(
-        key=item[SORT_KEY]["S"],
-        generation=int(item.get("generation", {}).get("N", "0")),
-        obj=_object_state(item.get("obj")),
-    )

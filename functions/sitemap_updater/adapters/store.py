@@ -7,12 +7,11 @@ when it believes there is no object. A lost condition becomes WriteConflict.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from sitemap_updater.adapters import clients
 from sitemap_updater.domain.errors import WriteConflict
 
 if TYPE_CHECKING:
@@ -24,7 +23,6 @@ _MISSING = {"404", "NoSuchKey", "NotFound"}
 
 @dataclass(frozen=True)
 class StoredObject:
-    key: str
     etag: str
     metadata: dict[str, str]
     body: bytes | None = None  # only from get()
@@ -35,7 +33,7 @@ class SitemapStore:
     """S3 adapter for one bucket."""
 
     bucket: str
-    client: S3Client = field(default_factory=lambda: clients.client("s3"))
+    client: S3Client
 
     def put(
         self,
@@ -49,9 +47,7 @@ class SitemapStore:
     ) -> str:
         """Write ``key`` whole if it still holds ``expected_etag`` (None: if it does not
         exist); returns the new ETag."""
-        condition: Any = (
-            {"IfNoneMatch": "*"} if expected_etag is None else {"IfMatch": expected_etag}
-        )
+        condition: Any = {"IfMatch": expected_etag} if expected_etag else {"IfNoneMatch": "*"}
         try:
             response = self.client.put_object(
                 Bucket=self.bucket,
@@ -77,7 +73,7 @@ class SitemapStore:
     def delete(self, key: str, expected_etag: str | None = None) -> None:
         """Delete ``key`` (only if it still holds ``expected_etag``, when given). An object
         that is already gone is not an error."""
-        condition: Any = {} if expected_etag is None else {"IfMatch": expected_etag}
+        condition: Any = {"IfMatch": expected_etag} if expected_etag else {}
         try:
             self.client.delete_object(Bucket=self.bucket, Key=key, **condition)
         except ClientError as exc:
@@ -95,7 +91,7 @@ class SitemapStore:
                 return None
             raise
         body = response["Body"].read() if "Body" in response else None
-        return StoredObject(key, response["ETag"], response.get("Metadata", {}), body)
+        return StoredObject(response["ETag"], response.get("Metadata", {}), body)
 
 
 def _code(exc: ClientError) -> str:

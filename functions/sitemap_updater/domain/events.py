@@ -334,6 +334,10 @@ def _convert(document: Any, record: bool) -> Publish | Unpublish:
     publish = document.get("type", "publish") == "publish"
     kind = Publish if record and publish else Event
     try:
+        return msgspec.convert(document, kind, strict=True)  # type: ignore[no-any-return]
+    except (msgspec.ValidationError, UnicodeEncodeError):
+        pass  # read again below, in the models' order, to name the fault
+    try:
         event: Publish | Unpublish = msgspec.convert(
             _in_field_order(document, Publish if publish else Unpublish), kind, strict=True
         )

@@ -73,6 +73,8 @@ from sitemap_updater.ops.parallel import in_two
 from sitemap_updater.ops.progress import Progress
 
 _Placed = tuple[str, str, SitemapEntry]  # (URL, its <url> line, its entry)
+_Page = tuple[PageChange, str]  # a page's change, its <url> line without alternates
+_DECLARED = (Member(), Member(live=True))  # a page that declares nothing, unpublished or not
 _SHOW_SHARDS = 20
 
 
@@ -116,65 +118,67 @@ class BuiltSite:
 
 def collect(
     records: Iterable[Record], site: Site, result: BuildResult, progress: Progress
-) -> dict[str, PageChange]:
-    """URL -> its newest record's change, in order of first appearance."""
+) -> dict[str, _Page]:
+    """URL -> its newest record's change and ``<url>`` line, in order of first appearance."""
     read = list(records)
     progress.total = result.records = len(read)
     values = [record.value or b"" for record in read]
-    changes = in_two(values, partial(_changes, site=site), PageChange | str)
+    parsed = in_two(values, partial(_parsed, site=site), _Page | str)
     progress.advance(len(read))
-    pages: dict[str, PageChange] = {}
-    for record, parsed in zip(read, changes, strict=True):
-        change = parsed if record.error is None else record.error.reason
-        if isinstance(change, str):
-            result.rejected.append(Rejected(record.origin, change))
+    pages: dict[str, _Page] = {}
+    for record, done in zip(read, parsed, strict=True):
+        page = done if record.error is None else record.error.reason
+        if isinstance(page, str):
+            result.rejected.append(Rejected(record.origin, page))
             continue
-        before = pages.get(change.url)
+        before = pages.get(page[0].url)
         if before is not None:
             result.duplicates += 1
-            if before.version > change.version:
+            if before[0].version > page[0].version:
                 continue
-        pages[change.url] = change
+        pages[page[0].url] = page
     return pages
 
 
-def _changes(values: Sequence[bytes | dict[str, Any]], site: Site) -> list[PageChange | str]:
-    """Each record's change, or the reason it is refused."""
-    changes = parse_records(values, site)
-    return [c.reason if isinstance(c, InvalidEvent) else c for c in changes]
+def _parsed(values: Sequence[bytes | dict[str, Any]], site: Site) -> list[_Page | str]:
+    """Each record's change and its entry's ``<url>`` line, or the reason it is refused."""
+    return [
+        c.reason if isinstance(c, InvalidEvent) else (c, render_entry(c.entry) if c.entry else "")
+        for c in parse_records(values, site)
+    ]
 
 
-def cluster_links(pages: dict[str, PageChange]) -> dict[str, Pairs]:
+def cluster_links(pages: dict[str, _Page]) -> dict[str, Pairs]:
     """URL -> the alternates its entry lists: every page that declares a language or
     alternates, and every page declared, in one cluster whose components the domain's rule
     lists (``domain.clusters.listings``)."""
     members: dict[str, Member] = {}
-    for change in pages.values():
+    for change, _ in pages.values():
         if change.hreflang or change.alternates:
             members[change.url] = Member(change.hreflang, change.alternates, change.live)
     for member in list(members.values()):
         for _, href in member.declares:
-            if href not in members:
+            if href not in members:  # declared only
                 declared = pages.get(href)
-                members[href] = Member(live=declared is not None and declared.live)
+                members[href] = _DECLARED[declared is not None and declared[0].live]
     return listings(Cluster(cid="build", members=members)) if members else {}
 
 
 def _placed(
-    pages: dict[str, PageChange], limits: Limits, rules: GroupRules, result: BuildResult
+    pages: dict[str, _Page], limits: Limits, rules: GroupRules, result: BuildResult
 ) -> dict[str, list[_Placed]]:
-    """Every live page's entry, rendered and placed as ingest places new URLs: shard id ->
-    its entries. Entries no shard could hold are rejected."""
+    """Every live page's entry placed as ingest places new URLs: shard id -> its entries.
+    Entries no shard could hold are rejected."""
     links = cluster_links(pages)
     groups: dict[str, tuple[list[_Placed], list[int]]] = {}
-    for url, change in pages.items():
-        entry = change.entry
+    for url, (change, rendered) in pages.items():
+        entry, text = change.entry, rendered
         if entry is None:
             result.removed += 1
             continue
         if url in links:
             entry = msgspec.structs.replace(entry, alternates=links[url])
-        text = render_entry(entry)
+            text = render_entry(entry)
         size = rendered_size(text)
         if size > limits.max_entry_bytes:
             try:
@@ -256,12 +260,12 @@ def render_site(
     return BuiltSite(files, result)
 
 
-def snapshot_feed(pages: dict[str, PageChange], size: int) -> Feed:
+def snapshot_feed(pages: dict[str, _Page], size: int) -> Feed:
     """The feed a snapshot can give: its newest pages by lastmod (a page without one has no
     time of change to list it by)."""
     listed = {
         url: feed_entry(change, datetime.min)
-        for url, change in pages.items()
+        for url, (change, _) in pages.items()
         if change.entry and change.entry.lastmod
     }
     entries = merged((), listed, size)

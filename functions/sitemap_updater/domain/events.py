@@ -356,9 +356,9 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
 
     msgspec reads them when it reads them as the standard library would: a key given twice
     (msgspec keeps the last) or a null (read as absent) makes the keys written and the keys
-    decoded differ. That is counted over all the texts at once, and text by text only when
-    the totals differ; a text that differs, or that msgspec refuses, is read by the standard
-    library (``_exactly``), which gives the reason."""
+    decoded differ (``_keys_written``). That is counted over all the texts at once, and text
+    by text only when the totals differ; a text that differs, or that msgspec refuses, is read
+    by the standard library (``_exactly``), which gives the reason."""
     decoder = _RECORD if record else _EVENT
     events: list[Publish | Unpublish | InvalidEvent] = []
     quick: list[int] = []  # positions msgspec decoded, pending the key check

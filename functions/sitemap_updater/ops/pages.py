@@ -61,11 +61,10 @@ def page_change(record: Record, site: Site, default_version: Decimal = Decimal(0
     return parse_record(record.value, site, default_version)
 
 
-def _json_lines(path: Path, data: bytes) -> Iterator[Record]:
-    name = f"{path}:"
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if line and not line.isspace():
-            yield Record(name + str(number), line)
+def _json_lines(path: Path, data: bytes) -> list[Record]:
+    at = f"{path}:"
+    lines = enumerate(data.split(b"\n"), start=1)
+    return [Record(at + str(number), line) for number, line in lines if line and not line.isspace()]
 
 
 def _json_document(path: Path, data: bytes) -> Iterator[Record]:

@@ -16,7 +16,6 @@ info or a ``.``/``..`` segment.
 from __future__ import annotations
 
 import re
-import string
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -28,7 +27,7 @@ MIN_LOC_LENGTH = 12  # the sitemap schema's minimum for <loc>
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # RFC 3986 pchar (unreserved, sub-delims, ":" and "@") and "/"; a query may also hold "?".
-_PCHARS = f"{string.ascii_letters}{string.digits}-._~!$&'()*+,;=:@/"
+_PCHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/"
 _PCHAR = re.escape(_PCHARS)  # in a character class
 # One rule for every host (the site's, a page's, a CDN's): what DNS can resolve and browsers
 # request. Labels of letters, digits, '-' and '_' (CDN names hold it), 1 to 63 characters,

@@ -1,8 +1,8 @@
 """``sitemap-updater build``: page records in, a complete site out, with no AWS at all.
 
 The functions' own code does every step: each record is validated as its publish event
-(``ops.pages.page_change``), hreflang clusters are listed by ``domain.clusters.listings``,
-new URLs are placed by the registry's rule (``domain.placement.ShardFiller``), and shards,
+(``domain.events.parse_records``), hreflang clusters are listed by ``domain.clusters.listings``,
+new URLs are placed by the registry's rule (``domain.placement.fill``), and shards,
 index and robots.txt are rendered as the rebuild and index functions render them. The same
 input gives the same bytes.
 

@@ -21,8 +21,6 @@ standard library into the same models, for the same rules and an exact reason.
 ``events/schema.json`` is generated from the models (``sitemap-updater schema``).
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -334,7 +332,7 @@ def _convert(document: Any, record: bool) -> Publish | Unpublish:
     publish = document.get("type", "publish") == "publish"
     kind = Publish if record and publish else Event
     try:
-        return msgspec.convert(document, kind, strict=True)  # type: ignore[no-any-return]
+        return msgspec.convert(document, kind, strict=True)
     except (msgspec.ValidationError, UnicodeEncodeError):
         pass  # read again below, in the models' order, to name the fault
     try:
@@ -372,7 +370,8 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
     every = len(quick) == len(texts)
     written = b"\n".join(texts if every else [texts[position] for position in quick])
     decoded = _ENCODER.encode(events if every else [events[position] for position in quick])
-    if _keys_written(written) != _keys_written(decoded) or _ESCAPED_COLON in written:
+    escapes = b"\\" in written and _ESCAPED_COLON in written
+    if escapes or _keys_written(written) != _keys_written(decoded):
         for position in quick:
             text, event = texts[position], events[position]
             if _keys_written(text) != _keys_written(_ENCODER.encode(event)) or (

@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from sitemap_updater.domain.contract import normalise_lastmod
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import (
@@ -18,7 +19,6 @@ from sitemap_updater.domain.events import (
     Publish,
     Unpublish,
     event_json_schema,
-    normalise_lastmod,
     parse_body,
     parse_event,
 )

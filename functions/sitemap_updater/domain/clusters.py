@@ -66,34 +66,36 @@ def listings(cluster: Cluster) -> dict[str, Pairs]:
     """
     members = cluster.all
     declared: dict[str, set[str]] = {}
-    parent = {url: url for url in members}
+    parent: dict[str, str] = {}  # union-find over declarations, a root maps to itself or not at all
     for source, member in members.items():
         for lang, href in member.declares:
             declared.setdefault(href, set()).add(lang)
-            if href in parent:
+            if href in members:
                 parent[_root(parent, href)] = _root(parent, source)
-    langs = {url: _languages(member, declared.get(url, set())) for url, member in members.items()}
-    components: dict[str, list[str]] = {}
-    for url in members:
-        components.setdefault(_root(parent, url), []).append(url)
+    components: dict[str, list[str]] = {}  # of the members that list: published, with a language
+    for url, member in members.items():
+        if member.live and (member.lang is not None or url in declared):
+            components.setdefault(_root(parent, url), []).append(url)
     result: dict[str, Pairs] = {}
     for urls in components.values():
+        if len(urls) < 2:
+            continue
         owner: dict[str, str] = {}
         for url in sorted(urls):
-            if members[url].live:
-                for lang in langs[url]:
-                    owner.setdefault(lang, url)
-        if len(set(owner.values())) < 2:
-            continue
-        listed = tuple(sorted(owner.items()))
-        result.update((url, listed) for url in urls if members[url].live and langs[url])
+            for lang in _languages(members[url], declared.get(url, set())):
+                owner.setdefault(lang, url)
+        if len(set(owner.values())) > 1:
+            listed = tuple(sorted(owner.items()))
+            result.update((url, listed) for url in urls)
     return result
 
 
 def _root(parent: dict[str, str], url: str) -> str:
-    while parent[url] != url:
-        parent[url] = parent[parent[url]]
+    up = parent.get(url, url)
+    while up != url:
+        parent[url] = parent.get(up, up)  # path halving
         url = parent[url]
+        up = parent.get(url, url)
     return url
 
 

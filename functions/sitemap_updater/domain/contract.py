@@ -121,13 +121,6 @@ def normalise_lastmod(value: Any) -> str:
     return normalise_w3c(value, "lastmod")
 
 
-def normalise_changefreq(value: Any) -> str:
-    """An event's ``changefreq``: one of :data:`CHANGEFREQS`."""
-    if value not in CHANGEFREQS:
-        raise ValueError(f"changefreq must be one of {', '.join(CHANGEFREQS)}")
-    return str(value)
-
-
 def normalise_hreflang(value: Any) -> str:
     """``en``, ``en-GB``, ``zh-Hant-TW``, ``es-419`` or ``x-default``, in canonical case."""
     if not isinstance(value, str):

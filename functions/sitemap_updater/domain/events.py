@@ -21,8 +21,6 @@ standard library into the same models, for the same rules and an exact reason.
 ``events/schema.json`` is generated from the models (``sitemap-updater schema``).
 """
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -33,7 +31,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct
 
 from sitemap_updater.domain import contract
-from sitemap_updater.domain.contract import CHANGEFREQS, JsonNumber, PageChange, normalise_lastmod
+from sitemap_updater.domain.contract import CHANGEFREQS, JsonNumber, PageChange
 from sitemap_updater.domain.dates import RFC3339, W3C_DATETIME, normalise_w3c
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import InvalidEvent
@@ -250,7 +248,7 @@ class _Envelope(Struct):
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
-_KEY_END = re.compile(rb'"[ \t\n\r]*:')
+_ESCAPED_COLON = b"\\u003"  # \u003a or \u003A (or a digit: rarely escaped, read exactly too)
 
 
 # --- decoding -----------------------------------------------------------------------------
@@ -281,14 +279,10 @@ def _in_field_order(value: Any, model: type[Any]) -> Any:
 
 
 def _keys_written(data: bytes) -> int:
-    """The keys a JSON text writes, ``type`` aside: exact unless a string holds a quote
-    before a colon or the word "type" in quotes, which the same string counts alike in the
-    text and in msgspec's encoding of what was decoded from it."""
-    if data.find(b'" ') < 0 and data.find(b'"\t') < 0 and data.find(b'"\n') < 0:
-        keys = data.count(b'":')  # no space between a key and its colon
-    else:
-        keys = len(_KEY_END.findall(data))
-    return keys - data.count(b'"type"')
+    """The keys a JSON text writes, ``type`` aside, plus the colons its strings hold, which
+    the same strings hold alike in the text and in msgspec's encoding of what was decoded
+    from it (a text that escapes a colon, ``\\u003a``, is read exactly)."""
+    return data.count(b":") - data.count(b'"type"')
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -338,6 +332,10 @@ def _convert(document: Any, record: bool) -> Publish | Unpublish:
     publish = document.get("type", "publish") == "publish"
     kind = Publish if record and publish else Event
     try:
+        return msgspec.convert(document, kind, strict=True)
+    except (msgspec.ValidationError, UnicodeEncodeError):
+        pass  # read again below, in the models' order, to name the fault
+    try:
         event: Publish | Unpublish = msgspec.convert(
             _in_field_order(document, Publish if publish else Unpublish), kind, strict=True
         )
@@ -356,26 +354,29 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
 
     msgspec reads them when it reads them as the standard library would: a key given twice
     (msgspec keeps the last) or a null (read as absent) makes the keys written and the keys
-    decoded differ. That is counted over all the texts at once, and text by text only when
-    the totals differ; a text that differs, or that msgspec refuses, is read by the standard
-    library (``_exactly``), which gives the reason."""
+    decoded differ (``_keys_written``). That is counted over all the texts at once, and text
+    by text only when the totals differ; a text that differs, or that msgspec refuses, is read
+    by the standard library (``_exactly``), which gives the reason."""
     decoder = _RECORD if record else _EVENT
     events: list[Publish | Unpublish | InvalidEvent] = []
     quick: list[int] = []  # positions msgspec decoded, pending the key check
-    for text in texts:
+    for position, text in enumerate(texts):
         try:
-            event = decoder.decode(text)
+            events.append(decoder.decode(text))
+            quick.append(position)
         except _DECODE_ERRORS:
             events.append(_refusal_or(_exactly, text, record))
-            continue
-        quick.append(len(events))
-        events.append(event)
     # Encoded, an event writes each key that holds a value once: the texts wrote as many.
-    written = _keys_written(b"\n".join(texts[position] for position in quick))
-    if written != _keys_written(_ENCODER.encode([events[position] for position in quick])):
+    every = len(quick) == len(texts)
+    written = b"\n".join(texts if every else [texts[position] for position in quick])
+    decoded = _ENCODER.encode(events if every else [events[position] for position in quick])
+    escapes = b"\\" in written and _ESCAPED_COLON in written
+    if escapes or _keys_written(written) != _keys_written(decoded):
         for position in quick:
             text, event = texts[position], events[position]
-            if _keys_written(text) != _keys_written(_ENCODER.encode(event)):
+            if _keys_written(text) != _keys_written(_ENCODER.encode(event)) or (
+                _ESCAPED_COLON in text
+            ):
                 events[position] = _refusal_or(_exactly, text, record)
     return events
 
@@ -476,7 +477,7 @@ def to_change(
 ) -> PageChange:
     """Apply the value and URL rules to a decoded event. ``default_version``: a page record's
     version when it gives none (None: events must give one)."""
-    unpublish = isinstance(event, Unpublish)
+    unpublish = type(event) is Unpublish
     if event.version is not UNSET:
         version = _rule(
             "invalid_version", "version", contract.normalise_version, event.version, unpublish
@@ -490,14 +491,24 @@ def to_change(
             raise InvalidEvent("missing_field", "an unpublish needs url, id or both")
         url = "" if event.url is None else normalise_url(event.url, site)
         return PageChange(url, version, None, entity=event.id)
-    lastmod, priority = _dates_and_numbers(event)
+    lastmod, priority, title = event.lastmod, event.priority, event.title
+    if lastmod is not None:
+        lastmod = _rule("invalid_lastmod", "lastmod", normalise_w3c, lastmod, "lastmod")
+    if priority is not None:
+        priority = _rule("invalid_priority", "priority", contract.normalise_priority, priority)
     url = normalise_url(event.url, site)
-    title = None if event.title is None else _text(event.title, "title", MAX_TITLE, "invalid_title")
+    if title is not None:
+        title = _text(title, "title", MAX_TITLE, "invalid_title")
+    group = event.sitemap
+    if group is not None and not GROUP_NAME.fullmatch(group):
+        raise InvalidEvent(
+            "invalid_sitemap",
+            "sitemap must be a group name: 1-32 of a-z, 0-9 and '-', not starting or ending "
+            "with '-'",
+        )
     if not (event.images or event.videos or event.news or event.hreflang or event.alternates):
         entry = SitemapEntry(url, lastmod, event.changefreq, priority)
-        return PageChange(
-            url, version, entry, group=_group(event.sitemap), title=title, entity=event.id
-        )
+        return PageChange(url, version, entry, group=group, title=title, entity=event.id)
     entry = SitemapEntry(
         url,
         lastmod,
@@ -511,36 +522,7 @@ def to_change(
     if hreflang is not None:
         hreflang = _rule("invalid_hreflang", "hreflang", contract.normalise_hreflang, hreflang)
     alternates = _alternates(event.alternates, site) if event.alternates else ()
-    return PageChange(
-        url, version, entry, hreflang, alternates, _group(event.sitemap), title, entity=event.id
-    )
-
-
-def _dates_and_numbers(event: Publish) -> tuple[str | None, str | None]:
-    """(lastmod, priority) in their normal forms."""
-    lastmod = event.lastmod
-    priority = event.priority
-    try:
-        if lastmod is not None:
-            lastmod = normalise_lastmod(lastmod)
-    except ValueError as exc:
-        raise InvalidEvent("invalid_lastmod", str(exc)) from None
-    try:
-        if priority is not None:
-            priority = contract.normalise_priority(priority)
-    except ValueError as exc:
-        raise InvalidEvent("invalid_priority", str(exc)) from None
-    return lastmod, priority
-
-
-def _group(name: str | None) -> str | None:
-    if name is not None and not GROUP_NAME.fullmatch(name):
-        raise InvalidEvent(
-            "invalid_sitemap",
-            "sitemap must be a group name: 1-32 of a-z, 0-9 and '-', not starting or ending "
-            "with '-'",
-        )
-    return name
+    return PageChange(url, version, entry, hreflang, alternates, group, title, entity=event.id)
 
 
 def _images(images: tuple[Image, ...], site: Site) -> tuple[str, ...]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
 
 from sitemap_updater.domain.clusters import Cluster
 from sitemap_updater.domain.contract import PageChange
@@ -171,25 +170,18 @@ def combined_reservations(commits: Iterable[Commit]) -> list[Reservation]:
     return list(combined.values())
 
 
-class ShardFiller:
-    """New URLs placed without a registry (``build``): each group fills its open shard, and
-    one that cannot take the next entry closes for the next number, by the registry's rule
-    (:func:`~sitemap_updater.domain.sharding.claim_bounds`)."""
-
-    def __init__(self, limits: Limits, groups: GroupRules):
-        self.limits = limits
-        self.groups = groups
-        self._open: dict[str, list[Any]] = {}  # group -> [shard, number, slots, bytes, max]
-
-    def place(self, group: str, size: int) -> str:
-        state = self._open.get(group)
-        if state is None:
-            max_urls = self.groups.max_urls(group, self.limits)
-            state = self._open[group] = [shard_id(group, 1), 1, 0, 0, max_urls]
-        max_slots, max_bytes = claim_bounds(self.limits, state[4], 1, size)
-        if state[2] > max_slots or state[3] > max_bytes:
-            state[1] += 1
-            state[:4] = [shard_id(group, state[1]), state[1], 0, 0]
-        state[2] += 1
-        state[3] += size
-        return str(state[0])
+def fill(
+    group: str, sizes: Iterable[int], limits: Limits, groups: GroupRules
+) -> list[tuple[str, int]]:
+    """New URLs placed without a registry (``build``): the group's shards, each with how
+    many of the entries (of ``sizes`` bytes, in order) it takes. A shard that cannot take
+    the next entry closes for the next number, by the registry's rule (:func:`claim_bounds`)."""
+    max_slots, max_bytes = claim_bounds(limits, groups.max_urls(group, limits), 1, 0)
+    counts, used = [0], 0
+    for size in sizes:
+        if counts[-1] > max_slots or used > max_bytes - size:
+            counts.append(0)
+            used = 0
+        counts[-1] += 1
+        used += size
+    return [(shard_id(group, n), count) for n, count in enumerate(counts, start=1) if count]

@@ -64,21 +64,16 @@ def escape(text: str) -> str:
 
 
 def render_entry(entry: SitemapEntry) -> str:
-    """One ``<url>`` element on one line."""
+    """One ``<url>`` element on one line. Every value is escaped, those whose grammar leaves
+    nothing to escape too: a value that got past validation some other way (a registry item)
+    never becomes markup."""
     text = f"<url><loc>{escape(entry.url)}</loc>"
-    lastmod, changefreq, priority = entry.lastmod, entry.changefreq, entry.priority
-    # Their grammars leave nothing to escape: checked all the same (in one go), so that no
-    # value that got past validation some other way (a registry item) can become markup.
-    if escape(f"{lastmod}{changefreq}{priority}") != f"{lastmod}{changefreq}{priority}":
-        lastmod, changefreq, priority = (
-            None if v is None else escape(v) for v in (lastmod, changefreq, priority)
-        )
-    if lastmod is not None:
-        text += f"<lastmod>{lastmod}</lastmod>"
-    if changefreq is not None:
-        text += f"<changefreq>{changefreq}</changefreq>"
-    if priority is not None:
-        text += f"<priority>{priority}</priority>"
+    if entry.lastmod is not None:
+        text += f"<lastmod>{escape(entry.lastmod)}</lastmod>"
+    if entry.changefreq is not None:
+        text += f"<changefreq>{escape(entry.changefreq)}</changefreq>"
+    if entry.priority is not None:
+        text += f"<priority>{escape(entry.priority)}</priority>"
     if entry.alternates or entry.images or entry.videos or entry.news:
         text += _extensions(entry)
     return text + "</url>\n"

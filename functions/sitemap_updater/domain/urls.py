@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 
 from sitemap_updater.domain.errors import InvalidEvent
 
@@ -27,7 +27,8 @@ MIN_LOC_LENGTH = 12  # the sitemap schema's minimum for <loc>
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 # RFC 3986 pchar (unreserved, sub-delims, ":" and "@") and "/"; a query may also hold "?".
-_PCHAR = r"A-Za-z0-9\-._~!$&'()*+,;=:@/"
+_PCHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/"
+_PCHAR = re.escape(_PCHARS)  # in a character class
 # One rule for every host (the site's, a page's, a CDN's): what DNS can resolve and browsers
 # request. Labels of letters, digits, '-' and '_' (CDN names hold it), 1 to 63 characters,
 # not starting or ending with '-'; at most 253 characters in all (checked apart).
@@ -56,7 +57,9 @@ _SPLIT = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):(?://([^/?#]*))?([^?#]*)(?:\?([
 _DOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)  # %2E is "." too
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _LOWER_ESCAPE = re.compile(r"%(?:[a-f][0-9A-Fa-f]|[0-9A-F][a-f])")
-_ANY_ORIGIN = rf"https?://(?=[a-z0-9_.-]{{1,{MAX_HOST_LENGTH}}}/){HOST.pattern}"
+_ANY_ORIGIN = re.compile(rf"https?://(?=[a-z0-9_.-]{{1,{MAX_HOST_LENGTH}}}/){HOST.pattern}/")
+# Bytes a URL holds as it is, as themselves; any other as 0.
+_KEPT = bytes(byte if chr(byte) in f"{_PCHARS}%?" else 0 for byte in range(256))
 _ESCAPE_TO_CHECK = re.compile(r"%(?![0-9A-F]{2})|%2E")  # bad, lower-case, or a dot
 _UNSAFE_IN_PATH = re.compile(rf"[^{_PCHAR}%]+")
 _UNSAFE_IN_QUERY = re.compile(rf"[^{_PCHAR}%?]+")
@@ -103,23 +106,24 @@ class Site:
         return f"{self.scheme}://{self.host}{port}"
 
     @cached_property
-    def canonical(self) -> re.Pattern[str]:
-        """URLs on this site that ``normalise_url`` may give back as they are (escapes and
-        dot segments aside: see there)."""
-        return _canonical(self.origin)
+    def prefix(self) -> str:
+        return f"{self.origin}/"
 
     def url_for(self, key: str) -> str:
         """The absolute URL of an object stored under ``key`` at the site root."""
         return f"{self.origin}/{key}"
 
 
-@cache
-def _canonical(origin: str | None) -> re.Pattern[str]:
-    """URLs ``normalise_url`` may return as they are (escapes and dot segments are checked
-    apart): on ``origin``, or on any origin without a port. A quick check: a URL it does
-    not match goes through the rules, which decide."""
-    start = re.escape(origin) if origin is not None else _ANY_ORIGIN
-    return re.compile(rf"{start}/[{_PCHAR}%]*(?:\?[{_PCHAR}%?]+)?", re.ASCII)
+def _as_it_is(raw: str, site: Site, same_site: bool) -> bool:
+    """Whether ``normalise_url`` may give ``raw`` back as it is: absolute, on the site (or,
+    ``same_site=False``, on any host without a port), short enough, only ASCII characters a
+    URL keeps, no dot segment, upper-case escapes. A quick check: a URL it refuses goes
+    through the rules, which decide."""
+    if not raw.isascii() or len(raw) > MAX_URL_LENGTH or raw[-1] == "?" or "/." in raw:
+        return False
+    if 0 in raw.encode().translate(_KEPT) or ("%" in raw and _ESCAPE_TO_CHECK.search(raw)):
+        return False
+    return raw.startswith(site.prefix) if same_site else bool(_ANY_ORIGIN.match(raw))
 
 
 def check_characters(raw: str, field: str = "url") -> None:
@@ -217,12 +221,7 @@ def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = Tr
     ``same_site=False`` (images and videos may live on a CDN): any host, still absolute
     http(s) and held to every other rule.
     """
-    if (
-        len(raw) <= MAX_URL_LENGTH
-        and (site.canonical if same_site else _canonical(None)).fullmatch(raw)
-        and "/." not in raw
-        and ("%" not in raw or not _ESCAPE_TO_CHECK.search(raw))
-    ):
+    if raw and _as_it_is(raw, site, same_site):
         return raw
     check_characters(raw, field)
     if "#" in raw:

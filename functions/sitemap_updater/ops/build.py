@@ -1,8 +1,8 @@
 """``sitemap-updater build``: page records in, a complete site out, with no AWS at all.
 
 The functions' own code does every step: each record is validated as its publish event
-(``ops.pages.page_change``), hreflang clusters are listed by ``domain.clusters.listings``,
-new URLs are placed by the registry's rule (``domain.placement.ShardFiller``), and shards,
+(``domain.events.parse_records``), hreflang clusters are listed by ``domain.clusters.listings``,
+new URLs are placed by the registry's rule (``domain.placement.fill``), and shards,
 index and robots.txt are rendered as the rebuild and index functions render them. The same
 input gives the same bytes.
 
@@ -30,9 +30,9 @@ from datetime import UTC, datetime
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 import msgspec
-from msgspec import Struct
 
 from sitemap_updater.domain.clusters import Cluster, Member, Pairs, listings
 from sitemap_updater.domain.contract import PageChange, normalise_lastmod
@@ -42,7 +42,7 @@ from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_records
 from sitemap_updater.domain.feed import FEED_KEY, Feed, feed_entry, merged
 from sitemap_updater.domain.news import current_news
-from sitemap_updater.domain.placement import ShardFiller
+from sitemap_updater.domain.placement import fill
 from sitemap_updater.domain.render import (
     IndexEntry,
     render_entry,
@@ -73,6 +73,8 @@ from sitemap_updater.ops.parallel import in_two
 from sitemap_updater.ops.progress import Progress
 
 _Placed = tuple[str, str, SitemapEntry]  # (URL, its <url> line, its entry)
+_Page = tuple[PageChange, str]  # a page's change, its <url> line without alternates
+_DECLARED = (Member(), Member(live=True))  # a page that declares nothing, unpublished or not
 _SHOW_SHARDS = 20
 
 
@@ -114,111 +116,87 @@ class BuiltSite:
     result: BuildResult
 
 
-class Checked(Struct, array_like=True, gc=False):
-    """A record validated, its entry rendered and sized, its group chosen; or why it was
-    refused."""
-
-    change: PageChange | None
-    text: str = ""  # its <url> line, without hreflang alternates
-    size: int = 0  # bytes of that line (UTF-8)
-    group: str = ""
-    reason: str = ""
-
-
-def _checked(records: Sequence[Record], site: Site, rules: GroupRules) -> list[Checked]:
-    checked = []
-    values = [record.value or b"" for record in records]
-    for record, parsed in zip(records, parse_records(values, site), strict=True):
-        change = record.error or parsed
-        if isinstance(change, InvalidEvent):
-            checked.append(Checked(None, reason=change.reason))
-        elif change.entry is None:
-            checked.append(Checked(change))
-        else:
-            text = render_entry(change.entry)
-            group = rules.group_for(change.url, change.group)
-            checked.append(Checked(change, text, rendered_size(text), group))
-    return checked
-
-
 def collect(
-    records: Iterable[Record],
-    site: Site,
-    result: BuildResult,
-    progress: Progress,
-    rules: GroupRules | None = None,
-) -> dict[str, Checked]:
-    """URL -> its newest record, checked (``_checked``), in order of first appearance."""
-    pages: dict[str, Checked] = {}
+    records: Iterable[Record], site: Site, result: BuildResult, progress: Progress
+) -> dict[str, _Page]:
+    """URL -> its newest record's change and ``<url>`` line, in order of first appearance."""
     read = list(records)
-    progress.total = len(read)
-    done = in_two(read, partial(_checked, site=site, rules=rules or GroupRules()), Checked)
+    progress.total = result.records = len(read)
+    values = [record.value or b"" for record in read]
+    parsed = in_two(values, partial(_parsed, site=site), _Page | str)
     progress.advance(len(read))
-    for record, checked in zip(read, done, strict=True):
-        result.records += 1
-        change = checked.change
-        if change is None:
-            result.rejected.append(Rejected(record.origin, checked.reason))
+    pages: dict[str, _Page] = {}
+    for record, done in zip(read, parsed, strict=True):
+        page = done if record.error is None else record.error.reason
+        if isinstance(page, str):
+            result.rejected.append(Rejected(record.origin, page))
             continue
-        before = pages.get(change.url)
+        before = pages.get(page[0].url)
         if before is not None:
             result.duplicates += 1
-            if before.change.version > change.version:  # type: ignore[union-attr]
+            if before[0].version > page[0].version:
                 continue
-        pages[change.url] = checked
+        pages[page[0].url] = page
     return pages
 
 
-def cluster_links(pages: dict[str, Checked]) -> dict[str, Pairs]:
+def _parsed(values: Sequence[bytes | dict[str, Any]], site: Site) -> list[_Page | str]:
+    """Each record's change and its entry's ``<url>`` line, or the reason it is refused."""
+    return [
+        c.reason if isinstance(c, InvalidEvent) else (c, render_entry(c.entry) if c.entry else "")
+        for c in parse_records(values, site)
+    ]
+
+
+def cluster_links(pages: dict[str, _Page]) -> dict[str, Pairs]:
     """URL -> the alternates its entry lists: every page that declares a language or
     alternates, and every page declared, in one cluster whose components the domain's rule
     lists (``domain.clusters.listings``)."""
     members: dict[str, Member] = {}
-    for checked in pages.values():
-        change = checked.change
-        if change is not None and (change.hreflang or change.alternates):
+    for change, _ in pages.values():
+        if change.hreflang or change.alternates:
             members[change.url] = Member(change.hreflang, change.alternates, change.live)
     for member in list(members.values()):
         for _, href in member.declares:
-            if href not in members:
+            if href not in members:  # declared only
                 declared = pages.get(href)
-                live = declared is not None and declared.change is not None and declared.change.live
-                members[href] = Member(live=live)
+                members[href] = _DECLARED[declared is not None and declared[0].live]
     return listings(Cluster(cid="build", members=members)) if members else {}
 
 
 def _placed(
-    pages: dict[str, Checked], limits: Limits, rules: GroupRules, result: BuildResult
+    pages: dict[str, _Page], limits: Limits, rules: GroupRules, result: BuildResult
 ) -> dict[str, list[_Placed]]:
-    """Every live page's entry, placed as ingest places new URLs: shard id -> its entries.
+    """Every live page's entry placed as ingest places new URLs: shard id -> its entries.
     Entries no shard could hold are rejected."""
     links = cluster_links(pages)
-    filler = ShardFiller(limits, rules)
-    shards: dict[str, list[_Placed]] = {}
-    max_bytes = limits.max_entry_bytes
-    place = filler.place
-    for url, checked in pages.items():
-        entry = checked.change.entry  # type: ignore[union-attr]
+    groups: dict[str, tuple[list[_Placed], list[int]]] = {}
+    for url, (change, rendered) in pages.items():
+        entry, text = change.entry, rendered
         if entry is None:
             result.removed += 1
             continue
-        text, size = checked.text, checked.size
         if url in links:
             entry = msgspec.structs.replace(entry, alternates=links[url])
             text = render_entry(entry)
-            size = rendered_size(text)
-        if size > max_bytes:
+        size = rendered_size(text)
+        if size > limits.max_entry_bytes:
             try:
                 checked_rendered_size(text, limits)
             except InvalidEvent as rejected:
                 result.rejected.append(Rejected(url, rejected.reason))
                 continue
-        shard = place(checked.group, size)
-        placed = shards.get(shard)
-        if placed is None:
-            placed = shards[shard] = []
+        group = rules.group_for(url, change.group)
+        placed, sizes = groups.get(group) or groups.setdefault(group, ([], []))
         placed.append((url, text, entry))
-    result.pages = sum(len(entries) for entries in shards.values())
+        sizes.append(size)
+    shards: dict[str, list[_Placed]] = {}
+    for group, (placed, sizes) in groups.items():
+        start = 0
+        for shard, count in fill(group, sizes, limits, rules):
+            shards[shard] = placed[start : start + count]
+            start += count
+    result.pages = sum(len(placed) for placed, _ in groups.values())
     return shards
 
 
@@ -249,7 +227,7 @@ def render_site(
     result = BuildResult(stylesheet=stylesheet)
     rules = rules or GroupRules()
     with progress or Progress("build", enabled=False) as bar:
-        pages = collect(records, site, result, bar, rules)
+        pages = collect(records, site, result, bar)
     placed = _placed(pages, limits, rules, result)
     href = STYLESHEET_HREF if stylesheet else None
     files = {STYLESHEET_KEY: stylesheet_bytes()} if stylesheet else {}
@@ -282,13 +260,13 @@ def render_site(
     return BuiltSite(files, result)
 
 
-def snapshot_feed(pages: dict[str, Checked], size: int) -> Feed:
+def snapshot_feed(pages: dict[str, _Page], size: int) -> Feed:
     """The feed a snapshot can give: its newest pages by lastmod (a page without one has no
     time of change to list it by)."""
     listed = {
-        url: feed_entry(checked.change, datetime.min)
-        for url, checked in pages.items()
-        if checked.change and checked.change.entry and checked.change.entry.lastmod
+        url: feed_entry(change, datetime.min)
+        for url, (change, _) in pages.items()
+        if change.entry and change.entry.lastmod
     }
     entries = merged((), listed, size)
     return Feed(entries, entries[0].updated) if entries else Feed()

@@ -23,7 +23,6 @@ import io
 import json
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -44,8 +43,7 @@ _ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
 _ONE_DOCUMENT = msgspec.json.Decoder(msgspec.Raw)
 
 
-@dataclass(slots=True)
-class Record:
+class Record(msgspec.Struct, gc=False):
     """One record as read: its JSON text or CSV values, or why it could not be read."""
 
     origin: str  # file:line or file#index, for people
@@ -63,11 +61,10 @@ def page_change(record: Record, site: Site, default_version: Decimal = Decimal(0
     return parse_record(record.value, site, default_version)
 
 
-def _json_lines(path: Path, data: bytes) -> Iterator[Record]:
-    name = f"{path}:"
-    for number, line in enumerate(data.split(b"\n"), start=1):
-        if line and not line.isspace():
-            yield Record(name + str(number), line)
+def _json_lines(path: Path, data: bytes) -> list[Record]:
+    at = f"{path}:"
+    lines = enumerate(data.split(b"\n"), start=1)
+    return [Record(at + str(number), line) for number, line in lines if line and not line.isspace()]
 
 
 def _json_document(path: Path, data: bytes) -> Iterator[Record]:
@@ -124,12 +121,6 @@ def _array_exactly(data: bytes) -> list[Any] | None:
     return document if isinstance(document, list) else None
 
 
-def _csv_value(column: str, cell: str) -> Any:
-    if column in ("version", "priority") and _JSON_NUMBER.fullmatch(cell):
-        return Decimal(cell)
-    return cell
-
-
 def _columns(path: Path, header: list[str]) -> list[str | None]:
     """The header's page-record fields (any case); None for a column that is ignored."""
     named = [name.strip().lower() for name in header]
@@ -151,24 +142,24 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
     if header is None:
         return
     columns = _columns(path, header)
+    numbers = [name for name in ("version", "priority") if name in columns]
+    at = f"{path}:"
     for row in reader:
-        origin = f"{path}:{reader.line_num}"
-        if not any(cell.strip() for cell in row):
+        if not "".join(row).strip():
             continue
         if len(row) != len(columns):
             error = InvalidEvent(
                 "malformed_csv", f"{len(row)} cells, the header has {len(columns)}"
             )
-            yield Record(origin, error=error)
+            yield Record(at + str(reader.line_num), error=error)
             continue
-        yield Record(
-            origin,
-            {
-                name: _csv_value(name, cell)
-                for name, cell in zip(columns, row, strict=True)
-                if name and cell
-            },
-        )
+        value: dict[str, Any] = {
+            column: cell for column, cell in zip(columns, row, strict=True) if column and cell
+        }
+        for name in numbers:  # cells that are numbers are numbers
+            if name in value and _JSON_NUMBER.fullmatch(value[name]):
+                value[name] = Decimal(value[name])
+        yield Record(at + str(reader.line_num), value)
 
 
 def read_bytes(path: Path) -> bytes:

@@ -215,9 +215,11 @@ class App:
     def submit_indexnow(self) -> SubmitChanges:
         if self.indexnow_queue is None:
             raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
+        from sitemap_updater.adapters.queues import requested_urls  # noqa: PLC0415
         from sitemap_updater.usecases.indexnow import SubmitChanges  # noqa: PLC0415
 
-        return SubmitChanges(self.settings.site, self.indexnow_client, self.indexnow_queue)
+        site = self.settings.site
+        return SubmitChanges(site, self.indexnow_client, self.indexnow_queue, requested_urls)
 
     @_once
     def receive_webhook(self) -> ReceiveWebhook:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from sitemap_updater.adapters.indexnow import IndexNowClient
-from sitemap_updater.adapters.queues import URLS_PER_MESSAGE, IndexNowQueue
+from sitemap_updater.adapters.queues import URLS_PER_MESSAGE, IndexNowQueue, requested_urls
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.indexnow import MAX_URLS_PER_REQUEST, Submission, Verdict
 from sitemap_updater.domain.sharding import Limits
@@ -157,7 +157,7 @@ def test_a_refusal_whose_answer_holds_characters_sqs_refuses_is_still_dead_lette
             return {}
 
     parked = IndexNowQueue("q", "dlq", client=Sqs())  # type: ignore[arg-type]
-    result = SubmitChanges(SITE, submitter, parked)([message("m1", "/a")])
+    result = SubmitChanges(SITE, submitter, parked, requested_urls)([message("m1", "/a")])
     assert (result.dead_lettered, result.retry) == ({"m1"}, frozenset())
     (params,) = sent
     reason = params["MessageAttributes"]["reason"]["StringValue"]
@@ -281,7 +281,7 @@ def message(message_id: str, *paths: str) -> Message:
 
 def test_urls_are_submitted_once_each_in_order_of_first_appearance() -> None:
     submitter = FakeSubmitter()
-    submit = SubmitChanges(SITE, submitter, FakeDeadLetters())
+    submit = SubmitChanges(SITE, submitter, FakeDeadLetters(), requested_urls)
     result = submit([message("m1", "/a", "/b"), message("m2", "/b", "/c"), message("m3", "/a")])
     assert submitter.requests == [[f"{SITE.origin}/{p}" for p in "abc"]]
     assert (result.submitted, result.retry, result.dead_lettered) == (3, frozenset(), frozenset())
@@ -294,14 +294,16 @@ def test_more_than_10000_urls_go_in_several_requests_of_at_most_10000() -> None:
         for start in range(0, len(paths), URLS_PER_MESSAGE)
     ]
     submitter = FakeSubmitter()
-    result = SubmitChanges(SITE, submitter, FakeDeadLetters())(messages)
+    result = SubmitChanges(SITE, submitter, FakeDeadLetters(), requested_urls)(messages)
     assert [len(request) for request in submitter.requests] == [MAX_URLS_PER_REQUEST, 150]
     assert result.submitted == MAX_URLS_PER_REQUEST + 150
 
 
 def test_a_failed_request_fails_exactly_the_messages_in_it() -> None:
     submitter = FakeSubmitter([Verdict.ACCEPTED, Verdict.FAILED, Verdict.ACCEPTED])
-    submit = SubmitChanges(SITE, submitter, FakeDeadLetters(), max_urls_per_request=2)
+    submit = SubmitChanges(
+        SITE, submitter, FakeDeadLetters(), requested_urls, max_urls_per_request=2
+    )
     result = submit([message("m1", "/a", "/b"), message("m2", "/c"), message("m3", "/d", "/e")])
     assert submitter.requests == [
         [f"{SITE.origin}/{p}" for p in pair] for pair in ("ab", "cd", "e")
@@ -313,7 +315,9 @@ def test_a_failed_request_fails_exactly_the_messages_in_it() -> None:
 def test_a_rejected_request_dead_letters_its_messages_with_the_reason() -> None:
     parked = FakeDeadLetters()
     submitter = FakeSubmitter([Verdict.REJECTED])
-    result = SubmitChanges(SITE, submitter, parked)([message("m1", "/a"), message("m2", "/b")])
+    result = SubmitChanges(SITE, submitter, parked, requested_urls)(
+        [message("m1", "/a"), message("m2", "/b")]
+    )
     assert result.dead_lettered == {"m1", "m2"}
     assert result.retry == frozenset()
     assert {(code, source) for _, code, _, source in parked.parked} == {
@@ -326,7 +330,7 @@ def test_a_rejected_request_dead_letters_its_messages_with_the_reason() -> None:
 def test_a_message_in_a_failed_and_a_rejected_request_is_retried() -> None:
     submitter = FakeSubmitter([Verdict.REJECTED, Verdict.FAILED])
     parked = FakeDeadLetters()
-    submit = SubmitChanges(SITE, submitter, parked, max_urls_per_request=1)
+    submit = SubmitChanges(SITE, submitter, parked, requested_urls, max_urls_per_request=1)
     result = submit([message("m1", "/a", "/b")])
     assert (result.retry, result.dead_lettered, parked.parked) == ({"m1"}, frozenset(), [])
 
@@ -346,7 +350,9 @@ def test_a_message_in_a_failed_and_a_rejected_request_is_retried() -> None:
 def test_a_message_that_is_not_a_list_of_site_urls_is_dead_lettered(body: str) -> None:
     parked = FakeDeadLetters()
     submitter = FakeSubmitter()
-    result = SubmitChanges(SITE, submitter, parked)([Message("bad", body), message("ok", "/a")])
+    result = SubmitChanges(SITE, submitter, parked, requested_urls)(
+        [Message("bad", body), message("ok", "/a")]
+    )
     assert result.dead_lettered == {"bad"}
     assert parked.parked == [(body, "malformed_message", parked.parked[0][2], "bad")]
     assert submitter.requests == [[f"{SITE.origin}/a"]]
@@ -354,7 +360,9 @@ def test_a_message_that_is_not_a_list_of_site_urls_is_dead_lettered(body: str) -
 
 def test_a_dead_letter_that_cannot_be_sent_is_retried_instead() -> None:
     parked = FakeDeadLetters(broken=True)
-    result = SubmitChanges(SITE, FakeSubmitter([Verdict.REJECTED]), parked)([message("m1", "/a")])
+    result = SubmitChanges(SITE, FakeSubmitter([Verdict.REJECTED]), parked, requested_urls)(
+        [message("m1", "/a")]
+    )
     assert (result.retry, result.dead_lettered) == ({"m1"}, frozenset())
 
 

@@ -56,6 +56,14 @@ def index_request(body: str) -> IndexRequest | None:
         return None
 
 
+def requested_urls(body: str) -> list[str] | None:
+    """The URLs an IndexNow message names (None: not such a message)."""
+    try:
+        return msgspec.json.decode(body, type=UrlsMessage).urls
+    except msgspec.DecodeError:
+        return None
+
+
 def requested_shard(body: str) -> str:
     """The shard a rebuild request names (msgspec.DecodeError: not a rebuild request)."""
     return msgspec.json.decode(body, type=RebuildRequest).shard

@@ -7,8 +7,7 @@ whose body is not a list of this site's URLs, is dead-lettered at once with its 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sitemap_updater.domain.indexnow import MAX_URLS_PER_REQUEST, Verdict
@@ -29,6 +28,7 @@ class SubmitChanges:
     site: Site
     client: UrlSubmitter
     dead_letters: DeadLetters
+    read_urls: Callable[[str], Sequence[str] | None]  # a message's URLs (queues adapter)
     max_urls_per_request: int = MAX_URLS_PER_REQUEST
 
     def __call__(self, messages: Sequence[Message], deadline: float | None = None) -> SubmitResult:
@@ -82,17 +82,12 @@ class SubmitChanges:
         _count(Metric.INDEXNOW_RETRIED, len(retry))
         return SubmitResult(submitted, frozenset(retry), frozenset(parked))
 
-    def _urls(self, body: str) -> list[str] | None:
+    def _urls(self, body: str) -> Sequence[str] | None:
         """A non-empty list of this site's URLs (None: anything else)."""
-        try:
-            urls = json.loads(body).get("urls")
-        except (ValueError, AttributeError):
-            return None
+        urls = self.read_urls(body)
         prefix = self.site.url_for("")
-        if isinstance(urls, list) and all(
-            isinstance(u, str) and u.startswith(prefix) for u in urls
-        ):
-            return urls or None
+        if urls and all(url.startswith(prefix) for url in urls):
+            return urls
         return None
 
 

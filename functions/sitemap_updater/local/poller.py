@@ -17,6 +17,7 @@ from sitemap_updater.observability import logger
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
+    from mypy_boto3_sqs.literals import QueueAttributeNameType
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -24,6 +25,11 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 # long, so that a short visibility timeout cannot hand one back into the same batch (a receive
 # counted each time). The ones the function does not finish get the queue's timeout back.
 GATHER_HOLD_SECONDS = 60
+_COUNTS: list[QueueAttributeNameType] = [
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "ApproximateNumberOfMessagesDelayed",
+]
 
 
 @dataclass
@@ -160,16 +166,15 @@ def set_visibility(sqs: SQSClient, queue_url: str, handles: Sequence[str], secon
         sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=entries)
 
 
+def queue_counts(sqs: SQSClient, queue_url: str) -> tuple[int, int, int]:
+    """Visible, in flight, delayed: SQS's approximate counts."""
+    found = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=_COUNTS)["Attributes"]
+    visible, in_flight, delayed = (int(found.get(name, "0")) for name in _COUNTS)
+    return visible, in_flight, delayed
+
+
 def queue_depth(sqs: SQSClient, queue_url: str) -> int:
-    attributes = sqs.get_queue_attributes(
-        QueueUrl=queue_url,
-        AttributeNames=[
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "ApproximateNumberOfMessagesDelayed",
-        ],
-    )["Attributes"]
-    return sum(int(value) for value in attributes.values())
+    return sum(queue_counts(sqs, queue_url))
 
 
 def poll_round(mappings: Iterable[EventSourceMapping]) -> int:

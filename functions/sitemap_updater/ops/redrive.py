@@ -23,7 +23,6 @@ from sitemap_updater.ops.send import MAX_BATCH_ENTRIES, entry_bytes, sized_batch
 from sitemap_updater.ops.status import (
     RETRIES_EXHAUSTED,
     dead_letter_reasons,
-    queue_counts,
     reason_code,
     reason_lines,
 )
@@ -244,6 +243,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_messages is not None and args.max_messages < 1:
         raise UserError("--max-messages must be at least 1")
     deployment = resolve(args)
+    from sitemap_updater.local.poller import queue_counts  # noqa: PLC0415 - it logs
+
     sqs = deployment.sqs
     reports = [
         Moved(name, dlq_url, url, *queue_counts(sqs, dlq_url)[:2])

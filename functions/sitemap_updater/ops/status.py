@@ -18,7 +18,6 @@ from sitemap_updater.ops.resolve import Deployment, resolve
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
-    from mypy_boto3_sqs.literals import QueueAttributeNameType
 
     from sitemap_updater.adapters.registry import Registry
     from sitemap_updater.domain.records import ShardOutput
@@ -28,11 +27,6 @@ PEEK = 100  # dead letters read per queue for their reasons
 # A dead letter without a reason_code was moved there by SQS after maxReceiveCount failed
 # receives (a fault that may pass after a fix); one with a reason_code was rejected for good.
 RETRIES_EXHAUSTED = "retries_exhausted"
-_COUNTS: list[QueueAttributeNameType] = [
-    "ApproximateNumberOfMessages",
-    "ApproximateNumberOfMessagesNotVisible",
-    "ApproximateNumberOfMessagesDelayed",
-]
 
 
 @dataclass(frozen=True)
@@ -148,14 +142,9 @@ def oldest_age(cloudwatch: Any, queue_url: str, now: datetime) -> float | None:
     return None if newest is None else float(newest["Maximum"])
 
 
-def queue_counts(sqs: SQSClient, queue_url: str) -> tuple[int, int, int]:
-    """Visible, in flight, delayed: SQS's approximate counts."""
-    found = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=_COUNTS)["Attributes"]
-    visible, in_flight, delayed = (int(found.get(name, "0")) for name in _COUNTS)
-    return visible, in_flight, delayed
-
-
 def queue_statuses(deployment: Deployment, now: datetime) -> list[QueueStatus]:
+    from sitemap_updater.local.poller import queue_counts  # noqa: PLC0415 - it logs
+
     sqs, cloudwatch = deployment.sqs, deployment.client("cloudwatch")
     return [
         QueueStatus(name, url, *queue_counts(sqs, url), oldest_age(cloudwatch, url, now))

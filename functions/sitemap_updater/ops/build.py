@@ -19,6 +19,7 @@ Choices a snapshot has to make:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import tempfile
@@ -414,21 +415,25 @@ def run(args: argparse.Namespace) -> int:
             robots = robots_path.read_bytes()
         except OSError as exc:
             raise UserError(f"cannot read {robots_path}: {exc.strerror}") from exc
-    built = render_site(
-        read_paths(args.pages),
-        site,
-        limits,
-        compress=not args.no_compress,
-        text=args.format == "txt",
-        lastmod=lastmod,
-        robots=robots,
-        progress=Progress("build"),
-        rules=rules,
-        now=now,
-        stylesheet=args.stylesheet,
-        extras=extras,
-        feed_entries=args.feed_entries,
-    )
+    gc.disable()  # its objects live until it ends: collections would walk them all for nothing
+    try:
+        built = render_site(
+            read_paths(args.pages),
+            site,
+            limits,
+            compress=not args.no_compress,
+            text=args.format == "txt",
+            lastmod=lastmod,
+            robots=robots,
+            progress=Progress("build"),
+            rules=rules,
+            now=now,
+            stylesheet=args.stylesheet,
+            extras=extras,
+            feed_entries=args.feed_entries,
+        )
+    finally:
+        gc.enable()
     result = built.result
     if not result.pages:  # a site of no pages would replace the one in --out: write nothing
         _report(result, args.out, as_json=args.json)

@@ -78,11 +78,7 @@ def listings(cluster: Cluster) -> dict[str, Pairs]:
     components: dict[str, list[str]] = {}  # of the members that list: published, with a language
     for url, member in members.items():
         if member.live and (member.lang is not None or url in declared):
-            root = _root(parent, url) if url in parent else url
-            if root in components:
-                components[root].append(url)
-            else:
-                components[root] = [url]
+            components.setdefault(_root(parent, url) if url in parent else url, []).append(url)
     result: dict[str, Pairs] = {}
     for urls in components.values():
         if len(urls) < 2:

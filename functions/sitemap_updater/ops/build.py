@@ -74,7 +74,7 @@ from sitemap_updater.ops.parallel import in_two
 from sitemap_updater.ops.progress import Progress
 
 _Placed = tuple[str, str, SitemapEntry]  # (URL, its <url> line, its entry)
-_Page = tuple[PageChange, str]  # a page's change, its <url> line without alternates
+_Page = tuple[PageChange, str, int]  # a page's change, its <url> line without alternates, bytes
 _DECLARED = (Member(), Member(live=True))  # a page that declares nothing, unpublished or not
 _SHOW_SHARDS = 20
 
@@ -142,11 +142,17 @@ def collect(
 
 
 def _parsed(values: Sequence[bytes | dict[str, Any]], site: Site) -> list[_Page | str]:
-    """Each record's change and its entry's ``<url>`` line, or the reason it is refused."""
+    """Each record's change, its entry's ``<url>`` line and the line's size, or the reason
+    it is refused."""
     return [
-        c.reason if isinstance(c, InvalidEvent) else (c, render_entry(c.entry) if c.entry else "")
+        c.reason if isinstance(c, InvalidEvent) else _with_line(c)
         for c in parse_records(values, site)
     ]
+
+
+def _with_line(change: PageChange) -> _Page:
+    line = render_entry(change.entry) if change.entry else ""
+    return change, line, rendered_size(line)
 
 
 def cluster_links(pages: dict[str, _Page]) -> dict[str, Pairs]:
@@ -154,7 +160,7 @@ def cluster_links(pages: dict[str, _Page]) -> dict[str, Pairs]:
     alternates, and every page declared, in one cluster whose components the domain's rule
     lists (``domain.clusters.listings``)."""
     members: dict[str, Member] = {}
-    for change, _ in pages.values():
+    for change, _, _ in pages.values():
         if change.hreflang or change.alternates:
             members[change.url] = Member(change.hreflang, change.alternates, change.live)
     for member in list(members.values()):
@@ -172,16 +178,17 @@ def _placed(
     Entries no shard could hold are rejected."""
     links = cluster_links(pages)
     groups: dict[str, tuple[list[_Placed], list[int]]] = {}
-    for url, (change, rendered) in pages.items():
-        entry, text = change.entry, rendered
+    max_entry_bytes = limits.max_entry_bytes
+    for url, (change, line, line_size) in pages.items():
+        entry, text, size = change.entry, line, line_size
         if entry is None:
             result.removed += 1
             continue
         if url in links:
             entry = msgspec.structs.replace(entry, alternates=links[url])
             text = render_entry(entry)
-        size = rendered_size(text)
-        if size > limits.max_entry_bytes:
+            size = rendered_size(text)
+        if size > max_entry_bytes:
             try:
                 checked_rendered_size(text, limits)
             except InvalidEvent as rejected:
@@ -266,7 +273,7 @@ def snapshot_feed(pages: dict[str, _Page], size: int) -> Feed:
     time of change to list it by)."""
     listed = {
         url: feed_entry(change, datetime.min)
-        for url, (change, _) in pages.items()
+        for url, (change, _, _) in pages.items()
         if change.entry and change.entry.lastmod
     }
     entries = merged((), listed, size)

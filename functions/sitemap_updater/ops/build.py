@@ -2,7 +2,7 @@
 
 The functions' own code does every step: each record is validated as its publish event
 (``domain.events.parse_records``), hreflang clusters are listed by ``domain.clusters.listings``,
-new URLs are placed by the registry's rule (``domain.placement.fill``), and shards,
+new URLs are placed by the registry's rule (``domain.sharding.fill``), and shards,
 index and robots.txt are rendered as the rebuild and index functions render them. The same
 input gives the same bytes.
 
@@ -43,7 +43,6 @@ from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_records
 from sitemap_updater.domain.feed import FEED_KEY, Feed, feed_entry, merged
 from sitemap_updater.domain.news import current_news
-from sitemap_updater.domain.placement import fill
 from sitemap_updater.domain.render import (
     IndexEntry,
     render_entry,
@@ -60,6 +59,7 @@ from sitemap_updater.domain.sharding import (
     Limits,
     ShardFormat,
     checked_rendered_size,
+    fill,
     index_extras,
     index_room,
     shard_document,

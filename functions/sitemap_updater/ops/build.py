@@ -26,7 +26,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from operator import itemgetter
@@ -79,14 +78,12 @@ _DECLARED = (Member(), Member(live=True))  # a page that declares nothing, unpub
 _SHOW_SHARDS = 20
 
 
-@dataclass(frozen=True)
-class Rejected:
+class Rejected(msgspec.Struct, frozen=True):
     origin: str
     reason: str
 
 
-@dataclass(frozen=True)
-class ShardFile:
+class ShardFile(msgspec.Struct, frozen=True):
     shard: str
     key: str
     entries: int
@@ -94,23 +91,21 @@ class ShardFile:
     lastmod: str | None
 
 
-@dataclass
-class BuildResult:
+class BuildResult(msgspec.Struct):
     records: int = 0
     pages: int = 0
     duplicates: int = 0
     removed: int = 0
-    rejected: list[Rejected] = field(default_factory=list)
-    shards: list[ShardFile] = field(default_factory=list)
-    index_files: list[str] = field(default_factory=list)
-    stale_removed: list[str] = field(default_factory=list)
+    rejected: list[Rejected] = msgspec.field(default_factory=list)
+    shards: list[ShardFile] = msgspec.field(default_factory=list)
+    index_files: list[str] = msgspec.field(default_factory=list)
+    stale_removed: list[str] = msgspec.field(default_factory=list)
     seconds: float = 0.0
     stylesheet: bool = False
     feed: bool = False
 
 
-@dataclass
-class BuiltSite:
+class BuiltSite(msgspec.Struct):
     """Everything a build writes, in memory, before it touches the folder."""
 
     files: dict[str, bytes]

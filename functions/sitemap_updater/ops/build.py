@@ -127,12 +127,13 @@ def collect(
         if isinstance(page, str):
             result.rejected.append(Rejected(record.origin, page))
             continue
-        before = pages.get(page[0].url)
+        url = page[0].url
+        before = pages.get(url)
         if before is not None:
             result.duplicates += 1
             if before[0].version > page[0].version:
                 continue
-        pages[page[0].url] = page
+        pages[url] = page
     return pages
 
 
@@ -300,7 +301,7 @@ def _render_shards(
                 document = shard_document(_current_texts(entries, now), limits, stylesheet=href)
             key = shard_format.key(shard)
             bodies[key] = pool.submit(document, shard_format)
-            newest = lastmod or max((e.lastmod for _, _, e in entries if e.lastmod), default=None)
+            newest = lastmod or max([e.lastmod for _, _, e in entries if e.lastmod], default=None)
             index_entries[shard] = IndexEntry(site.url_for(key), newest)
             result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
     files.update((key, body) for key, (body,) in bodies.items())

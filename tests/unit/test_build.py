@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 from pathlib import Path
@@ -230,6 +231,7 @@ def test_build_strict_exits_1_when_a_record_was_rejected(tmp_path: Path) -> None
     args = ["build", str(source), "--site-url", "https://www.example.com", "--out", str(tmp_path)]
     assert main(args) == 0
     assert main([*args, "--strict"]) == 1
+    assert gc.isenabled()  # a build pauses the collector, not the process after it
 
 
 @pytest.mark.parametrize(

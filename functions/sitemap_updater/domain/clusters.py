@@ -18,7 +18,7 @@ every other published member that has a language, and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from sitemap_updater.domain.contract import X_DEFAULT
@@ -69,24 +69,27 @@ def listings(cluster: Cluster) -> dict[str, Pairs]:
     parent: dict[str, str] = {}  # union-find over declarations, a root maps to itself or not at all
     for source, member in members.items():
         for lang, href in member.declares:
-            declared.setdefault(href, set()).add(lang)
+            if href in declared:
+                declared[href].add(lang)
+            else:
+                declared[href] = {lang}
             if href in members:
                 parent[_root(parent, href)] = _root(parent, source)
     components: dict[str, list[str]] = {}  # of the members that list: published, with a language
     for url, member in members.items():
         if member.live and (member.lang is not None or url in declared):
-            components.setdefault(_root(parent, url), []).append(url)
+            components.setdefault(_root(parent, url) if url in parent else url, []).append(url)
     result: dict[str, Pairs] = {}
     for urls in components.values():
         if len(urls) < 2:
             continue
         owner: dict[str, str] = {}
         for url in sorted(urls):
-            for lang in _languages(members[url], declared.get(url, set())):
+            for lang in _languages(members[url].lang, declared.get(url, ())):
                 owner.setdefault(lang, url)
         if len(set(owner.values())) > 1:
             listed = tuple(sorted(owner.items()))
-            result.update((url, listed) for url in urls)
+            result.update(dict.fromkeys(urls, listed))
     return result
 
 
@@ -99,12 +102,12 @@ def _root(parent: dict[str, str], url: str) -> str:
     return url
 
 
-def _languages(member: Member, declared: set[str]) -> frozenset[str]:
+def _languages(lang: str | None, declared: Collection[str]) -> Collection[str]:
     """A member's languages: its own hreflang (and x-default if a sibling declares it so),
     or else every language its siblings declare for it."""
-    if member.lang is not None:
-        return frozenset({member.lang} | ({X_DEFAULT} & declared))
-    return frozenset(declared)
+    if lang is None:
+        return declared
+    return (lang, X_DEFAULT) if X_DEFAULT in declared else (lang,)
 
 
 def alternates(cluster: Cluster, url: str) -> Pairs:

@@ -75,6 +75,8 @@ def _number(value: Any, what: str) -> Decimal:
 def normalise_version(value: Any, unpublish: bool = False) -> Decimal:
     """An event's ``version``: a finite number >= 0 that DynamoDB can store exactly, or an
     RFC 3339 time with its zone (``dates.time_version``: epoch milliseconds, tie-broken)."""
+    if type(value) is int and 0 <= value < 10**MAX_VERSION_DIGITS:  # within every bound below
+        return Decimal(value)
     if type(value) is str:  # a JsonNumber is a str too
         when = moment(value)
         if when is None or when < EPOCH:

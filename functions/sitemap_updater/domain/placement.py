@@ -21,11 +21,7 @@ from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.records import UrlRecord
 from sitemap_updater.domain.sharding import (
     PROTOCOL_MAX_URLS,
-    GroupRules,
-    Limits,
     Reservation,
-    claim_bounds,
-    shard_id,
 )
 
 # Commits applied in one registry transaction (ingest's batched path): three actions each
@@ -168,20 +164,3 @@ def combined_reservations(commits: Iterable[Commit]) -> list[Reservation]:
             )
         )
     return list(combined.values())
-
-
-def fill(
-    group: str, sizes: Iterable[int], limits: Limits, groups: GroupRules
-) -> list[tuple[str, int]]:
-    """New URLs placed without a registry (``build``): the group's shards, each with how
-    many of the entries (of ``sizes`` bytes, in order) it takes. A shard that cannot take
-    the next entry closes for the next number, by the registry's rule (:func:`claim_bounds`)."""
-    max_slots, max_bytes = claim_bounds(limits, groups.max_urls(group, limits), 1, 0)
-    counts, used = [0], 0
-    for size in sizes:
-        if counts[-1] > max_slots or used > max_bytes - size:
-            counts.append(0)
-            used = 0
-        counts[-1] += 1
-        used += size
-    return [(shard_id(group, n), count) for n, count in enumerate(counts, start=1) if count]

@@ -80,18 +80,16 @@ def render_entry(entry: SitemapEntry) -> str:
 
 
 def _extensions(entry: SitemapEntry) -> str:
-    parts = [
-        f'<xhtml:link rel="alternate" hreflang="{escape(lang)}" href="{escape(href)}"/>'
-        for lang, href in entry.alternates
-    ]
-    parts += [
-        f"<image:image><image:loc>{escape(image)}</image:loc></image:image>"
-        for image in entry.images
-    ]
-    parts += [_video(video) for video in entry.videos]
+    text = ""  # appended in place: three comprehensions cost more than the links themselves
+    for lang, href in entry.alternates:
+        text += f'<xhtml:link rel="alternate" hreflang="{escape(lang)}" href="{escape(href)}"/>'
+    for image in entry.images:
+        text += f"<image:image><image:loc>{escape(image)}</image:loc></image:image>"
+    for video in entry.videos:
+        text += _video(video)
     if entry.news is not None:
-        parts.append(_news(entry.news))
-    return "".join(parts)
+        text += _news(entry.news)
+    return text
 
 
 def _element(prefix: str, name: str, value: object | None, attributes: str = "") -> str:

@@ -325,3 +325,20 @@ def claim_bounds(limits: Limits, max_slots: int, slots: int, size: int) -> tuple
     """The most slots and bytes a shard may already hold for a claim to fit (negative: none
     can): the one rule of a shard's room, for the registry's conditional write and ``build``."""
     return min(limits.max_urls_per_shard, max_slots) - slots, limits.max_entry_bytes - size
+
+
+def fill(
+    group: str, sizes: Iterable[int], limits: Limits, groups: GroupRules
+) -> list[tuple[str, int]]:
+    """New URLs placed without a registry (``build``): the group's shards, each with how
+    many of the entries (of ``sizes`` bytes, in order) it takes. A shard that cannot take
+    the next entry closes for the next number, by the registry's rule (:func:`claim_bounds`)."""
+    max_slots, max_bytes = claim_bounds(limits, groups.max_urls(group, limits), 1, 0)
+    counts, used = [0], 0
+    for size in sizes:
+        if counts[-1] > max_slots or used > max_bytes - size:
+            counts.append(0)
+            used = 0
+        counts[-1] += 1
+        used += size
+    return [(shard_id(group, n), count) for n, count in enumerate(counts, start=1) if count]

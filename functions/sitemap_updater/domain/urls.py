@@ -45,7 +45,6 @@ _REFUSED_CHARACTERS = (
     ("bidi_control", "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"),
 )
 _REFUSED = re.compile("[" + "".join(chars for _, chars in _REFUSED_CHARACTERS) + "]")
-_REASONS = [(code, re.compile(f"[{chars}]")) for code, chars in _REFUSED_CHARACTERS]
 _FORBIDDEN_NAMES = {
     "<": "'<'",
     ">": "'>'",
@@ -65,7 +64,7 @@ _UNSAFE_IN_PATH = re.compile(rf"[^{_PCHAR}%]+")
 _UNSAFE_IN_QUERY = re.compile(rf"[^{_PCHAR}%?]+")
 # Where IDNA 2003 (Python's "idna" codec) and the UTS 46 rules browsers follow give two
 # domains: 'straße.de' is strasse.de to one and xn--strae-oqa.de to the other.
-_IDNA_DEVIATION = re.compile("[\u00df\u1e9e\u03c2\u200c\u200d]")  # ß, ẞ, ς, ZWNJ, ZWJ
+_IDNA_DEVIATION = "[\u00df\u1e9e\u03c2\u200c\u200d]"  # ß, ẞ, ς, ZWNJ, ZWJ (compiled if met)
 
 
 @dataclass(frozen=True)
@@ -132,7 +131,7 @@ def check_characters(raw: str, field: str = "url") -> None:
     if found is None:
         return
     char = found.group()
-    code = next(code for code, chars in _REASONS if chars.match(char))
+    code = next(code for code, chars in _REFUSED_CHARACTERS if re.match(f"[{chars}]", char))
     what = {
         "whitespace": f"whitespace at {found.start()}",
         "forbidden_character": _FORBIDDEN_NAMES.get(char, repr(char)),
@@ -160,7 +159,7 @@ def _host(written: str, field: str) -> str:
     """The host in its lower-case ASCII spelling, or InvalidEvent (``{field}_malformed``)."""
     host = written.lower().rstrip(".")
     if not host.isascii():
-        deviation = _IDNA_DEVIATION.search(written)
+        deviation = re.search(_IDNA_DEVIATION, written)
         if deviation is not None:
             raise InvalidEvent(
                 f"{field}_malformed",

@@ -2,7 +2,7 @@
 
 The functions' own code does every step: each record is validated as its publish event
 (``domain.events.parse_records``), hreflang clusters are listed by ``domain.clusters.listings``,
-new URLs are placed by the registry's rule (``domain.placement.fill``), and shards,
+new URLs are placed by the registry's rule (``domain.sharding.fill``), and shards,
 index and robots.txt are rendered as the rebuild and index functions render them. The same
 input gives the same bytes.
 
@@ -19,13 +19,13 @@ Choices a snapshot has to make:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import tempfile
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from operator import itemgetter
@@ -42,7 +42,6 @@ from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_records
 from sitemap_updater.domain.feed import FEED_KEY, Feed, feed_entry, merged
 from sitemap_updater.domain.news import current_news
-from sitemap_updater.domain.placement import fill
 from sitemap_updater.domain.render import (
     IndexEntry,
     render_entry,
@@ -59,6 +58,7 @@ from sitemap_updater.domain.sharding import (
     Limits,
     ShardFormat,
     checked_rendered_size,
+    fill,
     index_extras,
     index_room,
     shard_document,
@@ -73,19 +73,17 @@ from sitemap_updater.ops.parallel import in_two
 from sitemap_updater.ops.progress import Progress
 
 _Placed = tuple[str, str, SitemapEntry]  # (URL, its <url> line, its entry)
-_Page = tuple[PageChange, str]  # a page's change, its <url> line without alternates
+_Page = tuple[PageChange, str, int]  # a page's change, its <url> line without alternates, bytes
 _DECLARED = (Member(), Member(live=True))  # a page that declares nothing, unpublished or not
 _SHOW_SHARDS = 20
 
 
-@dataclass(frozen=True)
-class Rejected:
+class Rejected(msgspec.Struct, frozen=True):
     origin: str
     reason: str
 
 
-@dataclass(frozen=True)
-class ShardFile:
+class ShardFile(msgspec.Struct, frozen=True):
     shard: str
     key: str
     entries: int
@@ -93,23 +91,21 @@ class ShardFile:
     lastmod: str | None
 
 
-@dataclass
-class BuildResult:
+class BuildResult(msgspec.Struct):
     records: int = 0
     pages: int = 0
     duplicates: int = 0
     removed: int = 0
-    rejected: list[Rejected] = field(default_factory=list)
-    shards: list[ShardFile] = field(default_factory=list)
-    index_files: list[str] = field(default_factory=list)
-    stale_removed: list[str] = field(default_factory=list)
+    rejected: list[Rejected] = msgspec.field(default_factory=list)
+    shards: list[ShardFile] = msgspec.field(default_factory=list)
+    index_files: list[str] = msgspec.field(default_factory=list)
+    stale_removed: list[str] = msgspec.field(default_factory=list)
     seconds: float = 0.0
     stylesheet: bool = False
     feed: bool = False
 
 
-@dataclass
-class BuiltSite:
+class BuiltSite(msgspec.Struct):
     """Everything a build writes, in memory, before it touches the folder."""
 
     files: dict[str, bytes]
@@ -131,21 +127,28 @@ def collect(
         if isinstance(page, str):
             result.rejected.append(Rejected(record.origin, page))
             continue
-        before = pages.get(page[0].url)
+        url = page[0].url
+        before = pages.get(url)
         if before is not None:
             result.duplicates += 1
             if before[0].version > page[0].version:
                 continue
-        pages[page[0].url] = page
+        pages[url] = page
     return pages
 
 
 def _parsed(values: Sequence[bytes | dict[str, Any]], site: Site) -> list[_Page | str]:
-    """Each record's change and its entry's ``<url>`` line, or the reason it is refused."""
+    """Each record's change, its entry's ``<url>`` line and the line's size, or the reason
+    it is refused."""
     return [
-        c.reason if isinstance(c, InvalidEvent) else (c, render_entry(c.entry) if c.entry else "")
+        c.reason if isinstance(c, InvalidEvent) else _with_line(c)
         for c in parse_records(values, site)
     ]
+
+
+def _with_line(change: PageChange) -> _Page:
+    line = render_entry(change.entry) if change.entry else ""
+    return change, line, rendered_size(line)
 
 
 def cluster_links(pages: dict[str, _Page]) -> dict[str, Pairs]:
@@ -153,7 +156,7 @@ def cluster_links(pages: dict[str, _Page]) -> dict[str, Pairs]:
     alternates, and every page declared, in one cluster whose components the domain's rule
     lists (``domain.clusters.listings``)."""
     members: dict[str, Member] = {}
-    for change, _ in pages.values():
+    for change, _, _ in pages.values():
         if change.hreflang or change.alternates:
             members[change.url] = Member(change.hreflang, change.alternates, change.live)
     for member in list(members.values()):
@@ -171,16 +174,17 @@ def _placed(
     Entries no shard could hold are rejected."""
     links = cluster_links(pages)
     groups: dict[str, tuple[list[_Placed], list[int]]] = {}
-    for url, (change, rendered) in pages.items():
-        entry, text = change.entry, rendered
+    max_entry_bytes = limits.max_entry_bytes
+    for url, (change, line, line_size) in pages.items():
+        entry, text, size = change.entry, line, line_size
         if entry is None:
             result.removed += 1
             continue
         if url in links:
             entry = msgspec.structs.replace(entry, alternates=links[url])
             text = render_entry(entry)
-        size = rendered_size(text)
-        if size > limits.max_entry_bytes:
+            size = rendered_size(text)
+        if size > max_entry_bytes:
             try:
                 checked_rendered_size(text, limits)
             except InvalidEvent as rejected:
@@ -265,7 +269,7 @@ def snapshot_feed(pages: dict[str, _Page], size: int) -> Feed:
     time of change to list it by)."""
     listed = {
         url: feed_entry(change, datetime.min)
-        for url, (change, _) in pages.items()
+        for url, (change, _, _) in pages.items()
         if change.entry and change.entry.lastmod
     }
     entries = merged((), listed, size)
@@ -297,7 +301,7 @@ def _render_shards(
                 document = shard_document(_current_texts(entries, now), limits, stylesheet=href)
             key = shard_format.key(shard)
             bodies[key] = pool.submit(document, shard_format)
-            newest = lastmod or max((e.lastmod for _, _, e in entries if e.lastmod), default=None)
+            newest = lastmod or max([e.lastmod for _, _, e in entries if e.lastmod], default=None)
             index_entries[shard] = IndexEntry(site.url_for(key), newest)
             result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
     files.update((key, body) for key, (body,) in bodies.items())
@@ -414,21 +418,25 @@ def run(args: argparse.Namespace) -> int:
             robots = robots_path.read_bytes()
         except OSError as exc:
             raise UserError(f"cannot read {robots_path}: {exc.strerror}") from exc
-    built = render_site(
-        read_paths(args.pages),
-        site,
-        limits,
-        compress=not args.no_compress,
-        text=args.format == "txt",
-        lastmod=lastmod,
-        robots=robots,
-        progress=Progress("build"),
-        rules=rules,
-        now=now,
-        stylesheet=args.stylesheet,
-        extras=extras,
-        feed_entries=args.feed_entries,
-    )
+    gc.disable()  # its objects live until it ends: collections would walk them all for nothing
+    try:
+        built = render_site(
+            read_paths(args.pages),
+            site,
+            limits,
+            compress=not args.no_compress,
+            text=args.format == "txt",
+            lastmod=lastmod,
+            robots=robots,
+            progress=Progress("build"),
+            rules=rules,
+            now=now,
+            stylesheet=args.stylesheet,
+            extras=extras,
+            feed_entries=args.feed_entries,
+        )
+    finally:
+        gc.enable()
     result = built.result
     if not result.pages:  # a site of no pages would replace the one in --out: write nothing
         _report(result, args.out, as_json=args.json)

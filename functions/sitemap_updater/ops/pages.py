@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
+from itertools import compress
 from pathlib import Path
 from typing import Any
 
@@ -153,9 +154,8 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
             )
             yield Record(at + str(reader.line_num), error=error)
             continue
-        value: dict[str, Any] = {
-            column: cell for column, cell in zip(columns, row, strict=True) if column and cell
-        }
+        value: dict[Any, Any] = dict(compress(zip(columns, row, strict=True), row))  # cells given
+        value.pop(None, None)  # ignored columns
         for name in numbers:  # cells that are numbers are numbers
             if name in value and _JSON_NUMBER.fullmatch(value[name]):
                 value[name] = Decimal(value[name])

@@ -324,8 +324,8 @@ def test_an_emptied_shard_retires_by_the_full_path(site: Pipeline) -> None:
 
 
 def test_a_newer_change_committed_meanwhile_stays_pending(site: Pipeline) -> None:
-    """Markers are deleted by their exact key: one of a newer version survives a rebuild
-    that read the older one, and its own rebuild applies it."""
+    """A rebuild deletes only the markers it read: one committed after its read survives,
+    and its own rebuild applies it."""
     app = site.app
     registry = app.registry
     real_entries = registry.entries

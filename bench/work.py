@@ -34,6 +34,8 @@ same.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
@@ -72,10 +74,27 @@ class Work:
     # Every SQS request but the CMS's sends (the functions' and the pollers'), by queue
     # type, for the price: "fifo" or "standard".
     sqs_requests: Counter[str] = field(default_factory=Counter)
+    # What the handlers write to stdout and stderr (their log lines and EMF metrics), by
+    # function: what CloudWatch Logs ingests from them.
+    log_bytes: Counter[str] = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
         return sum(self.requests.values())
+
+
+class LogBytes(io.TextIOBase):
+    """Where the functions' log lines and metrics go in the bench: counted, not shown."""
+
+    def __init__(self) -> None:
+        self.written = 0
+
+    def write(self, text: str) -> int:
+        self.written += len(text.encode())
+        return len(text)
+
+
+LOGS = LogBytes()
 
 
 class Meter:
@@ -83,9 +102,13 @@ class Meter:
     each invocation of a function is timed (wall time in the handler, moto's own time in
     the calls included: an upper bound of what Lambda would bill). A hook on the
     pipeline's own SQS client (the CMS's sends, the event source mappings' receives and
-    deletes) counts the queue traffic around the functions, apart from theirs."""
+    deletes) counts the queue traffic around the functions, apart from theirs. What each
+    invocation writes to stdout and stderr is counted as its logs."""
 
     def __init__(self, pipeline: Any):
+        from sitemap_updater.observability import metrics  # noqa: PLC0415
+
+        metrics.clear_metrics()  # added by the use cases called directly while loading
         self.work = Work()
         app = pipeline.app
         for name, mapping in pipeline.mappings.items():
@@ -102,12 +125,14 @@ class Meter:
 
     def _timed(self, name: str, handler: Callable[..., Any]) -> Callable[..., Any]:
         def timed(event: dict[str, Any], context: Any) -> Any:
-            started = time.perf_counter()
+            started, logged = time.perf_counter(), LOGS.written
             try:
-                return handler(event, context)
+                with contextlib.redirect_stdout(LOGS), contextlib.redirect_stderr(LOGS):
+                    return handler(event, context)
             finally:
                 self.work.invocations[name] += 1
                 self.work.seconds[name] += time.perf_counter() - started
+                self.work.log_bytes[name] += LOGS.written - logged
 
         return timed
 
@@ -277,9 +302,12 @@ def fake_aws_environment() -> None:
     os.environ.pop("AWS_ENDPOINT_URL", None)
     from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
 
-    os.environ.update(local_environment())
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "ERROR")
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")  # no EMF lines in the output
+    # As deployed (infra's powertools_environment): INFO, metrics on; counted, not shown.
+    os.environ.update({**local_environment(), "POWERTOOLS_METRICS_DISABLED": "false"})
+    os.environ["POWERTOOLS_LOG_LEVEL"] = "INFO"
+    from sitemap_updater.observability import logger  # noqa: PLC0415
+
+    logger.registered_handler.setStream(LOGS)
 
 
 def page(number: int, lastmod: str = "2026-11-01") -> dict[str, Any]:
@@ -344,8 +372,8 @@ def load_sparse(pipeline: Any, urls: int) -> None:
 def place(pipeline: Any, numbers: range) -> None:
     """Pages planned by ingest's own batched path, written with BatchWriteItem rather than
     transactions (the same items, from the registry adapter's own builders): moto's
-    transactions cost O(table). Their pending markers are left out: a rebuild renders the
-    shard whole once, and an event's own marker is what is measured."""
+    transactions cost O(table). No pending marker is written: a rebuild renders the shard
+    whole once, and an event's own marker is what is measured."""
     from sitemap_updater.domain.events import parse_body  # noqa: PLC0415
     from sitemap_updater.domain.placement import combined_reservations  # noqa: PLC0415
 
@@ -355,8 +383,7 @@ def place(pipeline: Any, numbers: range) -> None:
     client, table = registry.client, registry.table
 
     def write_directly(commits: Sequence[Any]) -> None:
-        actions = [a["Put"]["Item"] for c in commits for a in registry._record_actions(c)]
-        puts = [item for item in actions if not item["sk"]["S"].startswith("PEND#")]
+        puts = [a["Put"]["Item"] for c in commits for a in registry._record_actions(c)]
         for start in range(0, len(puts), 25):
             requests = [{"PutRequest": {"Item": item}} for item in puts[start : start + 25]]
             client.batch_write_item(RequestItems={table: requests})
@@ -426,7 +453,8 @@ def measure_sizes(
             pipeline = Pipeline.create(
                 SITE, {"MAX_URLS_PER_SHARD": shard_size}, visibility_timeout=5, clock=Ticking()
             )
-            load(pipeline, size)
+            with contextlib.redirect_stdout(LOGS):  # metrics the use cases flush while loading
+                load(pipeline, size)
             print(
                 f"  registry of {size:,} URLs loaded in {time.perf_counter() - started:.0f} s",
                 file=sys.stderr,
@@ -448,7 +476,8 @@ def measure_burst(events: int, shard_size: int) -> tuple[Work, int, dict[str, in
         pipeline = Pipeline.create(
             SITE, {"MAX_URLS_PER_SHARD": shard_size}, visibility_timeout=30, clock=Ticking()
         )
-        load_registry(pipeline, events)
+        with contextlib.redirect_stdout(LOGS):
+            load_registry(pipeline, events)
         meter = Meter(pipeline)
         send_and_drain(pipeline, [{**page(n, "2026-11-21"), "version": 2} for n in range(events)])
         work = meter.reset()
@@ -523,8 +552,6 @@ PRICES = {
     "lambda_gb_second_arm": 0.0000133334,
     "logs_gb": 0.50,
 }
-MEMORY_GB = {"ingest": 0.5, "rebuild": 1.0, "index": 1.0, "indexnow": 0.25}
-LOG_BYTES_PER_INVOCATION = 1500  # START/END/REPORT lines, a few structured lines, metrics
 
 
 def dollars_per_event(work: Work, events: int) -> dict[str, float]:
@@ -534,8 +561,11 @@ def dollars_per_event(work: Work, events: int) -> dict[str, float]:
     measured (a batch of 100 takes ten of each: SQS returns at most ten messages a receive),
     each at its queue's price (FIFO: rebuild, index), plus one send per event by the CMS.
     """
+    from sitemap_updater.resources import FUNCTIONS, INDEXNOW  # noqa: PLC0415
+
     p = PRICES
-    lambda_seconds = sum(seconds * MEMORY_GB[name] for name, seconds in work.seconds.items())
+    gb = {spec.name: spec.memory_mb / 1024 for spec in (*FUNCTIONS, INDEXNOW)}  # as deployed
+    lambda_seconds = sum(seconds * gb[name] for name, seconds in work.seconds.items())
     cost = {
         "sqs": (events + work.sqs_requests["standard"]) * p["sqs_standard_request"]
         + work.sqs_requests["fifo"] * p["sqs_fifo_request"],
@@ -544,7 +574,7 @@ def dollars_per_event(work: Work, events: int) -> dict[str, float]:
         + (work.operations["s3.GetObject"] + work.operations["s3.HeadObject"]) * p["s3_get"],
         "lambda": sum(work.invocations.values()) * p["lambda_request"]
         + lambda_seconds * p["lambda_gb_second_arm"],
-        "logs": sum(work.invocations.values()) * LOG_BYTES_PER_INVOCATION / 1e9 * p["logs_gb"],
+        "logs": sum(work.log_bytes.values()) / 1e9 * p["logs_gb"],
     }
     return {service: amount / events for service, amount in cost.items()}
 
@@ -554,6 +584,10 @@ def print_cost(label: str, work: Work, events: int) -> None:
     total = sum(cost.values()) * 1e6
     parts = ", ".join(f"{service} ${amount * 1e6:.2f}" for service, amount in cost.items())
     print(f"  {label}: ${total:.2f} per million events ({parts})")
+    logged = ", ".join(
+        f"{name} {work.log_bytes[name] / count:,.0f}" for name, count in work.invocations.items()
+    )
+    print(f"    log bytes per invocation: {logged}")
 
 
 def patch_cpu(entries: int = 10_000, runs: int = 9) -> dict[str, float]:
@@ -617,6 +651,7 @@ def as_json(work: Work, events: int = 1) -> dict[str, Any]:
         "write_units": round(work.write_units / events, 2),
         "kb_sent": round(work.sent / KB / events, 1),
         "kb_received": round(work.received / KB / events, 1),
+        "log_bytes": round(sum(work.log_bytes.values()) / events),
         "dollars_per_million": round(sum(cost.values()) * 1e6, 2),
         "dollars_per_million_by_service": {k: round(v * 1e6, 2) for k, v in cost.items()},
     }

@@ -14,9 +14,13 @@ from decimal import Decimal
 from sitemap_updater.domain.clusters import MAX_REDIRECTS, Cluster, too_many_redirects
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError, ShardFull
-from sitemap_updater.domain.placement import MAX_COMMITS_TOGETHER, Commit, EntityWrite
+from sitemap_updater.domain.placement import Commit, EntityWrite
 from sitemap_updater.domain.records import EntityRecord, Pending, UrlRecord, UrlState
 from sitemap_updater.domain.sharding import Limits, parse_shard_id, shard_id
+
+# The registry adapter's transactions hold this many plain commits into one shard: two
+# actions each, one pending marker and one reservation within DynamoDB's 100.
+COMMITS_TOGETHER = 49
 
 
 @dataclass
@@ -167,10 +171,10 @@ class MemoryRegistry:
             self.commits.append(commit)
 
     def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]:
-        """Groups of ``MAX_COMMITS_TOGETHER`` (an item here has no size limit)."""
+        """Groups of ``COMMITS_TOGETHER`` (an item here has no size limit)."""
         return [
-            list(commits[start : start + MAX_COMMITS_TOGETHER])
-            for start in range(0, len(commits), MAX_COMMITS_TOGETHER)
+            list(commits[start : start + COMMITS_TOGETHER])
+            for start in range(0, len(commits), COMMITS_TOGETHER)
         ]
 
     def commit_all(self, commits: Sequence[Commit]) -> None:
@@ -201,10 +205,10 @@ class MemoryRegistry:
 
     # -- shards ------------------------------------------------------------------------------
 
-    def mark_pending(self, shards: Iterable[str], marker: Pending) -> None:
+    def mark_pending(self, shards: Iterable[str], change: Pending) -> None:
         with self.lock:
             for shard in shards:
-                self.marked[shard].append(marker)
+                self.marked[shard].append(change)
 
     def open_shard(self, group: str) -> str:
         with self.lock:

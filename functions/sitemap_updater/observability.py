@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools import Logger, Metrics
 
-logger = Logger()
+logger = Logger(use_rfc3339=True)  # Lambda's JSON log format takes the level and time as given
 metrics = Metrics()
 
 

@@ -86,9 +86,12 @@ INGEST = FunctionSpec(
 # Five shards at once: a rebuild reads its whole shard (about 2,500 read units for 10,000
 # URLs), and a backfill must leave concurrency and throughput to everything else.
 REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=1024, max_concurrency=5)
-# One message group: one run at a time whatever the setting (2 is Lambda's least).
+# One message group: one run at a time whatever the setting (2 is Lambda's least). 512 MB:
+# a refresh patches one line of sitemap.xml (1.2 MB at 10,000 shards); a full publish holds
+# every shard record, about 5 KB each once parsed (250 MB at 50,000 shards, the most one
+# index file names: raise it for a site with more).
 INDEX = FunctionSpec(
-    "index", fifo=True, timeout_seconds=120, memory_mb=1024, content_based_deduplication=True
+    "index", fifo=True, timeout_seconds=120, memory_mb=512, content_based_deduplication=True
 )
 FUNCTIONS = (INGEST, REBUILD, INDEX)
 # Scheduled, with no queue: a run re-renders up to an hour's share of the shards.

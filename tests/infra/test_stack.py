@@ -202,6 +202,9 @@ def test_functions(default: Synthesized, spec: Any) -> None:
     assert "FunctionName" not in props
     log_group = default.resources("AWS::Logs::LogGroup")[ref(props["LoggingConfig"]["LogGroup"])]
     assert log_group["Properties"]["RetentionInDays"] == 30
+    # No START/END/REPORT lines; the functions' own INFO lines and EMF metrics kept.
+    logging = {k: v for k, v in props["LoggingConfig"].items() if k != "LogGroup"}
+    assert logging == {"LogFormat": "JSON", "SystemLogLevel": "WARN", "ApplicationLogLevel": "INFO"}
 
 
 @pytest.mark.parametrize("spec", FUNCTIONS, ids=lambda spec: spec.name)

@@ -421,3 +421,25 @@ def test_a_shard_shifting_between_index_files_is_named_by_one_at_every_moment(
     app.store.client.meta.events.register("after-call.s3.PutObject", look)
     app.publish_index()
     assert unnamed_after_each_put == [[], []]  # both files rewritten, no shard left out
+
+
+def test_a_retiring_shard_is_deleted_even_when_the_index_died_before_asking(
+    pipeline: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index unlisted the emptied shard, then died before asking its rebuild to delete
+    it: the next index run asks again, and no object outlives its last page."""
+    app = pipeline.app
+    apply(pipeline, publish("/p", 1))
+    app.rebuild_shard("pages-00001")
+    app.publish_index()
+    apply(pipeline, unpublish("/p", 2))
+    app.rebuild_shard("pages-00001")  # retiring
+    with monkeypatch.context() as patched:
+        patched.setattr(app.publish_index.retire, "request_rebuilds", crash)
+        with pytest.raises(TimedOut):
+            app.publish_index()  # unlisted, no request sent
+    assert not app.registry.shard_output("pages-00001").listed
+    app.publish_index()
+    pipeline.drain()
+    assert SHARD_KEY not in pipeline.objects()
+    assert app.registry.shard_output("pages-00001").obj is None

@@ -17,7 +17,6 @@ from sitemap_updater.domain.clusters import Cluster, Member
 from sitemap_updater.domain.errors import ConcurrentChange, RetryableError
 from sitemap_updater.domain.events import PageChange, parse_body
 from sitemap_updater.domain.placement import (
-    MAX_COMMITS_TOGETHER,
     ClusterWrite,
     Commit,
     combined_reservations,
@@ -29,7 +28,7 @@ from sitemap_updater.domain.urls import Site
 from sitemap_updater.usecases.ingest import ApplyChange, Ingest, Outcome
 from sitemap_updater.usecases.ports import Message
 from tests.conftest import FakeClock
-from tests.fakes import MemoryRegistry
+from tests.fakes import COMMITS_TOGETHER, MemoryRegistry
 
 SITE = Site.parse("https://www.example.com")
 
@@ -123,7 +122,7 @@ def test_a_burst_of_new_pages_costs_one_read_and_one_write_per_transaction() -> 
     registry = CountingRegistry(Limits())
     bodies = [publish(f"/p{number}", 1) for number in range(100)]
     assert run(registry, bodies, batched=True) == [Outcome.APPLIED] * 100
-    transactions = -(-100 // MAX_COMMITS_TOGETHER)
+    transactions = -(-100 // COMMITS_TOGETHER)
     assert registry.calls == ["url_states"] + ["commit_all"] * transactions
     assert len(registry.entries["pages-00001"]) == 100
     assert registry.capacity["pages-00001"][0] == 100
@@ -232,12 +231,12 @@ def test_a_failed_transaction_keeps_the_outcomes_of_the_ones_committed_before_it
         original(commits)
 
     registry.commit_all = second_refused  # type: ignore[method-assign]
-    count = MAX_COMMITS_TOGETHER + 8
+    count = COMMITS_TOGETHER + 8
     bodies = [publish(f"/p{number}", 1) for number in range(count)]
     # The first transaction's events were applied by it (not found "duplicate" afterwards:
     # IndexNow hears of applied changes only); the second's were applied one by one.
     assert run(registry, bodies, batched=True) == [Outcome.APPLIED] * count
-    assert calls == [MAX_COMMITS_TOGETHER, 8]
+    assert calls == [COMMITS_TOGETHER, 8]
     assert len(registry.entries["pages-00001"]) == count
 
 

@@ -22,12 +22,7 @@ from sitemap_updater.adapters.registry import (
 from sitemap_updater.domain.clusters import MAX_CLUSTER_MEMBERS, Cluster, Member
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_body
-from sitemap_updater.domain.placement import (
-    MAX_COMMITS_TOGETHER,
-    ClusterWrite,
-    Commit,
-    plan_commit,
-)
+from sitemap_updater.domain.placement import ClusterWrite, Commit, plan_commit
 from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
@@ -71,11 +66,51 @@ def test_item_bytes_counts_names_and_values_in_utf8() -> None:
     assert item_bytes(item) == len("url") + 12 + len("version") + 2 + len("live") + 1
 
 
-def test_small_commits_go_together_up_to_the_count_limit() -> None:
-    commits = [commit(f"p{number}") for number in range(2 * MAX_COMMITS_TOGETHER + 3)]
-    groups = registry().transactions(commits)
-    assert [len(group) for group in groups] == [MAX_COMMITS_TOGETHER, MAX_COMMITS_TOGETHER, 3]
+class Transactions:
+    """A client that keeps each transaction it is sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[list[Any]] = []
+
+    def transact_write_items(self, TransactItems: list[Any]) -> dict[str, Any]:
+        self.sent.append(TransactItems)
+        return {}
+
+
+def in_shard(planned: Commit, shard: str) -> Commit:
+    assert planned.reservation is not None
+    return replace(planned, shard=shard, reservation=replace(planned.reservation, shard=shard))
+
+
+def markers(transaction: list[Any]) -> dict[str, list[str]]:
+    """Each pending marker's shard and the URLs it lists."""
+    items = [action["Put"]["Item"] for action in transaction if "Put" in action]
+    return {
+        item["pk"]["S"]: [change[0] for change in json.loads(item["changes"]["S"])]
+        for item in items
+        if item["sk"]["S"].startswith("PEND#")
+    }
+
+
+@pytest.mark.parametrize("spread", [False, True])
+def test_commits_go_together_within_100_actions_with_one_marker_per_shard(spread: bool) -> None:
+    commits = [commit(f"p{number}") for number in range(100)]
+    if spread:  # each into a shard of its own: a marker and a reservation each
+        commits = [in_shard(c, f"pages-{n:05d}") for n, c in enumerate(commits, 1)]
+    client = Transactions()
+    adapter = Registry("registry", Limits(), client=client)  # type: ignore[arg-type]
+    groups = adapter.transactions(commits)
+    for group in groups:
+        adapter.commit_all(group)
     assert [c for group in groups for c in group] == commits  # in order, each once
+    assert all(len(transaction) <= 100 for transaction in client.sent)
+    assert len(client.sent) == (4 if spread else 3)  # 25 shards' commits, or 49, a transaction
+    for group, transaction in zip(groups, client.sent, strict=True):
+        listed = markers(transaction)
+        assert len(listed) == len({c.shard for c in group})
+        assert sorted(url for urls in listed.values() for url in urls) == sorted(
+            c.change.url for c in group
+        )
 
 
 def test_large_entries_are_cut_into_transactions_under_dynamodb_s_4_mb() -> None:

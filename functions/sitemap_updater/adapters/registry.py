@@ -6,8 +6,9 @@ One table, string keys ``pk``/``sk``, TTL attribute ``expires_at``; items by (pk
   hreflang cluster pointer
 - ``SHARD#<shard>``, ``URL#<url>``: a live entry (fields to render, extensions as JSON, cluster)
 - ``SHARD#<shard>``, ``#CAPACITY``: slots and bytes reserved in the shard
-- ``SHARD#<shard>``, ``PEND#<url>#<v>``: a change of version v not yet applied to the shard's
-  object (url, version, SQS sent time, cluster)
+- ``SHARD#<shard>``, ``PEND#<id>``: a pending marker, one per transaction and shard: the
+  changes it committed there, not yet applied to the shard's object (each: url, version,
+  SQS sent time, cluster)
 - ``GROUP#<group>``, ``#OPEN``: the group's open shard number
 - ``CLUSTER#<id>``, ``CLUSTER``: an hreflang cluster's members (languages, declarations,
   placement), or a redirect to the cluster it was merged into
@@ -31,9 +32,10 @@ import contextlib
 import hashlib
 import json
 import random
+import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -45,7 +47,6 @@ from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError, ShardFull
 from sitemap_updater.domain.feed import Feed
 from sitemap_updater.domain.placement import (
-    MAX_COMMITS_TOGETHER,
     ClusterWrite,
     Commit,
     EntityWrite,
@@ -87,6 +88,7 @@ _THROTTLED = {
 # bound for what it counts, and a deleted item's size is not known here.
 MAX_ITEM_BYTES = 400 * 1024
 TRANSACTION_BUDGET_BYTES = 3 * 1024 * 1024
+MAX_ACTIONS = 100  # DynamoDB's limit for one transaction
 
 
 def item_bytes(item: Item) -> int:
@@ -135,8 +137,8 @@ def capacity_key(shard: str) -> Item:
     return _key(f"SHARD#{shard}", "#CAPACITY")
 
 
-def pending_key(shard: str, url: str, version: str) -> Item:
-    return _key(f"SHARD#{shard}", f"PEND#{url_token(url)}#{version}")
+def pending_key(shard: str, marker: str) -> Item:
+    return _key(f"SHARD#{shard}", f"PEND#{marker}")
 
 
 @dataclass
@@ -228,8 +230,19 @@ class Registry:
         return {entry.url: (entry, cid) for entry, cid in pairs}
 
     def pending(self, shard: str) -> list[Pending]:
-        """The shard's changes not yet applied to its object (strongly consistent)."""
-        return [_load(Pending, item) for item in self._partition(f"SHARD#{shard}", "PEND#")]
+        """The shard's changes not yet applied to its object, each naming the marker that
+        lists it (strongly consistent)."""
+        found: list[Pending] = []
+        for item in self._partition(f"SHARD#{shard}", "PEND#"):
+            marker = item[SORT_KEY]["S"].removeprefix("PEND#")
+            if "changes" not in item:  # one change, written before markers listed several
+                found.append(replace(_load(Pending, item), marker=marker))
+                continue
+            listed = json.loads(item["changes"]["S"])
+            found += [
+                Pending(url, version, sent, cid, marker) for url, version, sent, cid in listed
+            ]
+        return found
 
     def capacities(self, shards: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(slots, reserved bytes) of each shard (BatchGetItem)."""
@@ -269,6 +282,7 @@ class Registry:
         actions = self._record_actions(commit)
         if commit.retired is not None:
             actions.extend(self._record_actions(commit.retired))
+        actions.extend(self._put(item) for item in _markers([commit, commit.retired]))
         if commit.entity is not None:
             actions.append(self._entity_action(commit.entity))
         if commit.cluster is not None:
@@ -278,23 +292,30 @@ class Registry:
 
     def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]:
         """``commits``, in order, cut into groups ``commit_all`` can apply in one transaction
-        each. A commit whose entry no item can hold is a group of its own (refused unsent)."""
+        each: within DynamoDB's 100 actions (each new shard adds a marker and a reservation)
+        and the byte budget (a URL is written again in its marker). A commit whose entry no
+        item can hold is a group of its own (refused unsent)."""
         groups: list[list[Commit]] = []
         group: list[Commit] = []
-        used = 0
+        used = count = 0
+        shards: set[str] = set()
         for commit in commits:
             try:
-                size = sum(_action_bytes(action) for action in self._record_actions(commit))
+                actions = self._record_actions(commit)
             except InvalidEvent:
                 groups.append([commit])
                 continue
+            size = sum(map(_action_bytes, actions)) + len(commit.change.url.encode())
             if group and (
-                len(group) == MAX_COMMITS_TOGETHER or used + size > TRANSACTION_BUDGET_BYTES
+                count + len(actions) + 2 * len(commit.touched - shards) > MAX_ACTIONS
+                or used + size > TRANSACTION_BUDGET_BYTES
             ):
                 groups.append(group)
-                group, used = [], 0
+                group, used, count, shards = [], 0, 0, set()
             group.append(commit)
             used += size
+            count += len(actions) + 2 * len(commit.touched - shards)
+            shards |= commit.touched
         return [*groups, group] if group else groups
 
     def commit_all(self, commits: Sequence[Commit]) -> None:
@@ -302,6 +323,7 @@ class Registry:
         all or nothing, with the same conditions and outcomes as ``commit`` (each shard's
         reservations are summed into one condition). A group from ``transactions``."""
         actions = [action for commit in commits for action in self._record_actions(commit)]
+        actions.extend(self._put(item) for item in _markers(commits))
         reservations = combined_reservations(commits)
         for reservation in reservations:  # more than even an empty shard holds
             if min(reservation.bounds(self.limits)) < 0:
@@ -345,7 +367,7 @@ class Registry:
             raise _cancellation(exc, urls, reservations, len(items)) from exc
 
     def _record_actions(self, commit: Commit) -> list[Item]:
-        """The URL record, its entry written, removed or moved, and its pending markers."""
+        """The URL record, and its entry written, removed or moved."""
         change, record = commit.change, commit.record
         values = {**asdict(record), "cluster": commit.cluster_id}
         item = _attrs({**values, TTL_ATTRIBUTE: commit.tombstone_expires_at}, url_key(change.url))
@@ -358,8 +380,6 @@ class Registry:
         if commit.previous_shard is not None:
             key = entry_key(commit.previous_shard, change.url)
             actions.append({"Delete": self._request(Key=key)})
-        marker = Pending(change.url, str(change.version), change.sent, commit.cluster_id)
-        actions.extend(self._put(_pending_item(shard, marker)) for shard in sorted(commit.touched))
         return actions
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
@@ -417,14 +437,17 @@ class Registry:
         )
         return {"Put": put}
 
-    def mark_pending(self, shards: Iterable[str], marker: Pending) -> None:
-        """Record ``marker`` in each shard (the siblings of a cluster that changed)."""
-        self._batch_write([{"PutRequest": {"Item": _pending_item(s, marker)}} for s in shards])
+    def mark_pending(self, shards: Iterable[str], change: Pending) -> None:
+        """Record ``change`` pending in each shard (the siblings of a cluster that changed)."""
+        items = [_marker_item(shard, [change]) for shard in shards]
+        self._batch_write([{"PutRequest": {"Item": item}} for item in items])
 
     def clear_pending(self, shard: str, applied: Sequence[Pending]) -> None:
-        """Delete the markers applied: a newer change of the same URL has its own."""
-        keys = [pending_key(shard, marker.url, marker.version) for marker in applied]
-        self._batch_write([{"DeleteRequest": {"Key": key}} for key in keys])
+        """Delete the markers that listed the changes applied, and only those: a marker
+        written after they were read has a new id."""
+        markers = dict.fromkeys(change.marker for change in applied)
+        requests = [{"DeleteRequest": {"Key": pending_key(shard, m)}} for m in markers]
+        self._batch_write(requests)
 
     def close_shard(self, shard: str) -> None:
         """Open the next shard of the group, unless someone already did."""
@@ -572,8 +595,23 @@ def _back_off(attempt: int, _: Exception) -> None:
     time.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
 
 
-def _pending_item(shard: str, marker: Pending) -> Item:
-    return _attrs(asdict(marker), pending_key(shard, marker.url, marker.version))
+def _marker_item(shard: str, changes: Sequence[Pending]) -> Item:
+    """A new marker (a random id: a later one is never mistaken for it) listing ``changes``."""
+    listed = [[c.url, c.version, c.sent, c.cluster] for c in changes]
+    item = {"changes": {"S": json.dumps(listed, separators=(",", ":"))}}
+    return {**pending_key(shard, secrets.token_hex(8)), **item}
+
+
+def _markers(commits: Iterable[Commit | None]) -> list[Item]:
+    """One marker per shard the commits touch, listing their changes there (a cluster
+    change lists its cluster: its members in the shard change too)."""
+    listed: dict[str, list[Pending]] = {}
+    for commit in filter(None, commits):
+        change = commit.change
+        pending = Pending(change.url, str(change.version), change.sent, commit.cluster_id)
+        for shard in commit.touched:
+            listed.setdefault(shard, []).append(pending)
+    return [_marker_item(shard, listed[shard]) for shard in sorted(listed)]
 
 
 def _cancellation(

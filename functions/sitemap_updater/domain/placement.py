@@ -24,11 +24,6 @@ from sitemap_updater.domain.sharding import (
     Reservation,
 )
 
-# Commits applied in one registry transaction (ingest's batched path): three actions each
-# (record, entry, pending marker) and at most one reservation per commit stay within
-# DynamoDB's 100 actions a transaction.
-MAX_COMMITS_TOGETHER = 25
-
 
 @dataclass(frozen=True)
 class ClusterWrite:

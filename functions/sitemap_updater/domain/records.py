@@ -84,13 +84,14 @@ class ShardOutput:
 
 @dataclass(frozen=True)
 class Pending:
-    """A committed change its shard's object may not show yet (deleted by the rebuild that
-    applies it)."""
+    """A committed change its shard's object may not show yet, listed by a pending marker
+    (deleted by the rebuild that applies it)."""
 
     url: str
-    version: str  # with the URL, it names the marker: a newer change has a marker of its own
+    version: str
     sent: int | None = None  # when SQS received the event (epoch ms): freshness is measured
     cluster: str | None = None  # its hreflang cluster: the members in the shard change too
+    marker: str = ""  # the id of the marker that lists it (as read)
 
 
 @dataclass(frozen=True)

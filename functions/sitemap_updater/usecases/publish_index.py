@@ -201,7 +201,9 @@ class PublishIndex:
             self.store.delete(key)
             touched.append(key)
             self.registry.delete_index_output(key)
-        retired = [o for o in outputs if o.listed and o.shard not in named]
+        # Not only those it stops naming now: a run that died before its request leaves
+        # one unlisted with its object, and the next run asks again.
+        retired = [o for o in outputs if not o.nameable and (o.listed or o.obj is not None)]
         self._request_rebuilds(outputs, retired)
         if written:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
@@ -219,7 +221,8 @@ class PublishIndex:
         """Clear ``listed`` on the retiring shards no index names now, and ask their rebuild
         to delete them; ask for the rebuild of every shard whose news have aged out."""
         for output in retired:
-            self.registry.set_listed(output.shard, False)
+            if output.listed:
+                self.registry.set_listed(output.shard, False)
         requests = {o.shard: [f"unlisted@{o.generation}"] for o in retired}
         # News ageing: a shard whose rendering changes by itself at a known moment (a news
         # block turning two days old) is rebuilt once that moment has passed. The index

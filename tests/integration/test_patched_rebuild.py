@@ -323,27 +323,6 @@ def test_an_emptied_shard_retires_by_the_full_path(site: Pipeline) -> None:
     assert pending_markers(site.app) == []
 
 
-def test_a_marker_written_before_markers_listed_several_changes_is_applied(
-    site: Pipeline,
-) -> None:
-    """A stack updated with markers pending: one of the older shape (one change, keyed by
-    its URL and version) is applied and deleted like the others."""
-    app = site.app
-    registry = app.registry
-    site.send_events([publish("/c", 1, priority=0.5)])
-    site.drain()
-    app.apply_change(parse_event(publish("/c", 2, priority=0.1), app.settings.site))
-    registry.clear_pending(SHARD, registry.pending(SHARD))  # as if written the older way:
-    older = {"url": {"S": f"{SITE}/c"}, "version": {"S": "2"}, "sent": {"N": "1"}}
-    older |= {"pk": {"S": f"SHARD#{SHARD}"}, "sk": {"S": f"PEND#{SITE}/c#2"}}
-    registry.client.put_item(TableName=registry.table, Item=older)
-    assert [(p.url, p.version) for p in registry.pending(SHARD)] == [(f"{SITE}/c", "2")]
-    app.rebuild_shard(SHARD)
-    assert registry.pending(SHARD) == []
-    assert b"<priority>0.1</priority>" in gzip.decompress(site.objects()[KEY])
-    assert_a_full_rebuild_changes_nothing(app)
-
-
 def test_a_newer_change_committed_meanwhile_stays_pending(site: Pipeline) -> None:
     """A rebuild deletes only the markers it read: one committed after its read survives,
     and its own rebuild applies it."""

@@ -35,7 +35,7 @@ import random
 import secrets
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -232,17 +232,11 @@ class Registry:
     def pending(self, shard: str) -> list[Pending]:
         """The shard's changes not yet applied to its object, each naming the marker that
         lists it (strongly consistent)."""
-        found: list[Pending] = []
-        for item in self._partition(f"SHARD#{shard}", "PEND#"):
-            marker = item[SORT_KEY]["S"].removeprefix("PEND#")
-            if "changes" not in item:  # one change, written before markers listed several
-                found.append(replace(_load(Pending, item), marker=marker))
-                continue
-            listed = json.loads(item["changes"]["S"])
-            found += [
-                Pending(url, version, sent, cid, marker) for url, version, sent, cid in listed
-            ]
-        return found
+        return [
+            Pending(url, version, sent, cluster, item[SORT_KEY]["S"].removeprefix("PEND#"))
+            for item in self._partition(f"SHARD#{shard}", "PEND#")
+            for url, version, sent, cluster in json.loads(item["changes"]["S"])
+        ]
 
     def capacities(self, shards: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(slots, reserved bytes) of each shard (BatchGetItem)."""

@@ -532,7 +532,7 @@ def print_burst(work: Work, events: int, batch_size: int, invocations: dict[str,
     print("    " + ", ".join(f"{k} {v}" for k, v in sorted(work.queue_traffic.items())))
     print(
         f"  every request of the burst: {every:,} = {every / events:.2f} per event "
-        "(goal: at most 1.3)"
+        "(goal: at most 0.50)"
     )
     print(
         f"  {work.read_units / events:.2f} RRU and {work.write_units / events:.2f} WRU per event; "

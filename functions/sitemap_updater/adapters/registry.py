@@ -267,6 +267,22 @@ class Registry:
         )
         return {output.key: output for output in outputs}
 
+    def index_and_shards(
+        self, key: str, shards: Sequence[str]
+    ) -> tuple[IndexOutput | None, list[ShardOutput]]:
+        """An index file's record and the records of ``shards``, in one BatchGetItem."""
+        keys = [_key("INDEXES", key), *(_key("SHARDS", shard) for shard in shards)]
+        found = {(i[PARTITION_KEY]["S"], i[SORT_KEY]["S"]): i for i in self._batch_get(keys)}
+        outputs = [
+            _load(ShardOutput, found[("SHARDS", s)], shard=s)
+            if ("SHARDS", s) in found
+            else ShardOutput(shard=s)
+            for s in shards
+        ]
+        if (index := found.get(("INDEXES", key))) is None:
+            return None, outputs
+        return _load(IndexOutput, index, key=key, generation=0, obj=None), outputs
+
     def feed(self) -> Feed:
         item = self._get(_FEED)
         return _FEED_JSON.decode(item["feed"]["S"]) if item else Feed()

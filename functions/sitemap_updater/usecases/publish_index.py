@@ -1,8 +1,8 @@
 """Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records
 (docs/DESIGN.md#index). One run at a time (the index queue's single FIFO message group).
 
-A request naming shards whose object changed, while the index is one file naming them all,
-rewrites their lines only. Anything else publishes in full: mark each shard to name as
+A request naming shards whose object changed, all named by the first index file, rewrites
+their lines only. Anything else publishes in full: mark each shard to name as
 ``listed`` before naming it, write the files whose bytes changed, make robots.txt's own
 lines name exactly those files, delete the files no longer needed, and clear ``listed`` on
 retiring shards no file names, asking their rebuild to delete them.
@@ -130,36 +130,31 @@ class PublishIndex:
             self.latencies.append(latency)
 
     def _patch(self, shards: Sequence[str], touched: list[str]) -> bool:
-        """Rewrite the lines of ``shards`` in the one index file, reading only their records
-        (False: the file is not as recorded, its extras are not the ones configured, or the
-        set of shards named changes: publish in full)."""
-        previous = self.registry.index_outputs()
-        lines = self._recorded_index(previous)
-        if lines is None:
+        """Rewrite the lines of ``shards`` in the first index file, reading only its record
+        and theirs (False: the file is not as recorded, its extras are not the ones
+        configured, or the set of shards it names would change: publish in full)."""
+        before, outputs = self.registry.index_and_shards(INDEX_KEY, sorted(set(shards)))
+        lines = self._recorded_index(before)
+        if before is None or lines is None:
             return False
         extras = [index_line(IndexEntry(url, None)) for url in self.extras]
         own = lines[: max(len(lines) - len(extras), 0)]
         named = {self._shard_of(line) for line in own}
         if lines[len(own) :] != extras or "" in named:
             return False
-        changes: dict[str, str | None] = {}
-        for shard in sorted(set(shards)):
-            output = self.registry.shard_output(shard)
-            if not output.nameable:
-                return False
-            changes[shard] = index_line(self._entry(output))
-        if not changes.keys() <= named:
+        if not all(output.nameable and output.shard in named for output in outputs):
             return False
+        changes: dict[str, str | None] = {o.shard: index_line(self._entry(o)) for o in outputs}
         own = patched(own, changes, key=self._shard_of)
         document = index_of([*own, *extras], stylesheet=self.stylesheet)
+        previous = {INDEX_KEY: before}
         written = self._write_document(INDEX_KEY, len(lines), document, previous, touched)
         logger.info("index patched", shards=sorted(changes), written=written)
         return True
 
-    def _recorded_index(self, previous: dict[str, IndexOutput]) -> list[str] | None:
-        """The lines of the index if it is one file, exactly as recorded and rendered."""
-        before = previous.get(INDEX_KEY)
-        if len(previous) != 1 or before is None or before.obj is None:
+    def _recorded_index(self, before: IndexOutput | None) -> list[str] | None:
+        """The lines of the index file as recorded, if its object is exactly those bytes."""
+        if before is None or before.obj is None:
             return None
         found = self.store.get(INDEX_KEY)
         if found is None or found.body is None or found.etag != before.obj.etag:

@@ -53,6 +53,13 @@ class Record(msgspec.Struct, gc=False):
     dropped: tuple[str, ...] = ()  # what its source said that the contract cannot carry
 
 
+class Problem(msgspec.Struct, frozen=True):
+    """A record, document or step that failed, and why."""
+
+    origin: str
+    reason: str
+
+
 def page_change(record: Record, site: Site, default_version: Decimal = Decimal(0)) -> PageChange:
     """The record's change, or InvalidEvent with the reason the ingest function would give."""
     if record.error is not None:

@@ -330,8 +330,8 @@ VALIDATE = _command(
     _json("end with the report as JSON"),
 )
 MAX_TIMEOUT = 86_400.0  # a day per document; sockets refuse much larger timeouts anyway
+COUNTS = ("workers", "max_sitemaps", "max_messages")  # options that are at least 1
 COMMANDS = (LOCAL, SCHEMA, BUILD, SEND, BACKFILL, REBUILD, REDRIVE, STATUS, VALIDATE)
-__all__ = ["UserError", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -352,6 +352,9 @@ def _run(args: argparse.Namespace) -> int:
             f"--timeout must be a number of seconds > 0 and at most {MAX_TIMEOUT:,.0f}, "
             f"got {timeout:g}"
         )
+    for name in COUNTS:
+        if (value := getattr(args, name, None)) is not None and value < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
     if args.command == "local":
         return _local(args)
     if args.command == "schema":

@@ -11,13 +11,14 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import suppress
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sitemap_updater.domain.contract import PageChange, normalise_version
@@ -29,7 +30,7 @@ from sitemap_updater.ops import crawl
 from sitemap_updater.ops.errors import UserError, aws_error_message, exit_status
 from sitemap_updater.ops.extensions import Extensions
 from sitemap_updater.ops.fetch import GZIP_MAGIC, Fetched, fetch, gunzip
-from sitemap_updater.ops.pages import Record, page_change, read_bytes, read_records
+from sitemap_updater.ops.pages import Problem, Record, page_change, read_bytes, read_records
 from sitemap_updater.ops.progress import Progress, print_summary
 from sitemap_updater.ops.resolve import is_local, resolve
 from sitemap_updater.usecases.retry import retry
@@ -45,12 +46,6 @@ _SHARDS_NAMED = 10  # in the failure's one line (the JSON report lists every sha
 _PAGES = (crawl.URLSET, crawl.TEXT, crawl.FEED)  # documents that list pages
 Changes = Iterator[tuple[Record, PageChange]]
 Apply = Callable[[PageChange], "IngestResult"]
-
-
-@dataclass(frozen=True)
-class Problem:
-    origin: str
-    reason: str
 
 
 @dataclass
@@ -290,23 +285,18 @@ def update_feed(app: App, gathered: Gathered | None, result: BackfillResult) -> 
 
 def run(args: argparse.Namespace) -> int:
     version = _default_version(args.version)
-    if args.workers is not None and args.workers < 1:
-        raise UserError("--workers must be at least 1")
     deployment = resolve(args)
     workers = args.workers or (1 if is_local(args.endpoint_url) else DEFAULT_WORKERS)
-    result = BackfillResult()
+    result, site = BackfillResult(), deployment.site
     faults = result.source_faults
-    records = source_records(
-        args.source, deployment.site, timeout=args.timeout, workers=4, faults=faults
-    )
+    records = source_records(args.source, site, timeout=args.timeout, workers=4, faults=faults)
     total = len(records) if isinstance(records, list) else None  # a walk's is not known
     with Progress("backfill", total=total) as progress:
+        changes = page_changes(records, site, version, result, progress)
         if args.dry_run:
-            changes = page_changes(records, deployment.site, version, result, progress)
             dry_run(changes, deployment.limits, result, progress)
         else:
             app = deployment.app
-            changes = page_changes(records, deployment.settings.site, version, result, progress)
             feed = Gathered(app.settings.feed_entries) if app.settings.feed_entries else None
             try:
                 import_changes(applier(app.apply_change, feed), changes, result, progress, workers)
@@ -368,5 +358,5 @@ def _report(result: BackfillResult, args: argparse.Namespace) -> None:
         )
     if result.interrupted or result.failed:
         lines.append("incomplete: run the same command again to resume (it is idempotent)")
-    summary = asdict(result) | {"shards": sorted(result.shards)}
+    summary = msgspec.to_builtins(result) | {"shards": sorted(result.shards)}
     print_summary(lines, summary, args.json, ensure_ascii=False)

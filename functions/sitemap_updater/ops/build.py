@@ -1,26 +1,14 @@
 """``sitemap-updater build``: page records in, a complete site out, with no AWS at all.
 
-The functions' own code does every step: each record is validated as its publish event
-(``domain.events.parse_records``), hreflang clusters are listed by ``domain.clusters.listings``,
-new URLs are placed by the registry's rule (``domain.sharding.fill``), and shards,
-index and robots.txt are rendered as the rebuild and index functions render them. The same
-input gives the same bytes.
-
-Choices a snapshot has to make:
-
-* A URL given more than once: the record with the greater version wins; on equal (or
-  absent) versions the later record wins. The page keeps the place of its first record.
-  A record with ``"type": "unpublish"`` removes the page by the same rule.
-* A shard's ``<lastmod>`` in the index is the newest ``lastmod`` of its entries (omitted
-  when none has one), or ``--lastmod`` for every shard: never the time of the build, so a
-  build is reproducible. (The pipeline's index says when each shard's bytes last changed.)
+Every step is the functions' own code (validation, hreflang clusters, placement, rendering),
+so the files are what the pipeline would serve; the same input gives the same bytes. What a
+snapshot has to choose (duplicates, a shard's lastmod) is in docs/OPERATIONS.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import tempfile
 import threading
@@ -68,19 +56,14 @@ from sitemap_updater.domain.sharding import (
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.pages import Record, read_paths
+from sitemap_updater.ops.pages import Problem, Record, read_paths
 from sitemap_updater.ops.parallel import in_two
-from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.progress import Progress, print_summary
 
 _Placed = tuple[str, str, SitemapEntry]  # (URL, its <url> line, its entry)
 _Page = tuple[PageChange, str, int]  # a page's change, its <url> line without alternates, bytes
 _DECLARED = (Member(), Member(live=True))  # a page that declares nothing, unpublished or not
 _SHOW_SHARDS = 20
-
-
-class Rejected(msgspec.Struct, frozen=True):
-    origin: str
-    reason: str
 
 
 class ShardFile(msgspec.Struct, frozen=True):
@@ -96,7 +79,7 @@ class BuildResult(msgspec.Struct):
     pages: int = 0
     duplicates: int = 0
     removed: int = 0
-    rejected: list[Rejected] = msgspec.field(default_factory=list)
+    rejected: list[Problem] = msgspec.field(default_factory=list)
     shards: list[ShardFile] = msgspec.field(default_factory=list)
     index_files: list[str] = msgspec.field(default_factory=list)
     stale_removed: list[str] = msgspec.field(default_factory=list)
@@ -125,7 +108,7 @@ def collect(
     for record, done in zip(read, parsed, strict=True):
         page = done if record.error is None else record.error.reason
         if isinstance(page, str):
-            result.rejected.append(Rejected(record.origin, page))
+            result.rejected.append(Problem(record.origin, page))
             continue
         url = page[0].url
         before = pages.get(url)
@@ -188,7 +171,7 @@ def _placed(
             try:
                 checked_rendered_size(text, limits)
             except InvalidEvent as rejected:
-                result.rejected.append(Rejected(url, rejected.reason))
+                result.rejected.append(Problem(url, rejected.reason))
                 continue
         group = rules.group_for(url, change.group)
         placed, sizes = groups.get(group) or groups.setdefault(group, ([], []))
@@ -220,13 +203,8 @@ def render_site(
     extras: Sequence[str] = (),
     feed_entries: int = 0,
 ) -> BuiltSite:
-    """Validate, place and render: every file of the site, keyed by its path.
-
-    ``stylesheet``: the human view, as the STYLESHEET setting does (``/sitemap.xsl``,
-    referenced from the index and shards). ``extras``: as EXTRA_SITEMAPS (``extra_sitemaps``).
-    ``text``: text shards, as SITEMAP_FORMAT=txt. ``feed_entries``: ``/feed.atom``, as
-    FEED_ENTRIES (the index lists it when ``extras`` name it: ``index_extras``).
-    """
+    """Validate, place and render: every file of the site, keyed by its path. The options
+    are the settings of the same names (STYLESHEET, EXTRA_SITEMAPS, SITEMAP_FORMAT=txt, ...)."""
     started = time.perf_counter()
     result = BuildResult(stylesheet=stylesheet)
     rules = rules or GroupRules()
@@ -459,23 +437,21 @@ def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
         lines.append(f"no valid page: nothing written, {out_dir}/ left as it was")
     else:
         lines.extend(_written(result, out_dir))
-    print("\n".join(lines), flush=True)
-    if as_json:
-        summary = {
-            "records": result.records,
-            "pages": result.pages,
-            "duplicates": result.duplicates,
-            "unpublished": result.removed,
-            "rejected": [{"origin": r.origin, "reason": r.reason} for r in result.rejected],
-            "shards": [
-                {"key": s.key, "entries": s.entries, "bytes": s.bytes, "lastmod": s.lastmod}
-                for s in result.shards
-            ],
-            "index_files": result.index_files,
-            "stale_removed": result.stale_removed,
-            "seconds": round(result.seconds, 3),
-        }
-        print(json.dumps(summary, ensure_ascii=False), flush=True)
+    summary = {
+        "records": result.records,
+        "pages": result.pages,
+        "duplicates": result.duplicates,
+        "unpublished": result.removed,
+        "rejected": msgspec.to_builtins(result.rejected),
+        "shards": [
+            {"key": s.key, "entries": s.entries, "bytes": s.bytes, "lastmod": s.lastmod}
+            for s in result.shards
+        ],
+        "index_files": result.index_files,
+        "stale_removed": result.stale_removed,
+        "seconds": round(result.seconds, 3),
+    }
+    print_summary(lines, summary, as_json, ensure_ascii=False)
 
 
 def _written(result: BuildResult, out_dir: Path) -> list[str]:

@@ -14,7 +14,6 @@ from urllib.parse import urljoin, urlsplit
 
 from sitemap_updater.ops.fetch import Fetched, url_origin
 
-SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 URLSET = "urlset"
 INDEX = "sitemapindex"
 ROBOTS = "robots"

@@ -1,7 +1,7 @@
 """Fetch one document as a crawler would (stdlib only): http(s) only, redirects too (never
 ``file:///etc/passwd``), with ``same_origin`` never off the origin asked; one deadline for
 connecting, redirects, headers and body, set on every socket read (a server dripping a byte
-a second times out); at most ``max_bytes``, after decompression too (a gzip bomb stops);
+a second times out); at most 50 MiB, after decompression too (a gzip bomb stops);
 every member of a gzipped body undone, as ``zcat`` does."""
 
 from __future__ import annotations
@@ -162,13 +162,7 @@ def _read(response: http.client.HTTPResponse, limit: int) -> bytes:
     return bytes(body)
 
 
-def fetch(
-    url: str,
-    *,
-    timeout: float = 30.0,
-    max_bytes: int = PROTOCOL_MAX_BYTES,
-    same_origin: bool = False,
-) -> Fetched:
+def fetch(url: str, *, timeout: float = 30.0, same_origin: bool = False) -> Fetched:
     """GET ``url``; never raises for network or HTTP faults (see ``Fetched.error``)."""
     if urlsplit(url).scheme.lower() not in DEFAULT_PORTS:
         return Fetched(url, url, None, error=f"not an http(s) URL: {url!r}")
@@ -181,7 +175,7 @@ def fetch(
         with _OPENER.open(request, timeout=timeout) as response:
             status, final_url = response.status, response.geturl()
             encoding = (response.headers.get("Content-Encoding") or "").lower()
-            raw = _read(response, max_bytes + 1)
+            raw = _read(response, PROTOCOL_MAX_BYTES + 1)
     except urllib.error.HTTPError as exc:
         return Fetched(url, exc.geturl() or url, exc.code)
     except _OffOrigin as exc:
@@ -195,15 +189,15 @@ def fetch(
         return Fetched(url, url, None, error=f"cannot fetch: {reason}")
     finally:
         _current.deadline = _current.origin = None
-    too_large = len(raw) > max_bytes
-    raw = raw[:max_bytes]
+    too_large = len(raw) > PROTOCOL_MAX_BYTES
+    raw = raw[:PROTOCOL_MAX_BYTES]
     gzipped = encoding in ("gzip", "x-gzip")
     try:
         if gzipped:
-            raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
+            raw, too_large = gunzip(raw, PROTOCOL_MAX_BYTES, complete=not too_large)
         if raw.startswith(GZIP_MAGIC):
             gzipped = True
-            raw, too_large = gunzip(raw, max_bytes, complete=not too_large)
+            raw, too_large = gunzip(raw, PROTOCOL_MAX_BYTES, complete=not too_large)
     except zlib.error as exc:
         return Fetched(url, final_url, status, error=f"bad gzip data: {exc}")
     return Fetched(url, final_url, status, raw, too_large=too_large, gzipped=gzipped)

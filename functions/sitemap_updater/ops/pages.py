@@ -1,19 +1,9 @@
-"""Page records read from files, for ``build``, ``backfill`` and ``send``'s checks.
-
-A page record is a publish event whose ``type`` (default ``publish``) and ``version``
-(default the caller's) may be left out; each is validated by the contract's own code
-(:func:`sitemap_updater.domain.events.parse_record`), so it is accepted, or refused with the
-reason, exactly as the ingest function would take that event. The format comes from the
-file name; the text is UTF-8 (a byte order mark at the start is skipped), and a file that
-is not is refused whole (:func:`~sitemap_updater.ops.errors.utf8_text`):
-
-* ``*.csv``: a header row names the columns (``url`` required; ``type``, ``version``,
-  ``lastmod``, ``changefreq``, ``priority``, ``title`` optional; any case; other columns
-  are ignored, with a warning naming them). An empty cell is an absent field; ``version``
-  and ``priority`` cells that are numbers are numbers.
-* ``*.jsonl`` / ``*.ndjson``: one JSON object per line (blank lines skipped).
-* anything else (``*.json``): one JSON document, an array of records or one record; a file
-  that is not one JSON document but has several lines is read as JSON Lines.
+"""Page records read from files, for ``build`` and ``backfill``: publish events whose
+``type`` and ``version`` may be left out, each validated by the contract's own code
+(``domain.events.parse_record``), so it is accepted or refused as the ingest function would
+take it. The formats (CSV, JSON Lines, a JSON array) are in docs/OPERATIONS.md; the suffix
+picks one, and a ``.json`` file that is not one document but has several lines is read as
+JSON Lines.
 """
 
 from __future__ import annotations
@@ -51,6 +41,13 @@ class Record(msgspec.Struct, gc=False):
     value: bytes | dict[str, Any] | None = None
     error: InvalidEvent | None = None
     dropped: tuple[str, ...] = ()  # what its source said that the contract cannot carry
+
+
+class Problem(msgspec.Struct, frozen=True):
+    """A record, document or step that failed, and why."""
+
+    origin: str
+    reason: str
 
 
 def page_change(record: Record, site: Site, default_version: Decimal = Decimal(0)) -> PageChange:

@@ -240,8 +240,6 @@ def _lines(report: Moved, args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.max_messages is not None and args.max_messages < 1:
-        raise UserError("--max-messages must be at least 1")
     deployment = resolve(args)
     from sitemap_updater.local.poller import queue_counts  # noqa: PLC0415 - it logs
 

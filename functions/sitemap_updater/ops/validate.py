@@ -14,10 +14,11 @@ from urllib.parse import urlsplit
 from sitemap_updater.domain import sharding
 from sitemap_updater.domain.contract import normalise_lastmod
 from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.render import SITEMAP_NS
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES
 from sitemap_updater.domain.urls import DEFAULT_PORTS, MAX_URL_LENGTH, Site, normalise_url
 from sitemap_updater.ops import crawl
-from sitemap_updater.ops.crawl import FEED, INDEX, ROBOTS, SITEMAP_NS, TEXT, URLSET, Document
+from sitemap_updater.ops.crawl import FEED, INDEX, ROBOTS, TEXT, URLSET, Document
 from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.fetch import fetch
 from sitemap_updater.ops.fetch import url_origin as _origin
@@ -299,8 +300,6 @@ def validate(args: argparse.Namespace, site: Site, progress: Progress) -> Checke
 def run(args: argparse.Namespace) -> int:
     if _origin(args.url) is None:
         raise UserError(f"URL must be an absolute http(s) URL, got {args.url!r}")
-    if args.workers < 1 or args.max_sitemaps < 1:
-        raise UserError("--workers and --max-sitemaps must be at least 1")
     parts = urlsplit(args.url)
     try:
         site = Site.parse(args.site_url or f"{parts.scheme}://{parts.netloc}")

@@ -57,13 +57,13 @@ class SitemapCdn(Construct):
         construct_id: str,
         *,
         bucket: s3.IBucket,
+        log_bucket: s3.IBucket,
         cache_max_age_seconds: int,
         site_url: str,
-        distribution: cloudfront.Distribution | None = None,
-        domain_name: str | None = None,
-        certificate: acm.ICertificate | None = None,
-        log_bucket: s3.IBucket | None = None,
-        extra_paths: Sequence[str] = (),
+        distribution: cloudfront.Distribution | None,
+        domain_name: str | None,
+        certificate: acm.ICertificate | None,
+        extra_paths: Sequence[str],
     ) -> None:
         """``extra_paths``: more exact paths served from the bucket (the human view's
         stylesheet, the IndexNow key file)."""
@@ -148,7 +148,7 @@ class SitemapCdn(Construct):
         site_url: str,
         domain_name: str | None,
         certificate: acm.ICertificate | None,
-        log_bucket: s3.IBucket | None,
+        log_bucket: s3.IBucket,
     ) -> cloudfront.Distribution:
         not_found = cloudfront.Function(
             self,
@@ -178,9 +178,9 @@ class SitemapCdn(Construct):
             ),
             http_version=cloudfront.HttpVersion.HTTP2_AND_3,
             enable_ipv6=True,
-            enable_logging=log_bucket is not None,
+            enable_logging=True,
             log_bucket=log_bucket,
-            log_file_prefix="cloudfront/" if log_bucket is not None else None,
+            log_file_prefix="cloudfront/",
         )
         Annotations.of(distribution.node.find_child("Origin1")).acknowledge_warning(
             "@aws-cdk/aws-cloudfront-origins:listBucketSecurityRisk",

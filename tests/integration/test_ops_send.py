@@ -269,9 +269,9 @@ def test_the_local_pipeline_reports_a_body_sqs_refuses_as_a_rejected_event(
 
     monkeypatch.setattr(deployed.sqs, "send_message_batch", refusing)
     assert deployed.send(bodies) == 2
-    assert [(r.origin, r.reason.split(":")[0]) for r in deployed.refused] == [
-        ("#1", "not_sent"),
-        ("#2", "not_sent"),
+    assert [r.reason.split(":")[:2] for r in deployed.refused] == [
+        ["not_sent", " the ingest queue refused #1"],
+        ["not_sent", " the ingest queue refused #2"],
     ]
     assert "MessageTooLong" in deployed.refused[0].reason
     assert "InvalidMessageContents" in deployed.refused[1].reason

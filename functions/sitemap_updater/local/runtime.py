@@ -8,7 +8,7 @@ import pkgutil
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 class Rejection:
     reason: str
     event: Any
-    origin: str | None = None
 
 
 @dataclass
@@ -61,8 +60,7 @@ class Summary:
     freshness_ms: dict[str, float] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
-        rejected = [{"reason": r.reason, "event": r.event} for r in self.rejected]
-        return {**vars(self), "rejected": rejected}
+        return asdict(self)
 
 
 class Pipeline:
@@ -133,7 +131,6 @@ class Pipeline:
                 reason=f"not_sent: the ingest queue refused {failure.origin}: "
                 f"{failure.code}: {failure.message}",
                 event=_as_json(bodies[failure.origin]),
-                origin=failure.origin,
             )
             for failure in result.failed
         )

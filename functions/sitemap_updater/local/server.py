@@ -25,23 +25,22 @@ if TYPE_CHECKING:
 
 class SiteHandler(BaseHTTPRequestHandler):
     server_version = "sitemap-updater-local"
-    s3: S3Client
-    bucket: str
-    webhook: ReceiveWebhook | None = None
+    server: SiteServer
 
     def do_POST(self) -> None:
-        if self.webhook is None:  # as http.server answers a method it has no handler for
+        webhook = self.server.webhook
+        if webhook is None:  # as http.server answers a method it has no handler for
             self.send_error(HTTPStatus.NOT_IMPLEMENTED, f"Unsupported method ({self.command!r})")
             return
         length = self.headers.get("Content-Length", "")
         if not length.isdigit():  # chunked or none: the size would be known only once read
             self._send(HTTPStatus.LENGTH_REQUIRED, {}, b"")
             return
-        answer = self.webhook.too_large(int(length))
+        answer = webhook.too_large(int(length))
         if answer is None:
             body = self.rfile.read(int(length))
             received = request("POST", self.path, self.headers.items(), body, time.time())
-            answer = self.webhook(received, uuid.uuid4().hex)
+            answer = webhook(received, uuid.uuid4().hex)
         json_type = {"Content-Type": "application/json"}
         self._send(HTTPStatus(answer.status), json_type, json.dumps(answer.body).encode())
 
@@ -69,7 +68,7 @@ class SiteHandler(BaseHTTPRequestHandler):
         if not key:
             return None
         try:
-            return self.s3.get_object(Bucket=self.bucket, Key=key)
+            return self.server.s3.get_object(Bucket=self.server.bucket, Key=key)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
                 return None
@@ -91,29 +90,22 @@ class SiteHandler(BaseHTTPRequestHandler):
         """Quiet: the CLI prints its own summary."""
 
 
-class SiteServer:
+class SiteServer(ThreadingHTTPServer):
     def __init__(
-        self,
-        s3: S3Client,
-        bucket: str,
-        port: int = 0,
-        host: str = "127.0.0.1",
-        webhook: ReceiveWebhook | None = None,
+        self, s3: S3Client, bucket: str, port: int = 0, webhook: ReceiveWebhook | None = None
     ):
-        attributes = {"s3": s3, "bucket": bucket, "webhook": webhook}
-        handler = type("SiteHandler", (SiteHandler,), attributes)
-        self._server = ThreadingHTTPServer((host, port), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(("127.0.0.1", port), SiteHandler)
+        self.s3, self.bucket, self.webhook = s3, bucket, webhook
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
+        host, port = self.server_address[:2]
         return f"http://{host!s}:{port}"
 
     def start(self) -> SiteServer:
-        self._thread.start()
+        threading.Thread(target=self.serve_forever, daemon=True).start()
         return self
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self.shutdown()
+        self.server_close()

@@ -74,10 +74,13 @@ def assert_a_full_rebuild_changes_nothing(app: App) -> None:
 
 
 def count_paths(recorder: Recorder) -> None:
-    """Which way each rebuild went: a patch GETs its object; a full one Queries its entries."""
+    """Which way each rebuild went: a patch GETs its object; a full one Queries its entries.
+    An index patch GETs the first index file."""
     for name, params in recorder.calls:
         if name == "GetObject" and params["Key"].startswith("sitemap-pages"):
             PATHS_TAKEN["patched"] += 1
+        if name == "GetObject" and params["Key"] == "sitemap.xml":
+            PATHS_TAKEN["index patched"] += 1
         prefix = params.get("ExpressionAttributeValues", {}).get(":prefix", {})
         if name == "Query" and prefix == {"S": "URL#"}:
             PATHS_TAKEN["full"] += 1
@@ -89,7 +92,7 @@ class PatchMachine(RuleBasedStateMachine):
         super().__init__()
         self.pipeline = Pipeline.create(
             SITE,
-            {"MAX_URLS_PER_SHARD": 4},
+            {"MAX_URLS_PER_SHARD": 4, "MAX_SITEMAPS_PER_INDEX": 1},  # two index files
             visibility_timeout=0,
             clock=FakeClock(),
             prefix=f"patch{next(_prefixes)}",
@@ -165,6 +168,7 @@ def test_patched_shards_and_index_are_always_a_full_rebuilds_bytes() -> None:
         run_state_machine_as_test(PatchMachine, settings=PROFILE)
     assert PATHS_TAKEN["patched"] > 0, PATHS_TAKEN
     assert PATHS_TAKEN["full"] > 0, PATHS_TAKEN
+    assert PATHS_TAKEN["index patched"] > 0, PATHS_TAKEN
 
 
 # -- each fallback, and the patches themselves, on one pipeline ------------------------------

@@ -435,13 +435,11 @@ def _local_settings(pairs: Sequence[str], max_urls_per_shard: int | None) -> dic
 
 
 def _one_line(exc: Exception) -> str:
-    errors = getattr(exc, "errors", None)  # pydantic's ValidationError: name the settings
-    if callable(errors):
-        return "; ".join(
-            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
-            for error in errors(include_url=False)
-        )
-    return str(exc).splitlines()[0]
+    from pydantic import ValidationError  # noqa: PLC0415 - pydantic: not for --help
+
+    from sitemap_updater.settings import problems  # noqa: PLC0415
+
+    return problems(exc) if isinstance(exc, ValidationError) else str(exc).splitlines()[0]
 
 
 def _serve(

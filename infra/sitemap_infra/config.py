@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from sitemap_updater import connectors
 from sitemap_updater.resources import FUNCTIONS, INDEXNOW, RESOURCE_SETTINGS
-from sitemap_updater.settings import Settings
+from sitemap_updater.settings import Settings, problems
 
 SETTING_KEYS = tuple(name for name in Settings.model_fields if name not in RESOURCE_SETTINGS)
 INFRA_KEYS = (
@@ -71,16 +71,8 @@ def validated_settings(values: Mapping[str, Any]) -> Settings:
     try:
         return Settings.model_validate({**placeholders, **values})
     except ValidationError as exc:
-        problems = "; ".join(_problem(error, values) for error in exc.errors(include_url=False))
-        raise ConfigError(f"invalid configuration: {problems}") from exc
-
-
-def _problem(error: Any, values: Mapping[str, Any]) -> str:
-    loc = error["loc"]
-    if not loc:  # a rule across fields
-        return str(error["msg"]).removeprefix("Value error, ")
-    key = str(loc[0]).lower()  # the field's name: its alias is the name in upper case
-    return f"{key}={values.get(key)!r}: {error['msg']}"
+        found = problems(exc, lambda name: f"{name.lower()}={values.get(name.lower())!r}")
+        raise ConfigError(f"invalid configuration: {found}") from exc
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ Errors a user can fix are one line on stderr and exit status 2, never a tracebac
 from __future__ import annotations
 
 import argparse
-import codecs
 import importlib
 import json
 import os
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sitemap_updater.ops.errors import UserError, aws_error_message, log_to_stderr
 from sitemap_updater.ops.flags import add_deployment_arguments, setting_pairs
+from sitemap_updater.ops.progress import print_lines, print_summary
 
 if TYPE_CHECKING:
     from sitemap_updater.domain.urls import Site
@@ -435,13 +435,11 @@ def _local_settings(pairs: Sequence[str], max_urls_per_shard: int | None) -> dic
 
 
 def _one_line(exc: Exception) -> str:
-    errors = getattr(exc, "errors", None)  # pydantic's ValidationError: name the settings
-    if callable(errors):
-        return "; ".join(
-            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
-            for error in errors(include_url=False)
-        )
-    return str(exc).splitlines()[0]
+    from pydantic import ValidationError  # noqa: PLC0415 - pydantic: not for --help
+
+    from sitemap_updater.settings import problems  # noqa: PLC0415
+
+    return problems(exc) if isinstance(exc, ValidationError) else str(exc).splitlines()[0]
 
 
 def _serve(
@@ -499,28 +497,11 @@ def _print_summary(summary: Summary, as_json: bool) -> None:
         )
     lines.append(f"objects written: {summary.objects_written}; the site is in {summary.out}/:")
     lines.extend(f"  {summary.out}/{key}" for key in summary.objects)
-    encoding = sys.stdout.encoding or "utf-8"
-    text = "\n".join(_escape_unsafe(line) for line in lines)
-    print(text.encode(encoding, "backslashreplace").decode(encoding), flush=True)
-    if as_json:
-        utf8 = codecs.lookup(encoding).name == "utf-8"
-        print(_escape_unsafe(json.dumps(summary.as_json(), ensure_ascii=not utf8)), flush=True)
-
-
-def _escape_unsafe(text: str) -> str:
-    """``text`` with every character that is not printable (controls a terminal acts on, line
-    separators, bidirectional overrides, lone surrogates no encoding can write) escaped as JSON
-    escapes it: a JSON line stays valid and decodes to the same text."""
-    return "".join(char if char.isprintable() else _json_escape(char) for char in text)
-
-
-def _json_escape(char: str) -> str:
-    units = char.encode("utf-16-be", "surrogatepass")
-    return "".join(f"\\u{units[n]:02x}{units[n + 1]:02x}" for n in range(0, len(units), 2))
+    print_summary(lines, summary.as_json(), as_json, ensure_ascii=False)
 
 
 def _print_error(message: str) -> None:
-    print(f"sitemap-updater: error: {_escape_unsafe(message)}", file=sys.stderr)
+    print_lines([f"sitemap-updater: error: {message}"], sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sitemap_updater.adapters.registry import (
@@ -114,15 +115,39 @@ def functions_for(indexnow: bool) -> tuple[FunctionSpec, ...]:
     return (*FUNCTIONS, INDEXNOW) if indexnow else FUNCTIONS
 
 
+# A setting or stack output naming a queue -> (its function, whether the dead-letter queue).
+QueueNames = Mapping[str, tuple[str, bool]]
+# The settings naming the deployment's queues: the stack and the local runtime fill them in
+# from the queues they create ("" for IndexNow's when it is off).
+QUEUE_SETTINGS: QueueNames = {
+    "rebuild_queue_url": (REBUILD.name, False),
+    "index_queue_url": (INDEX.name, False),
+    "ingest_queue_url": (INGEST.name, False),
+    "ingest_dlq_url": (INGEST.name, True),
+    "indexnow_queue_url": (INDEXNOW.name, False),
+    "indexnow_dlq_url": (INDEXNOW.name, True),
+}
+# Settings the deployment fills in, never given: its resources' names, and the connectors
+# (the webhook function's alone, from the connectors file).
+RESOURCE_SETTINGS = frozenset(
+    {"table_name", "bucket_name", "distribution_id", "connectors", *QUEUE_SETTINGS}
+)
 # Stack outputs (the CLI resolves ``--stack NAME`` from them): every settings variable
 # (SITE_URL -> "SiteUrl"), and these for operators.
-EXTRA_OUTPUTS = (
-    "IngestQueueUrl",
-    "RebuildDeadLetterQueueUrl",
-    "IndexDeadLetterQueueUrl",
-    "DistributionId",
-    "DistributionDomainName",
-)
+QUEUE_OUTPUTS: QueueNames = {
+    "IngestQueueUrl": (INGEST.name, False),
+    "RebuildDeadLetterQueueUrl": (REBUILD.name, True),
+    "IndexDeadLetterQueueUrl": (INDEX.name, True),
+}
+EXTRA_OUTPUTS = (*QUEUE_OUTPUTS, "DistributionId", "DistributionDomainName")
+
+
+def queue_urls(names: QueueNames, urls: Mapping[str, tuple[str, str]]) -> dict[str, str]:
+    """``names`` from each deployed function's (queue URL, dead-letter queue URL)."""
+    return {
+        name: urls[function][dead_letter] if function in urls else ""
+        for name, (function, dead_letter) in names.items()
+    }
 
 
 def output_key(env_name: str) -> str:

@@ -6,7 +6,7 @@ Each field is the environment variable of its name in upper case (``SITE_URL``),
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from typing import Literal
 from urllib.parse import urlsplit
@@ -34,6 +34,17 @@ DEFAULT_INDEXNOW_ENDPOINT = "https://api.indexnow.org/indexnow"
 
 class SettingsError(ValueError):
     """The environment does not describe a usable deployment."""
+
+
+def problems(exc: ValidationError, label: Callable[[str], str] = str) -> str:
+    """A settings validation's problems on one line: ``label(NAME): why`` for a setting, and
+    a rule across settings as its own message (it names them)."""
+    found = []
+    for error in exc.errors(include_url=False):
+        why = str(error["msg"]).removeprefix("Value error, ")
+        why = "missing" if error["type"] == "missing" else why
+        found.append(f"{label(str(error['loc'][0]))}: {why}" if error["loc"] else why)
+    return "; ".join(found)
 
 
 class Settings(BaseModel):
@@ -217,11 +228,7 @@ class Settings(BaseModel):
         try:
             return cls.model_validate(dict(source))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, error['loc'])) or 'environment'}: {error['msg']}"
-                for error in exc.errors(include_url=False)
-            )
-            raise SettingsError(f"invalid function environment: {problems}") from exc
+            raise SettingsError(f"invalid function environment: {problems(exc)}") from exc
 
     def to_env(self) -> dict[str, str]:
         """Every setting as the environment variables a function receives."""

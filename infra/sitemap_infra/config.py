@@ -16,25 +16,10 @@ from urllib.parse import urlsplit
 from pydantic import ValidationError
 
 from sitemap_updater import connectors
-from sitemap_updater.resources import FUNCTIONS, INDEXNOW
-from sitemap_updater.settings import Settings
+from sitemap_updater.resources import FUNCTIONS, INDEXNOW, RESOURCE_SETTINGS
+from sitemap_updater.settings import Settings, problems
 
-# Filled in from the deployed resources, never from context.
-RESOURCE_FIELDS = frozenset(
-    {
-        "table_name",
-        "bucket_name",
-        "rebuild_queue_url",
-        "index_queue_url",
-        "ingest_dlq_url",
-        "distribution_id",
-        "indexnow_queue_url",
-        "indexnow_dlq_url",
-        "ingest_queue_url",
-        "connectors",  # from the connectors file (INFRA_KEYS)
-    }
-)
-SETTING_KEYS = tuple(name for name in Settings.model_fields if name not in RESOURCE_FIELDS)
+SETTING_KEYS = tuple(name for name in Settings.model_fields if name not in RESOURCE_SETTINGS)
 INFRA_KEYS = (
     "domain_name",
     "certificate_arn",
@@ -82,20 +67,12 @@ def validated_settings(values: Mapping[str, Any]) -> Settings:
         raise ConfigError(
             f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(SETTING_KEYS)}"
         )
-    placeholders = {name: _PLACEHOLDER for name in RESOURCE_FIELDS}
+    placeholders = {name: _PLACEHOLDER for name in RESOURCE_SETTINGS}
     try:
         return Settings.model_validate({**placeholders, **values})
     except ValidationError as exc:
-        problems = "; ".join(_problem(error, values) for error in exc.errors(include_url=False))
-        raise ConfigError(f"invalid configuration: {problems}") from exc
-
-
-def _problem(error: Any, values: Mapping[str, Any]) -> str:
-    loc = error["loc"]
-    if not loc:  # a rule across fields
-        return str(error["msg"]).removeprefix("Value error, ")
-    key = str(loc[0]).lower()  # the field's name: its alias is the name in upper case
-    return f"{key}={values.get(key)!r}: {error['msg']}"
+        found = problems(exc, lambda name: f"{name.lower()}={values.get(name.lower())!r}")
+        raise ConfigError(f"invalid configuration: {found}") from exc
 
 
 @dataclass(frozen=True)

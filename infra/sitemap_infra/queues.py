@@ -63,5 +63,12 @@ class Queues(Construct):
         )
         return QueuePair(spec=spec, queue=queue, dead_letter=dead_letter)
 
+    def urls(self) -> dict[str, tuple[str, str]]:
+        """Each function's (queue URL, dead-letter queue URL), for ``resources.queue_urls``."""
+        return {
+            name: (pair.queue.queue_url, pair.dead_letter.queue_url)
+            for name, pair in self.pairs.items()
+        }
+
     def __getitem__(self, name: str) -> QueuePair:
         return self.pairs[name]

@@ -12,7 +12,7 @@ from constructs import Construct
 
 from sitemap_infra.config import DeployConfig, deployed_connectors
 from sitemap_infra.updater import SitemapUpdater
-from sitemap_updater.resources import EXTRA_OUTPUTS, INDEX, INGEST, REBUILD, output_key
+from sitemap_updater.resources import EXTRA_OUTPUTS, QUEUE_OUTPUTS, output_key, queue_urls
 from sitemap_updater.settings import Settings
 
 
@@ -52,9 +52,7 @@ class SitemapUpdaterStack(Stack):
     def _outputs(self) -> None:
         updater = self.updater
         extra = {
-            "IngestQueueUrl": updater.queues[INGEST.name].queue.queue_url,
-            "RebuildDeadLetterQueueUrl": updater.queues[REBUILD.name].dead_letter.queue_url,
-            "IndexDeadLetterQueueUrl": updater.queues[INDEX.name].dead_letter.queue_url,
+            **queue_urls(QUEUE_OUTPUTS, updater.queues.urls()),
             "DistributionId": updater.distribution.distribution_id,
             "DistributionDomainName": updater.distribution.distribution_domain_name,
         }

@@ -36,14 +36,14 @@ from sitemap_updater.connectors import parse as parse_connectors
 from sitemap_updater.resources import (
     DLQ_RETENTION_DAYS,
     INDEX,
-    INDEXNOW,
     INGEST,
     NEWS_SWEEP_MINUTES,
-    REBUILD,
+    QUEUE_SETTINGS,
     RECONCILE,
     RECONCILE_MINUTES,
     SERVICE_NAME,
     functions_for,
+    queue_urls,
 )
 from sitemap_updater.settings import Settings
 
@@ -135,20 +135,13 @@ class SitemapUpdater(Construct):
         ).distribution
 
     def _resource_names(self) -> dict[str, str]:
-        """``config.RESOURCE_FIELDS``, from the resources of this deployment."""
-        queue = {name: pair.queue.queue_url for name, pair in self.queues.pairs.items()}
-        indexnow = self.queues.pairs.get(INDEXNOW.name)
+        """``resources.RESOURCE_SETTINGS``, from the resources of this deployment."""
         return {
             "table_name": self.storage.table.table_name,
             "bucket_name": self.storage.bucket.bucket_name,
-            "rebuild_queue_url": queue[REBUILD.name],
-            "index_queue_url": queue[INDEX.name],
-            "ingest_dlq_url": self.queues[INGEST.name].dead_letter.queue_url,
             "distribution_id": self.distribution.distribution_id,
-            "indexnow_queue_url": queue.get(INDEXNOW.name, ""),
-            "indexnow_dlq_url": indexnow.dead_letter.queue_url if indexnow else "",
-            "ingest_queue_url": queue[INGEST.name],
             "connectors": "",  # the webhook function's alone
+            **queue_urls(QUEUE_SETTINGS, self.queues.urls()),
         }
 
     def _webhooks(self, document: Mapping[str, Any], code: lambda_.Code) -> Webhooks:

@@ -94,6 +94,17 @@ def test_a_setting_the_local_stack_owns_is_a_usage_error(tmp_path: Path) -> None
     assert "--setting TABLE_NAME: the local stack sets it" in result.stderr
 
 
+def test_a_rule_across_settings_is_reported_as_its_own_message(tmp_path: Path) -> None:
+    result = run(
+        "local", "events/", "--site-url", SITE, "--out", tmp_path / "site",
+        "--setting", "INVALIDATE_PATHS=true",
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert result.stderr == (
+        "sitemap-updater: error: INVALIDATE_PATHS is true but DISTRIBUTION_ID is empty\n"
+    )
+
+
 def test_indexnow_without_an_endpoint_of_ones_own_is_a_usage_error(tmp_path: Path) -> None:
     """A local run never submits its URLs to the real engines by default."""
     result = run(

@@ -11,15 +11,21 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from sitemap_infra.config import RESOURCE_FIELDS, validated_settings
+from sitemap_infra.config import validated_settings
 from sitemap_infra.functions import powertools_environment
 from sitemap_updater.local.stack import create_resources
-from sitemap_updater.resources import FUNCTIONS, METRICS_NAMESPACE, SERVICE_NAME, TABLE
+from sitemap_updater.resources import (
+    FUNCTIONS,
+    METRICS_NAMESPACE,
+    RESOURCE_SETTINGS,
+    SERVICE_NAME,
+    TABLE,
+)
 from sitemap_updater.settings import Settings
 from tests.infra.conftest import SITE, Synthesized
 
 POWERTOOLS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"}
-RESOURCE_ENV = {Settings.model_fields[name].alias for name in RESOURCE_FIELDS}
+RESOURCE_ENV = {Settings.model_fields[name].alias for name in RESOURCE_SETTINGS}
 
 
 def environment(synth: Synthesized, name: str) -> dict[str, Any]:

@@ -457,3 +457,19 @@ def test_what_the_pipeline_serves_as_text_with_a_feed_is_clean(
     status, report = validate_served(pipeline, capsys)
     assert (status, report["faults"], report["warnings"]) == (0, [], [])
     assert report["counts"] == {"robots": 1, "indexes": 1, "sitemaps": 2, "urls": 5}
+
+
+def test_what_a_crawled_site_says_reaches_the_terminal_escaped(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hostile robots.txt must not drive the operator's terminal: ESC, C1 and a bidi
+    override are escaped in the report, readable text (é) is left as it is."""
+    hostile = "/caf\u00e9-\x1b]0;owned\x07\x1b[2J-\x9b31m-\u202e.xml"
+    http_site.put("/robots.txt", f"User-agent: *\nSitemap: {hostile}\n")
+    status = main(["validate", http_site.origin + "/", "--json"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert not any(char in out for char in "\x1b\x07\x9b\u202e")
+    assert "caf\u00e9-\\u001b]0;owned\\u0007\\u001b[2J-\\u009b31m-\\u202e.xml" in out
+    report = json.loads(out.splitlines()[-1])  # the JSON line decodes to what the site said
+    assert http_site.origin + hostile in [finding["where"] for finding in report["faults"]]

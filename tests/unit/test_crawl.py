@@ -51,13 +51,17 @@ def test_sitemap_lines_are_found_in_any_case_with_comments_bom_and_crlf() -> Non
         b"  SITEMAP :/b.xml # ours\r\n"
         b"# Sitemap: https://www.example.com/commented.xml\n"
         b"sitemap:\n"
-        b"Sitemaps: https://www.example.com/not-a-directive.xml\n"
+        b"Sitemaps: https://www.example.com/not-a-directive.xml\r"
+        b"\x0bSitemap:\x0c/c.xml\x0b\n"
+        b"Sitemap: /d.xml and more\n"
     )
     lines = sitemap_lines(body, f"{ORIGIN}/robots.txt")
     assert [(line.line, line.value, line.url) for line in lines] == [
         (1, "https://www.example.com/a.xml", "https://www.example.com/a.xml"),
         (3, "/b.xml", "https://www.example.com/b.xml"),
         (5, "", ""),
+        (7, "/c.xml", "https://www.example.com/c.xml"),
+        (8, "/d.xml and more", "https://www.example.com/d.xml and more"),
     ]
 
 

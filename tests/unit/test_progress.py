@@ -1,12 +1,15 @@
-"""The progress bar: drawn on a terminal only, always cleared before the summary."""
+"""The progress bar: drawn on a terminal only, always cleared before the summary; what the
+commands print from outside is escaped."""
 
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 
-from sitemap_updater.ops.progress import Progress
+from sitemap_updater.ops.errors import warn
+from sitemap_updater.ops.progress import Progress, print_summary
 
 
 class Terminal(io.StringIO):
@@ -49,3 +52,25 @@ def test_an_unknown_total_shows_a_count() -> None:
     bar = Progress("send")
     bar.advance(1234)
     assert bar.line().startswith("send 1,234 ")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+def test_summaries_escape_what_a_terminal_acts_on_and_keep_readable_text(
+    monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding=encoding)
+    monkeypatch.setattr("sys.stdout", stdout)
+    hostile = "caf\u00e9 \x1b[2J \x9b1m \u202e \u2028 \ud800"
+
+    print_summary([f"fault {hostile}"], {"where": hostile}, as_json=True, ensure_ascii=False)
+
+    stdout.seek(0)
+    text, last = stdout.read().splitlines()
+    escaped = "\\u001b[2J \\u009b1m \\u202e \\u2028 \\ud800"
+    assert text == ("fault caf\u00e9 " if encoding == "utf-8" else "fault caf\\xe9 ") + escaped
+    assert json.loads(last) == {"where": hostile}
+
+
+def test_a_warning_is_escaped_too(capsys: pytest.CaptureFixture[str]) -> None:
+    warn("file \x1b]0;title\x07.csv")
+    assert capsys.readouterr().err == "sitemap-updater: warning: file \\u001b]0;title\\u0007.csv\n"

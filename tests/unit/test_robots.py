@@ -42,7 +42,7 @@ def protego_sitemaps(data: bytes) -> list[str]:
     return list(Protego.parse(data.decode("utf-8", "replace")).sitemaps)
 
 
-_ORACLE = re.compile(rb"[ \t\x0b\x0c]*sitemap[ \t\x0b\x0c]*:[ \t\x0b\x0c]*([^\s#]*)", re.I)
+_ORACLE = re.compile(rb"[ \t\x0b\x0c]*sitemap[ \t\x0b\x0c]*:([^#\r\n]*)", re.I)
 _HOST = re.compile(rb"\s*host\s*:", re.I)
 
 
@@ -52,7 +52,8 @@ def own_lines(data: bytes) -> list[int]:
     for number, text in enumerate(data.splitlines(keepends=True)):
         body = text.removeprefix(BOM) if number == 0 else text
         match = _ORACLE.match(body)
-        if match and is_own_sitemap_url(match.group(1).decode("utf-8", "replace"), SITE):
+        value = match.group(1).strip().decode("utf-8", "replace") if match else ""
+        if match and is_own_sitemap_url(value, SITE):
             found.append(number)
     return found
 
@@ -329,6 +330,20 @@ def test_sitemaps_plural_is_read_by_protego_but_not_ours() -> None:
     assert protego_sitemaps(current) == [S1]
     assert robotparser_sitemaps(current) == []
     assert with_sitemaps(current, [S1], SITE) == current + b"\n" + line(S1)
+
+
+def test_a_value_is_the_whole_rest_of_the_line_as_crawlers_read_it() -> None:
+    # Google's parser and protego take everything up to "#", stripped: with words after it
+    # the line names another URL, not ours, so it stays the owner's and ours is added.
+    current = b"Sitemap: /sitemap.xml extra words\n"
+    assert protego_sitemaps(current) == ["/sitemap.xml extra words"]
+    assert with_sitemaps(current, [S1], SITE) == current + line(S1)
+
+
+def test_vertical_tab_and_form_feed_are_whitespace_around_the_value() -> None:
+    # Google's parser strips ASCII whitespace (\v and \f too) around key and value.
+    current = b"\x0bSitemap:\x0c/sitemap.xml\x0b\n" + OWNER
+    assert with_sitemaps(current, [S1], SITE) == line(S1) + OWNER
 
 
 # --- rewriting in place ----------------------------------------------------------------

@@ -73,7 +73,7 @@ def test_every_missing_variable_is_named_at_once() -> None:
 
     assert message.startswith("invalid function environment: ")
     for name in REQUIRED:
-        assert f"{name}: Field required" in message
+        assert f"{name}: missing" in message
 
 
 def test_only_the_missing_variables_are_named() -> None:

@@ -209,3 +209,19 @@ def test_sitemap_lines_are_judged_by_the_domains_url_rules() -> None:
         ),
         (f"{robots_txt}:4", "Sitemap URL https://WWW.EXAMPLE.COM/o'neill.xml is given twice"),
     ]
+
+
+def test_sitemap_lines_are_read_as_the_domain_reads_them() -> None:
+    # The domain's one rule: \v and \f are whitespace; words after the URL are part of it.
+    checker = robots(
+        "\vSitemap:\f https://www.example.com/s.xml\n"
+        "Sitemap: https://www.example.com/t.xml # comment\n"
+        "Sitemap: https://www.example.com/u.xml more\n"
+    )
+    assert [(f.where, f.message) for f in checker.faults] == [
+        (
+            "https://www.example.com/robots.txt:3",
+            "Sitemap: holds whitespace at 29: 'https://www.example.com/u.xml more'",
+        )
+    ]
+    assert checker.warnings == []

@@ -2,7 +2,9 @@
 by pure byte editing.
 
 * A Sitemap directive is a line starting (after ASCII whitespace, and a BOM on the first
-  line) with ``sitemap``, any case, then ``:``; its value is the first token, before ``#``.
+  line) with ``sitemap``, any case, then ``:``; its value is the rest of the line before
+  ``#``, stripped of ASCII whitespace, as Google's parser (the RFC 9309 reference) reads it:
+  a value with trailing words names another URL, so such a line is the owner's.
 * It is *ours* when its value, resolved against the site, is on the site's host and port
   (either scheme: a wrong one is corrected), with no query or fragment, and its path is
   exactly ``/sitemap.xml`` or ``/sitemap-index-N.xml``. Nothing else is ever touched.
@@ -63,7 +65,7 @@ def with_sitemaps(current: bytes | None, sitemap_urls: Sequence[str], site: Site
     out: list[bytes] = []
     for number, line in enumerate(lines):
         bom = _BOM if number == 0 and line.startswith(_BOM) else b""
-        value = _directive_value(line[len(bom) :])
+        value = sitemap_value(line[len(bom) :])
         path = _own_path(value, site) if value is not None else None
         if path is None:
             if out and out[-1].endswith(b"\r") and line.startswith(b"\n"):
@@ -79,7 +81,7 @@ def with_sitemaps(current: bytes | None, sitemap_urls: Sequence[str], site: Site
         newline = next((_ending(line) for line in lines if _ending(line)), b"\n")
         if out and not _ending(out[-1]):
             out[-1] += newline
-        if out and not _is_blank(out[-1], len(out) == 1) and _directive_value(out[-1]) is None:
+        if out and not _is_blank(out[-1], len(out) == 1) and sitemap_value(out[-1]) is None:
             # A lone "\n" after a final "\r" would merge into "\r\n" and be no blank line.
             out.append(b"\r" if out[-1].endswith(b"\r") and newline == b"\n" else newline)
         out.extend(_line(url, newline) for url in wanted.values())
@@ -101,13 +103,12 @@ def _is_blank(line: bytes, first: bool) -> bool:
     return not (line.removeprefix(_BOM) if first else line).strip()
 
 
-def _directive_value(line: bytes) -> str | None:
+def sitemap_value(line: bytes) -> str | None:
     """The value of a Sitemap directive (``""`` when it has none), or None for other lines."""
     match = _DIRECTIVE.match(line)
     if match is None:
         return None
-    tokens = line[match.end() :].split(b"#", 1)[0].split()
-    return tokens[0].decode("utf-8", "replace") if tokens else ""
+    return line[match.end() :].split(b"#", 1)[0].strip().decode("utf-8", "replace")
 
 
 def _own_path(value: str, site: Site) -> str | None:

@@ -18,12 +18,15 @@ from sitemap_updater.resources import (
     DLQ_RETENTION_DAYS,
     MAX_MESSAGE_BYTES,
     METRICS_NAMESPACE,
+    QUEUE_OUTPUTS,
     QUEUE_RETENTION_DAYS,
+    QUEUE_SETTINGS,
     SERVICE_NAME,
     TABLE,
     FunctionSpec,
     functions_for,
     output_key,
+    queue_urls,
 )
 from sitemap_updater.settings import Settings
 
@@ -34,22 +37,10 @@ if TYPE_CHECKING:
 REGION = "us-east-1"
 LOCAL_PREFIX = "sitemap-updater-local"
 LOCAL_STACK_NAME = LOCAL_PREFIX  # the CloudFormation stack the operator commands resolve
-# Settings and stack outputs that name a queue: (function, "url" or "dlq_url").
-QUEUE_SETTINGS = {
-    "REBUILD_QUEUE_URL": ("rebuild", "url"),
-    "INDEX_QUEUE_URL": ("index", "url"),
-    "INGEST_QUEUE_URL": ("ingest", "url"),
-    "INGEST_DLQ_URL": ("ingest", "dlq_url"),
-    "INDEXNOW_QUEUE_URL": ("indexnow", "url"),
-    "INDEXNOW_DLQ_URL": ("indexnow", "dlq_url"),
-}
-OPERATOR_OUTPUTS = {
-    "IngestQueueUrl": ("ingest", "url"),
-    "RebuildDeadLetterQueueUrl": ("rebuild", "dlq_url"),
-    "IndexDeadLetterQueueUrl": ("index", "dlq_url"),
-}
 # The settings create_resources fills in: the local stack's own resources.
-STACK_SETTINGS = frozenset({"SITE_URL", "TABLE_NAME", "BUCKET_NAME", *QUEUE_SETTINGS})
+STACK_SETTINGS = frozenset(
+    name.upper() for name in ("site_url", "table_name", "bucket_name", *QUEUE_SETTINGS)
+)
 
 
 @dataclass
@@ -129,8 +120,9 @@ def create_resources(
     sqs = session.client("sqs")
     specs = functions_for(bool(overrides.get("INDEXNOW_KEY") or overrides.get("indexnow_key")))
     queues = {spec.name: _create_queue(sqs, prefix, spec, visibility_timeout) for spec in specs}
-    resources = {"SITE_URL": site_url, "TABLE_NAME": table, "BUCKET_NAME": bucket}
-    settings = Settings.model_validate(resources | _queue_urls(queues, QUEUE_SETTINGS) | overrides)
+    resources = {"site_url": site_url, "table_name": table, "bucket_name": bucket}
+    queue_settings = queue_urls(QUEUE_SETTINGS, _urls(queues))
+    settings = Settings.model_validate(resources | queue_settings | overrides)
     return LocalStack(settings=settings, queues=queues)
 
 
@@ -191,13 +183,8 @@ def _create_table(dynamodb: DynamoDBClient, name: str) -> str:
     return name
 
 
-def _queue_urls(queues: dict[str, LocalQueue], names: dict[str, tuple[str, str]]) -> dict[str, str]:
-    """``names`` (a setting or output -> its queue's url or dlq_url) for the queues there are."""
-    return {
-        name: getattr(queues[function], which)
-        for name, (function, which) in names.items()
-        if function in queues
-    }
+def _urls(queues: dict[str, LocalQueue]) -> dict[str, tuple[str, str]]:
+    return {name: (queue.url, queue.dlq_url) for name, queue in queues.items()}
 
 
 def use_endpoint(endpoint_url: str) -> None:
@@ -217,7 +204,7 @@ def use_endpoint(endpoint_url: str) -> None:
 def stack_outputs(stack: LocalStack) -> dict[str, str]:
     """The outputs the deployed stack has: every settings variable, and the operator ones."""
     outputs = {output_key(name): value for name, value in stack.settings.to_env().items()}
-    return outputs | _queue_urls(stack.queues, OPERATOR_OUTPUTS)
+    return outputs | queue_urls(QUEUE_OUTPUTS, _urls(stack.queues))
 
 
 def register_stack(stack: LocalStack, name: str = LOCAL_STACK_NAME) -> None:

@@ -4,7 +4,6 @@ values), safe about how (no network, DTD or entities), in the order found (repea
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -12,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from sitemap_updater.domain.robots import sitemap_value
 from sitemap_updater.ops.fetch import Fetched, url_origin
 
 URLSET = "urlset"
@@ -25,7 +25,6 @@ MAX_DEPTH = 5  # index -> index -> ... : sitemaps.org allows none; we follow a f
 _BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _ELSEWHERE = "on another origin than the index naming it; not followed"
-_SITEMAP_LINE = re.compile(rb"^[ \t]*sitemap[ \t]*:[ \t]*(.*?)[ \t]*$", re.IGNORECASE)
 PAGE_FIELDS = ("loc", "lastmod", "changefreq", "priority")
 
 
@@ -130,11 +129,9 @@ def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
 def sitemap_lines(body: bytes, robots_url: str) -> list[SitemapLine]:
     """The ``Sitemap:`` lines of a robots.txt, values resolved against its URL."""
     lines = []
-    for number, raw in enumerate(body.split(b"\n"), start=1):
-        line = raw.removeprefix(_BOM) if number == 1 else raw
-        match = _SITEMAP_LINE.match(line.split(b"#", 1)[0].rstrip(b"\r"))
-        if match is not None:
-            value = match.group(1).decode("utf-8", "replace")
+    for number, line in enumerate(body.removeprefix(_BOM).splitlines(), start=1):
+        value = sitemap_value(line)
+        if value is not None:
             lines.append(SitemapLine(number, value, urljoin(robots_url, value) if value else ""))
     return lines
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sitemap_updater.domain.errors import RetryableError
+from sitemap_updater.ops.progress import print_lines
 
 
 class UserError(Exception):
@@ -18,7 +19,7 @@ class UserError(Exception):
 
 def warn(message: str) -> None:
     """A warning: the run goes on (stdout keeps the summary alone)."""
-    print(f"sitemap-updater: warning: {message}", file=sys.stderr, flush=True)
+    print_lines([f"sitemap-updater: warning: {message}"], sys.stderr)
 
 
 def utf8_text(path: Path, data: bytes) -> str:

@@ -1,13 +1,15 @@
-"""A progress bar on stderr, drawn only on a terminal (never in logs or CI), and the summary
-every command ends with."""
+"""A progress bar on stderr, drawn only on a terminal (never in logs or CI), the summary
+every command ends with, and the one way the commands print text from outside (sites,
+files, queues, events): a terminal acts on control characters, so they are escaped."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TextIO
 
 _WIDTH = 24
 _INTERVAL = 0.1  # seconds between redraws
@@ -61,7 +63,29 @@ class Progress:
 def print_summary(
     lines: Iterable[str], summary: dict[str, Any], as_json: bool, ensure_ascii: bool = True
 ) -> None:
-    """The summary lines, then with ``--json`` the summary as one JSON line."""
-    print("\n".join(lines), flush=True)
+    """The summary lines, then with ``--json`` the summary as one JSON line (in ASCII when
+    stdout is not UTF-8: an escape is the only way to write what it cannot encode)."""
+    print_lines(lines)
     if as_json:
-        print(json.dumps(summary, ensure_ascii=ensure_ascii), flush=True)
+        utf8 = codecs.lookup(sys.stdout.encoding or "utf-8").name == "utf-8"
+        print_lines([json.dumps(summary, ensure_ascii=ensure_ascii or not utf8)])
+
+
+def print_lines(lines: Iterable[str], stream: TextIO | None = None) -> None:
+    """Each line escaped (:func:`escape_unsafe`), in what the stream can encode."""
+    stream = stream or sys.stdout
+    encoding = stream.encoding or "utf-8"
+    text = "\n".join(escape_unsafe(line) for line in lines)
+    print(text.encode(encoding, "backslashreplace").decode(encoding), file=stream, flush=True)
+
+
+def escape_unsafe(text: str) -> str:
+    """``text`` with every character that is not printable (controls a terminal acts on, line
+    separators, bidirectional overrides, lone surrogates no encoding can write) escaped as JSON
+    escapes it: a JSON line stays valid and decodes to the same text."""
+    return "".join(char if char.isprintable() else _json_escape(char) for char in text)
+
+
+def _json_escape(char: str) -> str:
+    units = char.encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{units[n]:02x}{units[n + 1]:02x}" for n in range(0, len(units), 2))

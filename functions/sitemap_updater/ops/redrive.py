@@ -17,7 +17,7 @@ from sitemap_updater.adapters.queues import (
     SOURCE_ATTRIBUTE,
 )
 from sitemap_updater.ops.errors import UserError, call_batch, error_code, exit_status, interruptible
-from sitemap_updater.ops.progress import Progress, print_summary
+from sitemap_updater.ops.progress import Progress, print_lines, print_summary
 from sitemap_updater.ops.resolve import Deployment, resolve
 from sitemap_updater.ops.send import MAX_BATCH_ENTRIES, entry_bytes, sized_batches
 from sitemap_updater.ops.status import (
@@ -152,11 +152,8 @@ class _Mover:
                 poller.set_visibility(self.sqs, self.report.dlq_url, handles, 0)
             except ClientError as exc:  # said, not raised: the move's own report comes first
                 code, text = error_code(exc)
-                print(
-                    f"redrive: {len(handles)} unmoved message(s) stay hidden for "
-                    f"{VISIBILITY_SECONDS} s: {code}: {text}",
-                    file=sys.stderr,
-                )
+                hidden = f"stay hidden for {VISIBILITY_SECONDS} s: {code}: {text}"
+                print_lines([f"redrive: {len(handles)} unmoved message(s) {hidden}"], sys.stderr)
 
 
 def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None:

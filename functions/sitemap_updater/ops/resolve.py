@@ -18,7 +18,7 @@ from sitemap_updater.local.stack import REGION as LOCAL_REGION
 from sitemap_updater.ops.errors import UserError, error_code, log_to_stderr
 from sitemap_updater.ops.flags import RESOURCE_FLAGS, setting_pairs
 from sitemap_updater.resources import output_key
-from sitemap_updater.settings import Settings
+from sitemap_updater.settings import Settings, problems
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -74,16 +74,7 @@ class Deployment:
         try:
             return Settings.model_validate({name: self.outputs[output_key(name)] for name in names})
         except ValidationError as exc:
-            problems = []
-            for error in exc.errors(include_url=False):
-                if not error["loc"]:  # a rule across settings: its message names them
-                    problems.append(str(error["msg"]).removeprefix("Value error, "))
-                    continue
-                output = output_key(str(error["loc"][0]))
-                flag = _FLAG_FOR_OUTPUT.get(output, f"--setting {error['loc'][0]}=...")
-                problem = "missing" if error["type"] == "missing" else error["msg"]
-                problems.append(f"{output} ({flag}): {problem}")
-            raise UserError("cannot describe the deployment: " + "; ".join(problems)) from exc
+            raise UserError(f"cannot describe the deployment: {problems(exc, _source)}") from exc
 
     @property
     def site(self) -> Site:
@@ -135,6 +126,12 @@ class Deployment:
         for output in stacks[0].get("Outputs", []):
             if "OutputKey" in output and "OutputValue" in output:
                 self.outputs[output["OutputKey"]] = output["OutputValue"]
+
+
+def _source(name: str) -> str:
+    """Where a setting comes from: its stack output, and the flag that gives it."""
+    output = output_key(name)
+    return f"{output} ({_FLAG_FOR_OUTPUT.get(output, f'--setting {name}=...')})"
 
 
 def is_local(endpoint_url: str | None) -> bool:

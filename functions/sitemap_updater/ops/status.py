@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
 from sitemap_updater.domain.sharding import DEFAULT_GROUP, Limits, parse_shard_id
 from sitemap_updater.ops.errors import exit_status
+from sitemap_updater.ops.progress import print_lines
 from sitemap_updater.ops.resolve import Deployment, resolve
 
 if TYPE_CHECKING:
@@ -186,7 +187,7 @@ def _shard_lines(shards: list[ShardStatus], limits: Limits) -> list[str]:
 
 def _table(
     report: dict[str, Any], shards: list[ShardStatus], queues: list[QueueStatus], limits: Limits
-) -> str:
+) -> list[str]:
     files = ", ".join(f"{k} ({v['entries']:,} shards)" for k, v in report["index_files"].items())
     lines = [
         f"site {report['site_url']}: {sum(s.entries for s in shards):,} URLs listed in "
@@ -223,7 +224,7 @@ def _table(
         waiting = {q.name: q.visible for q in queues}
         for name, found in report["dead_letter_reasons"].items():
             lines.extend(reason_lines(name, found, waiting[name]))
-    return "\n".join(lines)
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
@@ -260,8 +261,7 @@ def run(args: argparse.Namespace) -> int:
             if q.name.endswith("DLQ") and q.visible
         },
     }
-    print(
-        json.dumps(report) if args.json else _table(report, shards, queues, settings.limits),
-        flush=True,
+    print_lines(
+        [json.dumps(report)] if args.json else _table(report, shards, queues, settings.limits)
     )
     return exit_status(failed=bool(report["dead_letters"] or report["missing_objects"]))

@@ -75,11 +75,11 @@ def assert_a_full_rebuild_changes_nothing(app: App) -> None:
 
 def count_paths(recorder: Recorder) -> None:
     """Which way each rebuild went: a patch GETs its object; a full one Queries its entries.
-    An index patch GETs the first index file."""
+    An index patch reads the first index file's record with the shards'."""
     for name, params in recorder.calls:
         if name == "GetObject" and params["Key"].startswith("sitemap-pages"):
             PATHS_TAKEN["patched"] += 1
-        if name == "GetObject" and params["Key"] == "sitemap.xml":
+        if name == "BatchGetItem" and "INDEXES" in str(params):
             PATHS_TAKEN["index patched"] += 1
         prefix = params.get("ExpressionAttributeValues", {}).get(":prefix", {})
         if name == "Query" and prefix == {"S": "URL#"}:
@@ -217,7 +217,7 @@ def test_one_change_reads_only_its_entry_and_rewrites_one_index_entry(
     # Its entry; the index file's record with the shard's (no Query of index records).
     assert recorder.count("BatchGetItem") == 2
     assert not [p for name, p in recorder.calls if name == "Query" and "INDEXES" in str(p)]
-    assert recorder.count("GetObject") == 2  # the shard's object and the index
+    assert recorder.count("GetObject") == 1  # the shard's; the index's bytes are those it wrote
     assert recorder.puts == [KEY, "sitemap.xml"]
     assert pending_markers(site.app) == []
     assert_a_full_rebuild_changes_nothing(site.app)
@@ -256,6 +256,33 @@ def test_an_object_missing_or_altered_is_rebuilt_in_full(
     site.send_events([publish("/c", 2, lastmod="2026-11-20")])
     site.drain()
     assert full_reads(recorder) >= 1  # then again, once the write on the old ETag lost
+    assert_a_full_rebuild_changes_nothing(site.app)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(
+            lambda s: s.s3.delete_object(Bucket=s.stack.settings.bucket_name, Key="sitemap.xml"),
+            id="missing",
+        ),
+        pytest.param(
+            lambda s: s.s3.put_object(
+                Bucket=s.stack.settings.bucket_name, Key="sitemap.xml", Body=b"<sitemapindex/>"
+            ),
+            id="altered",
+        ),
+    ],
+)
+def test_an_index_missing_or_altered_behind_the_functions_back_is_published_in_full(
+    site: Pipeline, recorder: Recorder, clock: FakeClock, damage: Any
+) -> None:
+    damage(site)  # the index function holds the bytes it wrote: its conditional write finds it
+    clock.advance(60)
+    site.send_events([publish("/c", 2, lastmod="2026-11-20")])
+    site.drain()
+    assert shard_records_read(recorder) >= 1
+    assert b"sitemap-pages-00001.xml.gz" in site.objects()["sitemap.xml"]
     assert_a_full_rebuild_changes_nothing(site.app)
 
 

@@ -97,6 +97,10 @@ class PublishIndex:
     # Publish-to-visible latencies (ms) of the changes published, newest last (the local
     # runtime reports them; bounded, as a warm function serves many runs).
     latencies: deque[float] = field(default_factory=lambda: deque(maxlen=100_000))
+    # The first index file as last read or written: (ETag, hash, bytes). The index runs one
+    # at a time, mostly in one warm function, so a refresh need not GET what it wrote; the
+    # write stays conditional on the recorded ETag, so an object changed since is found.
+    _last_index: tuple[str, str, bytes] | None = field(default=None, init=False, repr=False)
 
     @property
     def _room(self) -> Limits:
@@ -154,14 +158,21 @@ class PublishIndex:
 
     def _recorded_index(self, before: IndexOutput | None) -> list[str] | None:
         """The lines of the index file as recorded, if its object is exactly those bytes."""
-        if before is None or before.obj is None:
+        recorded = before.obj if before is not None else None
+        if recorded is None:
             return None
-        found = self.store.get(INDEX_KEY)
-        if found is None or found.body is None or found.etag != before.obj.etag:
+        cached = self._last_index
+        if cached is not None and cached[:2] == (recorded.etag, recorded.sha256):
+            body = cached[2]
+        else:
+            found = self.store.get(INDEX_KEY)
+            if found is None or found.body is None or found.etag != recorded.etag:
+                return None
+            body = found.body
+        lines = index_lines(body) if sha256(body) == recorded.sha256 else None
+        if lines is None or index_of(lines, stylesheet=self.stylesheet) != body:
             return None
-        lines = index_lines(found.body) if sha256(found.body) == before.obj.sha256 else None
-        if lines is None or index_of(lines, stylesheet=self.stylesheet) != found.body:
-            return None
+        self._last_index = (recorded.etag, recorded.sha256, body)
         return lines
 
     def _shard_of(self, line: str) -> str:
@@ -319,6 +330,8 @@ class PublishIndex:
             written = self._writer.write(state, document, expected)
         save(written)
         touched.append(key)
+        if key == INDEX_KEY:
+            self._last_index = (written.etag, written.sha256, document)
         return True
 
     def robots(self, sitemap_urls: list[str]) -> RobotsOutcome:

@@ -8,6 +8,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import msgspec
 import pytest
 
 from sitemap_updater.adapters import registry as registry_module
@@ -161,7 +162,9 @@ def test_a_cluster_reads_back_as_it_was_written() -> None:
     stranger = f"{SITE.origin}/not-a-member"  # not written as a position
     first = next(iter(cluster.all))
     members = dict(cluster.all)
-    members[first] = replace(members[first], declares=((*members[first].declares, ("x", stranger))))
+    members[first] = msgspec.structs.replace(
+        members[first], declares=((*members[first].declares, ("x", stranger)))
+    )
     cluster = replace(cluster, members=members)
     item = {"version": {"N": "3"}, "members": {"S": _members_json(cluster)}}
     assert _cluster("c1", item) == cluster

@@ -744,7 +744,10 @@ def _members_json(cluster: Cluster) -> str:
     members = sorted(cluster.all.items())
     position = {url: number for number, (url, _) in enumerate(members)}
     stored = {
-        url: {**asdict(m), "declares": [[lang, position.get(h, h)] for lang, h in m.declares]}
+        url: {
+            **msgspec.structs.asdict(m),
+            "declares": [[lang, position.get(h, h)] for lang, h in m.declares],
+        }
         for url, m in members
     }
     return json.dumps(stored, separators=(",", ":"))

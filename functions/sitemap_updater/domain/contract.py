@@ -123,15 +123,10 @@ def normalise_lastmod(value: Any) -> str:
     return normalise_w3c(value, "lastmod")
 
 
-def normalise_hreflang(value: Any) -> str:
-    """``en``, ``en-GB``, ``zh-Hant-TW``, ``es-419`` or ``x-default``, in canonical case."""
-    if not isinstance(value, str):
-        raise ValueError("hreflang must be a string")  # noqa: TRY004 - a field error
-    return _hreflang(value)
-
-
 @lru_cache(maxsize=1024)
-def _hreflang(value: str) -> str:
+def normalise_hreflang(value: str) -> str:
+    """``en``, ``en-GB``, ``zh-Hant-TW``, ``es-419`` or ``x-default``, in canonical case (a
+    string: the event's models make it one)."""
     if value.lower() == X_DEFAULT:
         return X_DEFAULT
     match = _HREFLANG.fullmatch(value)

@@ -113,18 +113,6 @@ class Site:
         return f"{self.origin}/{key}"
 
 
-def _as_it_is(raw: str, site: Site, same_site: bool) -> bool:
-    """Whether ``normalise_url`` may give ``raw`` back as it is: absolute, on the site (or,
-    ``same_site=False``, on any host without a port), short enough, only ASCII characters a
-    URL keeps, no dot segment, upper-case escapes. A quick check: a URL it refuses goes
-    through the rules, which decide."""
-    if not raw.isascii() or len(raw) > MAX_URL_LENGTH or raw[-1] == "?" or "/." in raw:
-        return False
-    if 0 in raw.encode().translate(_KEPT) or ("%" in raw and _ESCAPE_TO_CHECK.search(raw)):
-        return False
-    return raw.startswith(site.prefix) if same_site else bool(_ANY_ORIGIN.match(raw))
-
-
 def check_characters(raw: str, field: str = "url") -> None:
     """Refuse characters no URL in a sitemap may hold, with a specific reason."""
     found = _REFUSED.search(raw)
@@ -220,7 +208,18 @@ def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = Tr
     ``same_site=False`` (images and videos may live on a CDN): any host, still absolute
     http(s) and held to every other rule.
     """
-    if raw and _as_it_is(raw, site, same_site):
+    # A quick check: absolute, on the site (or, ``same_site=False``, on any host without a
+    # port), short enough, only ASCII characters a URL keeps, no dot segment, upper-case
+    # escapes: ``raw`` as it is. Any other goes through the rules, which decide.
+    if (
+        raw.isascii()
+        and 0 < len(raw) <= MAX_URL_LENGTH
+        and raw[-1] != "?"
+        and "/." not in raw
+        and 0 not in raw.encode().translate(_KEPT)
+        and ("%" not in raw or not _ESCAPE_TO_CHECK.search(raw))
+        and (raw.startswith(site.prefix) if same_site else _ANY_ORIGIN.match(raw))
+    ):
         return raw
     check_characters(raw, field)
     if "#" in raw:

@@ -138,10 +138,11 @@ def cluster_links(pages: dict[str, _Page]) -> dict[str, Pairs]:
     """URL -> the alternates its entry lists: every page that declares a language or
     alternates, and every page declared, in one cluster whose components the domain's rule
     lists (``domain.clusters.listings``)."""
-    members: dict[str, Member] = {}
-    for change, _, _ in pages.values():
-        if change.hreflang or change.alternates:
-            members[change.url] = Member(change.hreflang, change.alternates, change.live)
+    members = {
+        url: Member(change.hreflang, change.alternates, change.live)
+        for url, (change, _, _) in pages.items()
+        if change.hreflang or change.alternates
+    }
     for member in list(members.values()):
         for _, href in member.declares:
             if href not in members:  # declared only

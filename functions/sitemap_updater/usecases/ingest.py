@@ -349,7 +349,7 @@ class ApplyChange:
         if change.live:
             member = Member(lang=change.hreflang, declares=change.alternates, live=True)
         else:  # an unpublished page keeps what it declared; it is just not listed
-            member = replace(cluster.all.get(change.url) or Member(), live=False)
+            member = msgspec.structs.replace(cluster.all.get(change.url) or Member(), live=False)
         cluster = with_member(cluster, change.url, member)
         target_writes = []
         for url in targets:
@@ -573,7 +573,7 @@ def _with_cluster(commit: Commit, write: ClusterWrite | None, pointer: str | Non
     reservation), conditional on the cluster pointer its record was read with."""
     if write is not None:
         url = commit.change.url
-        member = replace(
+        member = msgspec.structs.replace(
             write.cluster.all[url], shard=commit.shard, base=commit.base, reserved=commit.reserved
         )
         write = replace(write, cluster=with_member(write.cluster, url, member))

@@ -100,10 +100,10 @@ LOGS = LogBytes()
 class Meter:
     """Hooks on the functions' clients: each request they make is counted into ``work``;
     each invocation of a function is timed (wall time in the handler, moto's own time in
-    the calls included: an upper bound of what Lambda would bill). A hook on the
-    pipeline's own SQS client (the CMS's sends, the event source mappings' receives and
-    deletes) counts the queue traffic around the functions, apart from theirs. What each
-    invocation writes to stdout and stderr is counted as its logs."""
+    the calls included, but no network: less than Lambda would bill, which waits on AWS).
+    A hook on the pipeline's own SQS client (the CMS's sends, the event source mappings'
+    receives and deletes) counts the queue traffic around the functions, apart from
+    theirs. What each invocation writes to stdout and stderr is counted as its logs."""
 
     def __init__(self, pipeline: Any):
         from sitemap_updater.observability import metrics  # noqa: PLC0415
@@ -694,7 +694,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\nCost at list prices (shards of {args.shard_size:,} URLs; Lambda time measured on moto,"
     )
-    print("an upper bound)")
+    print("in process, without AWS's latency: docs/PERFORMANCE.md prices a duration model)")
     print_cost("each publish alone (an existing URL)", largest[0], 1)
     for size, works in by_sim.items():
         print_cost(f"each publish alone, {size:,} URLs (simulated)", works[0], 1)

@@ -443,3 +443,30 @@ def test_a_retiring_shard_is_deleted_even_when_the_index_died_before_asking(
     pipeline.drain()
     assert SHARD_KEY not in pipeline.objects()
     assert app.registry.shard_output("pages-00001").obj is None
+
+
+@pytest.mark.parametrize("cut", ["robots_conflicts", "crash_before_robots"])
+def test_a_full_publish_cut_short_finishes_before_the_index_is_patched(
+    make_pipeline: PipelineFactory, monkeypatch: pytest.MonkeyPatch, cut: str
+) -> None:
+    # /a/ sorts before pages: its new shard shifts every shard into the next file, and a
+    # third file appears, which robots.txt must name once the publish is done.
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1, MAX_SITEMAPS_PER_INDEX=2, GROUP_RULES="/a/=a")
+    pipeline.send_events([publish(f"/p{n}", 1) for n in range(4)])
+    pipeline.drain()
+    store, put = pipeline.app.store, pipeline.app.store.put
+    failures = MAX_ATTEMPTS if cut == "robots_conflicts" else 1
+
+    def cut_short(key: str, *args: Any, **kwargs: Any) -> str:
+        nonlocal failures
+        if key == "robots.txt" and failures:
+            failures -= 1
+            raise WriteConflict(key) if cut == "robots_conflicts" else TimedOut
+        return put(key, *args, **kwargs)
+
+    monkeypatch.setattr(store, "put", cut_short)
+    pipeline.send_events([publish("/a/x", 1)])
+    pipeline.drain()
+    robots = pipeline.objects()["robots.txt"]
+    assert f"Sitemap: {SITE}/sitemap-index-3.xml".encode() in robots
+    assert named_and_missing(pipeline) == []

@@ -75,12 +75,13 @@ def assert_a_full_rebuild_changes_nothing(app: App) -> None:
 
 def count_paths(recorder: Recorder) -> None:
     """Which way each rebuild went: a patch GETs its object; a full one Queries its entries.
-    An index patch reads the first index file's record with the shards'."""
+    An index refresh patched when it read its records and fell back to no full publish (a
+    Query of every shard's record)."""
+    if any(n == "BatchGetItem" and "INDEXES" in str(p) for n, p in recorder.calls):
+        PATHS_TAKEN["index patched" if shard_records_read(recorder) == 0 else "index full"] += 1
     for name, params in recorder.calls:
         if name == "GetObject" and params["Key"].startswith("sitemap-pages"):
             PATHS_TAKEN["patched"] += 1
-        if name == "BatchGetItem" and "INDEXES" in str(params):
-            PATHS_TAKEN["index patched"] += 1
         prefix = params.get("ExpressionAttributeValues", {}).get(":prefix", {})
         if name == "Query" and prefix == {"S": "URL#"}:
             PATHS_TAKEN["full"] += 1
@@ -169,6 +170,7 @@ def test_patched_shards_and_index_are_always_a_full_rebuilds_bytes() -> None:
     assert PATHS_TAKEN["patched"] > 0, PATHS_TAKEN
     assert PATHS_TAKEN["full"] > 0, PATHS_TAKEN
     assert PATHS_TAKEN["index patched"] > 0, PATHS_TAKEN
+    assert PATHS_TAKEN["index full"] > 0, PATHS_TAKEN
 
 
 # -- each fallback, and the patches themselves, on one pipeline ------------------------------

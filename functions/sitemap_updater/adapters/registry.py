@@ -497,6 +497,12 @@ class Registry:
         key = _key("INDEXES", output.key)
         self._save(key, output.generation, previous_generation, {"obj": output.obj})
 
+    def set_whole(self, key: str, whole: bool) -> None:
+        """Mark an index file's record (see IndexOutput.whole); absent: nothing to mark."""
+        with contextlib.suppress(ConcurrentChange):
+            values = {":whole": {"BOOL": whole}}
+            self._update(_key("INDEXES", key), "SET whole = :whole", values, "attribute_exists(pk)")
+
     def delete_index_output(self, key: str) -> None:
         self.client.delete_item(TableName=self.table, Key=_key("INDEXES", key))
 

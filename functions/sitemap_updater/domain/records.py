@@ -96,8 +96,10 @@ class Pending:
 
 @dataclass(frozen=True)
 class IndexOutput:
-    """A written index file."""
+    """A written index file. ``whole`` (the first file's): the last full publish finished with
+    it as the only index file; only then may a refresh patch it, as robots.txt is then right."""
 
     key: str
     generation: int
     obj: ObjectState | None
+    whole: bool = False

@@ -1,11 +1,12 @@
 """Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records
 (docs/DESIGN.md#index). One run at a time (the index queue's single FIFO message group).
 
-A request naming shards whose object changed, all named by the first index file, rewrites
-their lines only. Anything else publishes in full: mark each shard to name as
-``listed`` before naming it, write the files whose bytes changed, make robots.txt's own
-lines name exactly those files, delete the files no longer needed, and clear ``listed`` on
-retiring shards no file names, asking their rebuild to delete them.
+A request naming shards whose object changed, while the index is one file naming them all
+(as the last full publish left it: ``IndexOutput.whole``), rewrites their lines only.
+Anything else publishes in full: mark each shard to name as ``listed`` before naming it,
+write the files whose bytes changed, make robots.txt's own lines name exactly those files,
+delete the files no longer needed, and clear ``listed`` on retiring shards no file names,
+asking their rebuild to delete them.
 
 :meth:`PublishIndex.restore` (``sitemap-updater rebuild``, outside that message group) only
 writes back index files whose recorded bytes are current but whose object is missing or
@@ -134,11 +135,11 @@ class PublishIndex:
             self.latencies.append(latency)
 
     def _patch(self, shards: Sequence[str], touched: list[str]) -> bool:
-        """Rewrite the lines of ``shards`` in the first index file, reading only its record
-        and theirs (False: the file is not as recorded, its extras are not the ones
-        configured, or the set of shards it names would change: publish in full)."""
+        """Rewrite the lines of ``shards`` in the one index file, reading only its record and
+        theirs (False: more files, or a full publish not finished; the file not as recorded,
+        its extras not the ones configured, or the set of shards named would change)."""
         before, outputs = self.registry.index_and_shards(INDEX_KEY, sorted(set(shards)))
-        lines = self._recorded_index(before)
+        lines = self._recorded_index(before) if before is not None and before.whole else None
         if before is None or lines is None:
             return False
         extras = [index_line(IndexEntry(url, None)) for url in self.extras]
@@ -194,6 +195,9 @@ class PublishIndex:
                 self.registry.set_listed(output.shard, True)
         files = split_index(list(named), self._room)
         previous = self.registry.index_outputs()
+        if (first := previous.get(INDEX_KEY)) is not None and first.whole:
+            # No patch until this publish is done: it may leave robots.txt or files behind.
+            self.registry.set_whole(INDEX_KEY, False)
         written = []
         listed = [output.shard for output in outputs if output.listed]
         for key, shards in write_order(files, listed, self._room):
@@ -211,6 +215,8 @@ class PublishIndex:
         # one unlisted with its object, and the next run asks again.
         retired = [o for o in outputs if not o.nameable and (o.listed or o.obj is not None)]
         self._request_rebuilds(outputs, retired)
+        if [key for key, _ in files] == [INDEX_KEY]:
+            self.registry.set_whole(INDEX_KEY, True)
         if written:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
         if robots is RobotsOutcome.WRITTEN:

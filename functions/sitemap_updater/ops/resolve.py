@@ -17,7 +17,13 @@ from sitemap_updater.domain.urls import Site
 from sitemap_updater.local.stack import REGION as LOCAL_REGION
 from sitemap_updater.ops.errors import UserError, error_code, log_to_stderr
 from sitemap_updater.ops.flags import RESOURCE_FLAGS, setting_pairs
-from sitemap_updater.resources import output_key
+from sitemap_updater.resources import (
+    INDEXNOW,
+    QUEUE_OUTPUTS,
+    QUEUE_SETTINGS,
+    functions_for,
+    output_key,
+)
 from sitemap_updater.settings import Settings, problems
 
 if TYPE_CHECKING:
@@ -27,12 +33,15 @@ if TYPE_CHECKING:
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 _FLAG_FOR_OUTPUT = {output: flag for flag, output, _ in RESOURCE_FLAGS.values()}
-_QUEUE_OUTPUTS = (  # each function's queue and dead-letter queue; IndexNow's only when on
-    ("ingest", "IngestQueueUrl", "IngestDlqUrl"),
-    ("rebuild", "RebuildQueueUrl", "RebuildDeadLetterQueueUrl"),
-    ("index", "IndexQueueUrl", "IndexDeadLetterQueueUrl"),
-    ("indexnow", "IndexnowQueueUrl", "IndexnowDlqUrl"),
-)
+# Each function's (queue, dead-letter queue) -> the stack output naming it: the settings that
+# name queues and the operators' own outputs.
+_QUEUE_OUTPUTS = {
+    target: output
+    for output, target in [
+        *((output_key(name), target) for name, target in QUEUE_SETTINGS.items()),
+        *QUEUE_OUTPUTS.items(),
+    ]
+}
 _LIMITS = ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index")
 
 
@@ -108,10 +117,11 @@ class Deployment:
 
     def queues(self) -> dict[str, tuple[str | None, str | None]]:
         """Each function's queue and dead-letter queue URLs (None: unknown)."""
+        found = {target: self.outputs.get(output) for target, output in _QUEUE_OUTPUTS.items()}
+        indexnow = bool(found.get((INDEXNOW.name, False)))  # "" or absent: IndexNow is off
         return {
-            name: (self.outputs.get(queue), self.outputs.get(dlq))
-            for name, queue, dlq in _QUEUE_OUTPUTS
-            if name != "indexnow" or self.outputs.get(queue)
+            spec.name: (found.get((spec.name, False)), found.get((spec.name, True)))
+            for spec in functions_for(indexnow)
         }
 
     def read_stack(self, stack: str) -> None:

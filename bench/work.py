@@ -638,6 +638,78 @@ def patch_cpu(entries: int = 10_000, runs: int = 9) -> dict[str, float]:
     return {"entries": entries, "patched_ms": median_ms(patch), "full_render_ms": median_ms(full)}
 
 
+def rebuild_memory() -> dict[str, float]:
+    """Peak memory (MB, the process's high-water mark) of a rebuild holding the largest shard
+    the protocol allows: 50,000 URLs with eight images each, about 48 MiB once rendered, with
+    the stylesheet. In a fresh process holding the rebuild handler's imports and clients: the
+    registry's items read into entries, rendered in full, gzipped; then the gzipped bytes
+    patched (gunzip, split, one line replaced, joined, gzipped), as a warm function may do
+    next. What the rebuild function's memory must hold."""
+    import multiprocessing  # noqa: PLC0415
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(_largest_shard_peak)
+
+
+def _largest_shard_peak() -> dict[str, float]:
+    import gzip  # noqa: PLC0415
+    import resource  # noqa: PLC0415
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    import boto3  # noqa: PLC0415
+
+    import sitemap_updater.handlers.rebuild  # noqa: F401, PLC0415
+    from sitemap_updater.adapters import registry  # noqa: PLC0415
+    from sitemap_updater.domain.entries import SitemapEntry  # noqa: PLC0415
+    from sitemap_updater.domain.patch import patched, shard_lines  # noqa: PLC0415
+    from sitemap_updater.domain.render import render_entry  # noqa: PLC0415
+    from sitemap_updater.domain.sharding import (  # noqa: PLC0415
+        Limits,
+        ShardFormat,
+        shard_document,
+    )
+
+    def peak_mb() -> float:  # VmHWM: ru_maxrss would keep the forking parent's peak
+        status = Path("/proc/self/status")
+        if status.exists():
+            line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
+            return round(int(line.split()[1]) / 1024)
+        return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+
+    for service in ("dynamodb", "s3", "sqs"):
+        boto3.client(service, region_name="us-east-1")
+    figures = {"imports_mb": peak_mb()}
+    urls, limits, stylesheet = 50_000, Limits(max_urls_per_shard=50_000), "/sitemap.xsl"
+    commit = SimpleNamespace(change=SimpleNamespace(version=1), cluster_id=None)
+
+    def items() -> Any:  # as botocore returns them, a page at a time
+        for n in range(urls):
+            url = page(n)["url"]
+            images = tuple(f"{SITE}/images/{n:07d}/picture-{k}.jpg" for k in range(8))
+            entry = SitemapEntry(url, "2026-11-01T10:00:00+00:00", "weekly", images=images)
+            yield registry._entry_item("pages-00001", commit, entry)
+
+    class Reader(registry.Registry):
+        def __init__(self) -> None:
+            pass
+
+        def _partition(self, pk: str, prefix: str | None = None) -> Any:
+            return items()
+
+    shards = ShardFormat()
+    stored = Reader().shard_entries("pages-00001")
+    document = shards.document([entry for entry, _ in stored], limits, stylesheet=stylesheet)
+    body = shards.body(document)
+    figures.update(document_mib=round(len(document) / 2**20, 1), full_render_mb=peak_mb())
+    del stored, document
+    lines = shard_lines(gzip.decompress(body)) or []
+    changed = SitemapEntry(page(urls // 2)["url"], "2026-11-21", "weekly")
+    change = {changed.url: render_entry(changed)}
+    shards.body(shard_document(patched(lines, change), limits, stylesheet=stylesheet))
+    figures["then_patched_mb"] = peak_mb()
+    return figures
+
+
 def as_json(work: Work, events: int = 1) -> dict[str, Any]:
     """One row of the JSON summary: per event."""
     cost = dollars_per_event(work, events)
@@ -690,6 +762,12 @@ def main(argv: list[str] | None = None) -> int:
         f"\nRebuild CPU for one change in a shard of {cpu['entries']:,} entries: "
         f"{cpu['patched_ms']} ms patched, {cpu['full_render_ms']} ms rendered in full"
     )
+    memory = rebuild_memory()
+    print(
+        f"Rebuild peak memory, the largest shard ({memory['document_mib']} MiB): "
+        f"{memory['imports_mb']} MB with its imports, {memory['full_render_mb']} MB rendered "
+        f"in full, {memory['then_patched_mb']} MB once patched after"
+    )
     largest = by_size[sizes[-1]]
     print(
         f"\nCost at list prices (shards of {args.shard_size:,} URLs; Lambda time measured on moto,"
@@ -709,6 +787,7 @@ def main(argv: list[str] | None = None) -> int:
             "simulated": [str(size) for size in by_sim],
             "burst": {"events": args.burst, **as_json(burst, args.burst)},
             "rebuild_cpu": cpu,
+            "rebuild_memory": memory,
         }
         print(json.dumps(figures, separators=(",", ":")))
     return 0

@@ -85,8 +85,10 @@ INGEST = FunctionSpec(
     max_concurrency=5,
 )
 # Five shards at once: a rebuild reads its whole shard (about 2,500 read units for 10,000
-# URLs), and a backfill must leave concurrency and throughput to everything else.
-REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=1024, max_concurrency=5)
+# URLs), and a backfill must leave concurrency and throughput to everything else. 512 MB:
+# the largest shard the protocol allows (50 MiB) peaks at about 280 MB, rendered in full or
+# patched (bench/work.py); the work is mostly waiting on S3 and DynamoDB.
+REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=512, max_concurrency=5)
 # One message group: one run at a time whatever the setting (2 is Lambda's least). 512 MB:
 # a refresh patches one line of sitemap.xml (1.2 MB at 10,000 shards); a full publish holds
 # every shard record, about 5 KB each once parsed (250 MB at 50,000 shards, the most one

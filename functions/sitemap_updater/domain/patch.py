@@ -37,14 +37,23 @@ def _lines(document: bytes, opening: str, closing: str, start: str, end: str) ->
         text = document.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    declaration = len(XML_DECLARATION)
+    start_at = declaration = len(XML_DECLARATION)
     if text.startswith(_STYLESHEET_START, declaration):  # the human view's instruction
-        text = XML_DECLARATION + text[text.find("\n", declaration) + 1 :]
-    if not (text.startswith(opening) and text.endswith(closing)):
+        start_at = text.find("\n", declaration) + 1
+    frame = opening[declaration:]
+    if not (
+        text.startswith(XML_DECLARATION)
+        and text.startswith(frame, start_at)
+        and text.endswith(closing)
+    ):
         return None
-    body = text[len(opening) : len(text) - len(closing)]
-    lines = [f"{line}\n" for line in body.split("\n")[:-1]]
-    if len("".join(lines)) != len(body) or any(
+    pieces = text[start_at + len(frame) : len(text) - len(closing)].split("\n")
+    del text  # shards reach 50 MiB: hold as few copies as can be
+    if pieces.pop():  # the body ends with a line break
+        return None
+    lines = [f"{line}\n" for line in pieces]
+    del pieces
+    if any(
         not (line.startswith(start) and line.endswith(end)) or line.find(start, 1) > 0
         for line in lines
     ):

@@ -5,10 +5,29 @@ keys are snake_case; metrics never carry a per-URL dimension.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 from aws_lambda_powertools import Logger, Metrics
 
-logger = Logger(use_rfc3339=True)  # Lambda's JSON log format takes the level and time as given
+# Lambda's JSON log format takes the level and time as given; the message names the place.
+logger = Logger(use_rfc3339=True, location=None)
 metrics = Metrics()
+Handler = TypeVar("Handler", bound=Callable[..., Any])
+# What every line of a function's own log group would repeat (log subscriptions carry it).
+_REPEATED_KEYS = ("function_name", "function_arn", "function_memory_size")
+
+
+def logged(handler: Handler) -> Handler:
+    """Powertools' ``inject_lambda_context``, keeping its request id and cold start only."""
+
+    @functools.wraps(handler)
+    def trimmed(*args: Any, **kwargs: Any) -> Any:
+        logger.remove_keys(_REPEATED_KEYS)
+        return handler(*args, **kwargs)
+
+    return logger.inject_lambda_context(trimmed)  # type: ignore[return-value]
 
 
 class Metric:

@@ -142,6 +142,10 @@ def test_logs_carry_urls_and_reasons_but_never_an_event_body(
     assert max(len(line) for line in lines) <= MAX_LINE
     records = logs.records()
     assert all("event" not in record for record in records)  # the Lambda event is never logged
+    # Each line names its invocation; not what its function's log group already names.
+    assert all({"function_request_id", "cold_start"} <= set(record) for record in records)
+    repeated = {"function_name", "function_arn", "function_memory_size", "location"}
+    assert not repeated & {key for record in records for key in record}
 
     rejected = {r["message_id"]: r for r in records if r["message"] == "event rejected"}
     assert set(rejected) == {mid for mid, _ in bad}

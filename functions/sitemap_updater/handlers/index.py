@@ -12,10 +12,10 @@ import sitemap_updater.usecases.publish_index  # noqa: F401 - loaded at init (bo
 from sitemap_updater.adapters.queues import index_request
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.handlers import serve_once
-from sitemap_updater.observability import logger, metrics
+from sitemap_updater.observability import logged, metrics
 
 
-@logger.inject_lambda_context
+@logged
 @metrics.log_metrics
 def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None

@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 import sitemap_updater.usecases.indexnow  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.handlers import messages_of, report
-from sitemap_updater.observability import logger, metrics
+from sitemap_updater.observability import logged, metrics
 
 # Stop starting HTTP attempts this long before the function's timeout: what is not
 # submitted by then is failed, and SQS delivers it again.
@@ -25,7 +25,7 @@ class NotSubmitted(Exception):
     """The message's URLs could not be submitted this time; SQS will deliver it again."""
 
 
-@logger.inject_lambda_context
+@logged
 @metrics.log_metrics
 def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None

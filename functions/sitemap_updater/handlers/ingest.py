@@ -10,10 +10,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 import sitemap_updater.usecases.ingest  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.handlers import messages_of, report
-from sitemap_updater.observability import logger, metrics
+from sitemap_updater.observability import logged, metrics
 
 
-@logger.inject_lambda_context
+@logged
 @metrics.log_metrics
 def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None

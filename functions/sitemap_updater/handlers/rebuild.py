@@ -11,10 +11,10 @@ import sitemap_updater.usecases.rebuild  # noqa: F401 - loaded at init (bootstra
 from sitemap_updater.adapters.queues import requested_shard
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.handlers import serve_once
-from sitemap_updater.observability import logger, metrics
+from sitemap_updater.observability import logged, metrics
 
 
-@logger.inject_lambda_context
+@logged
 @metrics.log_metrics
 def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None

@@ -154,7 +154,7 @@ class PublishIndex:
         document = index_of([*own, *extras], stylesheet=self.stylesheet)
         previous = {INDEX_KEY: before}
         written = self._write_document(INDEX_KEY, len(lines), document, previous, touched)
-        logger.info("index patched", shards=sorted(changes), written=written)
+        logger.debug("index patched", shards=sorted(changes), written=written)  # per change
         return True
 
     def _recorded_index(self, before: IndexOutput | None) -> list[str] | None:

@@ -106,7 +106,7 @@ class RebuildShard:
         metrics.add_metric(
             name=_METRICS.get(outcome, Metric.SHARDS_UNCHANGED), unit="Count", value=1
         )
-        logger.info("shard rebuilt", shard=shard, outcome=outcome.value)
+        logger.debug("shard rebuilt", shard=shard, outcome=outcome.value)  # per change
         return outcome
 
     @property

@@ -16,7 +16,13 @@ from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import PageChange, parse_event, parse_record
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.pages import Record, page_change, read_paths, read_records
+from sitemap_updater.ops.pages import (
+    Record,
+    page_change,
+    read_paths,
+    read_records,
+    record_value,
+)
 
 SITE = Site.parse("https://www.example.com")
 PORTED = Site.parse("http://127.0.0.1:8080")
@@ -96,7 +102,7 @@ def test_csv_reads_the_header_in_any_case_numbers_and_empty_cells(tmp_path: Path
         encoding="utf-8",
     )
     (a, b, c) = list(read_records(path))
-    assert a.value == {
+    assert record_value(a) == {
         "url": "https://www.example.com/a",
         "lastmod": "2026-11-20",
         "priority": Decimal("0.5"),
@@ -104,7 +110,7 @@ def test_csv_reads_the_header_in_any_case_numbers_and_empty_cells(tmp_path: Path
         "changefreq": "weekly",
     }
     assert page_change(a, SITE).version == 7
-    assert b.value == {"url": "https://www.example.com/b"}
+    assert record_value(b) == {"url": "https://www.example.com/b"}
     assert outcome(lambda: page_change(c, SITE))[1].startswith("invalid_priority")
 
 
@@ -135,7 +141,7 @@ def test_other_csv_columns_are_ignored_and_named_once(
     path.write_text(
         "Author,URL,Notes\nA,https://www.example.com/a,x\nB,https://www.example.com/b,\n"
     )
-    assert [record.value for record in read_records(path)] == [
+    assert [record_value(record) for record in read_records(path)] == [
         {"url": "https://www.example.com/a"},
         {"url": "https://www.example.com/b"},
     ]

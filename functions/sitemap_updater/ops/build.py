@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -56,7 +55,7 @@ from sitemap_updater.domain.sharding import (
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.pages import Problem, Record, read_paths
+from sitemap_updater.ops.pages import Problem, Record, read_paths, record_value
 from sitemap_updater.ops.parallel import in_two
 from sitemap_updater.ops.progress import Progress, print_summary
 
@@ -101,8 +100,7 @@ def collect(
     """URL -> its newest record's change and ``<url>`` line, in order of first appearance."""
     read = list(records)
     progress.total = result.records = len(read)
-    values = [record.value or b"" for record in read]
-    parsed = in_two(values, partial(_parsed, site=site), _Page | str)
+    parsed = in_two(read, partial(_parsed, site=site), _Page | str)
     progress.advance(len(read))
     pages: dict[str, _Page] = {}
     for record, done in zip(read, parsed, strict=True):
@@ -120,12 +118,12 @@ def collect(
     return pages
 
 
-def _parsed(values: Sequence[bytes | dict[str, Any]], site: Site) -> list[_Page | str]:
+def _parsed(records: Sequence[Record], site: Site) -> list[_Page | str]:
     """Each record's change, its entry's ``<url>`` line and the line's size, or the reason
     it is refused."""
     return [
         c.reason if isinstance(c, InvalidEvent) else _with_line(c)
-        for c in parse_records(values, site)
+        for c in parse_records([record_value(record) for record in records], site)
     ]
 
 

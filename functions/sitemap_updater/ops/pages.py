@@ -32,15 +32,33 @@ _BOM = b"\xef\xbb\xbf"
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
 _ONE_DOCUMENT = msgspec.json.Decoder(msgspec.Raw)
+_NUMBERS = ("version", "priority")
 
 
 class Record(msgspec.Struct, gc=False):
-    """One record as read: its JSON text or CSV values, or why it could not be read."""
+    """One record as read: its JSON text, its values, or a CSV row's cells (``columns``
+    names them; ``record_value`` reads them where the record is parsed: in parallel, for
+    ``build``), or why it could not be read."""
 
     origin: str  # file:line or file#index, for people
-    value: bytes | dict[str, Any] | None = None
+    value: bytes | dict[str, Any] | list[str] | None = None
     error: InvalidEvent | None = None
     dropped: tuple[str, ...] = ()  # what its source said that the contract cannot carry
+    columns: list[str | None] | None = None
+
+
+def record_value(record: Record) -> bytes | dict[str, Any]:
+    """What the contract parses: the JSON text or the values (a CSV row's cells given, by
+    field, numbers as numbers); empty when the record could not be read."""
+    value, columns = record.value, record.columns
+    if columns is None or not isinstance(value, list):
+        return value or b""  # type: ignore[return-value]
+    cells: dict[Any, Any] = dict(compress(zip(columns, value, strict=True), value))
+    cells.pop(None, None)  # ignored columns
+    for name in _NUMBERS:  # cells that are numbers are numbers
+        if name in cells and _JSON_NUMBER.fullmatch(cells[name]):
+            cells[name] = Decimal(cells[name])
+    return cells
 
 
 class Problem(msgspec.Struct, frozen=True):
@@ -56,7 +74,7 @@ def page_change(record: Record, site: Site, default_version: Decimal = Decimal(0
         raise record.error
     if record.value is None:
         raise InvalidEvent("malformed_json", "empty record")
-    return parse_record(record.value, site, default_version)
+    return parse_record(record_value(record), site, default_version)
 
 
 def _json_lines(path: Path, data: bytes) -> list[Record]:
@@ -140,7 +158,6 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
     if header is None:
         return
     columns = _columns(path, header)
-    numbers = [name for name in ("version", "priority") if name in columns]
     at = f"{path}:"
     for row in reader:
         if not "".join(row).strip():
@@ -151,12 +168,7 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
             )
             yield Record(at + str(reader.line_num), error=error)
             continue
-        value: dict[Any, Any] = dict(compress(zip(columns, row, strict=True), row))  # cells given
-        value.pop(None, None)  # ignored columns
-        for name in numbers:  # cells that are numbers are numbers
-            if name in value and _JSON_NUMBER.fullmatch(value[name]):
-                value[name] = Decimal(value[name])
-        yield Record(at + str(reader.line_num), value)
+        yield Record(at + str(reader.line_num), row, columns=columns)
 
 
 def read_bytes(path: Path) -> bytes:

@@ -27,7 +27,7 @@ of each. Both write gzipped shards of at most
 10,000 URLs and a sitemap index:
 
 * ours: ``sitemap-updater build FILE --site-url ... --out DIR`` (every record validated and
-  normalised, shards gzipped at level 6, index, robots.txt);
+  normalised, shards gzipped by zlib-ng at level 6, index, robots.txt);
 * sitemap.js buffered: rows parsed up front, each shard rendered by SitemapStream +
   streamToPromise into one buffer, one ``zlib.gzipSync`` (level 6), the index uncompressed;
 * sitemap.js streaming: ``simpleSitemapAndIndex`` reading the rows file, every sitemap piped

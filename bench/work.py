@@ -638,21 +638,30 @@ def patch_cpu(entries: int = 10_000, runs: int = 9) -> dict[str, float]:
     return {"entries": entries, "patched_ms": median_ms(patch), "full_render_ms": median_ms(full)}
 
 
-def rebuild_memory() -> dict[str, float]:
-    """Peak memory (MB, the process's high-water mark) of a rebuild holding the largest shard
-    the protocol allows: 50,000 URLs with eight images each, about 48 MiB once rendered, with
-    the stylesheet. In a fresh process holding the rebuild handler's imports and clients: the
-    registry's items read into entries, rendered in full, gzipped; then the gzipped bytes
-    patched (gunzip, split, one line replaced, joined, gzipped), as a warm function may do
-    next. What the rebuild function's memory must hold."""
+# The largest shards a rebuild may hold, each near 50 MiB: (URLs, images a page, languages
+# of each page's hreflang cluster, an emoji in one video title).
+LARGEST_SHARDS = {
+    "8 images a page": (50_000, 8, 0, False),
+    "and one emoji": (50_000, 8, 0, True),  # a string of it would take 4 bytes a character
+    "10 languages": (36_000, 0, 10, False),
+    "64 languages": (6_500, 0, 64, False),  # the most a cluster holds
+}
+
+
+def rebuild_memory() -> dict[str, dict[str, float]]:
+    """Peak memory (MB, the process's high-water mark) of a rebuild holding each of the
+    largest shards (``LARGEST_SHARDS``), with the stylesheet: in a fresh process holding the
+    rebuild handler's imports and clients, the registry's items read into entries (and
+    their clusters' alternates, a hundred clusters a read, as the rebuild reads them),
+    rendered in full, gzipped; then the gzipped bytes patched (one line replaced), as a warm
+    function may do next. What the rebuild function's memory must hold."""
     import multiprocessing  # noqa: PLC0415
 
-    with multiprocessing.get_context("spawn").Pool(1) as pool:
-        return pool.apply(_largest_shard_peak)
+    with multiprocessing.get_context("spawn").Pool(1, maxtasksperchild=1) as pool:
+        return {kind: pool.apply(_largest_shard_peak, (kind,)) for kind in LARGEST_SHARDS}
 
 
-def _largest_shard_peak() -> dict[str, float]:
-    import gzip  # noqa: PLC0415
+def _largest_shard_peak(kind: str) -> dict[str, float]:
     import resource  # noqa: PLC0415
     from types import SimpleNamespace  # noqa: PLC0415
 
@@ -660,7 +669,8 @@ def _largest_shard_peak() -> dict[str, float]:
 
     import sitemap_updater.handlers.rebuild  # noqa: F401, PLC0415
     from sitemap_updater.adapters import registry  # noqa: PLC0415
-    from sitemap_updater.domain.entries import SitemapEntry  # noqa: PLC0415
+    from sitemap_updater.domain.clusters import Cluster, Member  # noqa: PLC0415
+    from sitemap_updater.domain.entries import SitemapEntry, Video  # noqa: PLC0415
     from sitemap_updater.domain.patch import patched, shard_lines  # noqa: PLC0415
     from sitemap_updater.domain.render import render_entry  # noqa: PLC0415
     from sitemap_updater.domain.sharding import (  # noqa: PLC0415
@@ -668,6 +678,7 @@ def _largest_shard_peak() -> dict[str, float]:
         ShardFormat,
         shard_document,
     )
+    from sitemap_updater.usecases.rebuild import RebuildShard  # noqa: PLC0415
 
     def peak_mb() -> float:  # VmHWM: ru_maxrss would keep the forking parent's peak
         status = Path("/proc/self/status")
@@ -679,15 +690,33 @@ def _largest_shard_peak() -> dict[str, float]:
     for service in ("dynamodb", "s3", "sqs"):
         boto3.client(service, region_name="us-east-1")
     figures = {"imports_mb": peak_mb()}
-    urls, limits, stylesheet = 50_000, Limits(max_urls_per_shard=50_000), "/sitemap.xsl"
-    commit = SimpleNamespace(change=SimpleNamespace(version=1), cluster_id=None)
+    urls, images, languages, emoji = LARGEST_SHARDS[kind]
+    langs = [f"l{n}" for n in range(languages)]
+
+    def url_of(n: int, lang: str = "") -> str:
+        return page(n)["url"].replace("/articles/", f"/{lang}/articles/" if lang else "/articles/")
 
     def items() -> Any:  # as botocore returns them, a page at a time
         for n in range(urls):
-            url = page(n)["url"]
-            images = tuple(f"{SITE}/images/{n:07d}/picture-{k}.jpg" for k in range(8))
-            entry = SitemapEntry(url, "2026-11-01T10:00:00+00:00", "weekly", images=images)
+            pictures = tuple(f"{SITE}/images/{n:07d}/picture-{k}.jpg" for k in range(images))
+            video = Video(f"{SITE}/t.jpg", "A title \U0001f600", "A video", f"{SITE}/v.mp4")
+            videos = (video,) if emoji and n == 0 else ()
+            entry = SitemapEntry(
+                url_of(n, *langs[:1]), "2026-11-01T10:00:00+00:00", images=pictures, videos=videos
+            )
+            commit = SimpleNamespace(
+                change=SimpleNamespace(version=1), cluster_id=f"c{n}" if languages else None
+            )
             yield registry._entry_item("pages-00001", commit, entry)
+
+    def cluster_item(cid: str) -> dict[str, Any]:  # a page in every language, all declared
+        hrefs = [(lang, url_of(int(cid[1:]), lang)) for lang in langs]
+        members = {
+            href: Member(lang, tuple(hrefs), True, f"{lang}-00001", 300, 2000)
+            for lang, href in hrefs
+        }
+        members_json = registry._members_json(Cluster(cid, 1, members))
+        return registry._attrs({"version": 1, "members": members_json}, registry.cluster_key(cid))
 
     class Reader(registry.Registry):
         def __init__(self) -> None:
@@ -696,14 +725,28 @@ def _largest_shard_peak() -> dict[str, float]:
         def _partition(self, pk: str, prefix: str | None = None) -> Any:
             return items()
 
-    shards = ShardFormat()
-    stored = Reader().shard_entries("pages-00001")
-    document = shards.document([entry for entry, _ in stored], limits, stylesheet=stylesheet)
+        def _batch_get(self, keys: Sequence[Any]) -> list[Any]:
+            return [cluster_item(key["pk"]["S"].removeprefix("CLUSTER#")) for key in keys]
+
+    limits, stylesheet, shards = Limits(max_urls_per_shard=50_000), "/sitemap.xsl", ShardFormat()
+    now = datetime(2026, 11, 28, tzinfo=UTC)
+    rebuild = RebuildShard(
+        limits=limits,
+        shard_format=shards,
+        cache_control="",
+        registry=Reader(),
+        store=None,  # type: ignore[arg-type]
+        index=None,  # type: ignore[arg-type]
+        clock=lambda: now,
+        stylesheet=stylesheet,
+    )
+    rendered, _ = rebuild._rendered(rebuild.registry.shard_entries("pages-00001"), now)
+    document = shard_document(rendered, limits, stylesheet=stylesheet)
     body = shards.body(document)
     figures.update(document_mib=round(len(document) / 2**20, 1), full_render_mb=peak_mb())
-    del stored, document
-    lines = shard_lines(gzip.decompress(body)) or []
-    changed = SitemapEntry(page(urls // 2)["url"], "2026-11-21", "weekly")
+    del rendered, document
+    lines = shard_lines(shards.document_of(body) or b"") or []
+    changed = SitemapEntry(url_of(urls // 2, *langs[:1]), "2026-11-21", "weekly")
     change = {changed.url: render_entry(changed)}
     shards.body(shard_document(patched(lines, change), limits, stylesheet=stylesheet))
     figures["then_patched_mb"] = peak_mb()
@@ -763,11 +806,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{cpu['patched_ms']} ms patched, {cpu['full_render_ms']} ms rendered in full"
     )
     memory = rebuild_memory()
-    print(
-        f"Rebuild peak memory, the largest shard ({memory['document_mib']} MiB): "
-        f"{memory['imports_mb']} MB with its imports, {memory['full_render_mb']} MB rendered "
-        f"in full, {memory['then_patched_mb']} MB once patched after"
-    )
+    print("Rebuild peak memory, the largest shards (MB after imports, rendered, then patched):")
+    for kind, peak in memory.items():
+        print(
+            f"  {kind:16} {peak['document_mib']:5} MiB: {peak['imports_mb']} MB, "
+            f"{peak['full_render_mb']} MB, {peak['then_patched_mb']} MB"
+        )
     largest = by_size[sizes[-1]]
     print(
         f"\nCost at list prices (shards of {args.shard_size:,} URLs; Lambda time measured on moto,"

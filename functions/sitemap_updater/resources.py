@@ -86,8 +86,8 @@ INGEST = FunctionSpec(
 )
 # Five shards at once: a rebuild reads its whole shard (about 2,500 read units for 10,000
 # URLs), and a backfill must leave concurrency and throughput to everything else. 512 MB:
-# the largest shard the protocol allows (50 MiB) peaks at about 280 MB, rendered in full or
-# patched (bench/work.py); the work is mostly waiting on S3 and DynamoDB.
+# the largest shards (50 MiB: of images, with an emoji, of clusters in 10 or 64 languages)
+# peak at 220-275 MB rendered in full or patched (bench/work.py); a rebuild mostly waits.
 REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=512, max_concurrency=5)
 # One message group: one run at a time whatever the setting (2 is Lambda's least). 512 MB:
 # a refresh patches one line of sitemap.xml (1.2 MB at 10,000 shards); a full publish holds

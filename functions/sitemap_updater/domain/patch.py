@@ -7,18 +7,18 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
+from itertools import islice
 
 from sitemap_updater.domain.render import (
     INDEX_CLOSE,
     INDEX_OPEN,
     URLSET_CLOSE,
     URLSET_OPEN,
-    XML_DECLARATION,
 )
 
 _URL_START = "<url><loc>"
 _SITEMAP_START = "<sitemap><loc>"
-_STYLESHEET_START = "<?xml-stylesheet "
+_STYLESHEET_START = b"<?xml-stylesheet "
 _UNESCAPES = (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&apos;", "'"), ("&#13;", "\r"))
 
 
@@ -33,25 +33,18 @@ def index_lines(document: bytes) -> list[str] | None:
 
 
 def _lines(document: bytes, opening: str, closing: str, start: str, end: str) -> list[str] | None:
+    # Split as bytes, decoded line by line: a shard of 50 MiB decoded whole would take four
+    # bytes a character for a single emoji. The renderer writes no CR (it writes &#13;).
+    pieces = document.splitlines(keepends=True)
+    frame = opening.encode().splitlines(keepends=True)  # the declaration, the root's tag
+    if len(pieces) > 1 and pieces[1].startswith(_STYLESHEET_START):  # the human view's
+        del pieces[1]
+    if pieces[: len(frame)] != frame or pieces[-1:] != [closing.encode()]:
+        return None
     try:
-        text = document.decode("utf-8")
+        lines = [piece.decode() for piece in islice(pieces, len(frame), len(pieces) - 1)]
     except UnicodeDecodeError:
         return None
-    start_at = declaration = len(XML_DECLARATION)
-    if text.startswith(_STYLESHEET_START, declaration):  # the human view's instruction
-        start_at = text.find("\n", declaration) + 1
-    frame = opening[declaration:]
-    if not (
-        text.startswith(XML_DECLARATION)
-        and text.startswith(frame, start_at)
-        and text.endswith(closing)
-    ):
-        return None
-    pieces = text[start_at + len(frame) : len(text) - len(closing)].split("\n")
-    del text  # shards reach 50 MiB: hold as few copies as can be
-    if pieces.pop():  # the body ends with a line break
-        return None
-    lines = [f"{line}\n" for line in pieces]
     del pieces
     if any(
         not (line.startswith(start) and line.endswith(end)) or line.find(start, 1) > 0

@@ -8,12 +8,12 @@ always give the same bytes (a rebuild that changes nothing writes nothing).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.feed import FEED_KEY, Feed
-from sitemap_updater.domain.stylesheet import with_stylesheet
+from sitemap_updater.domain.stylesheet import viewed
 from sitemap_updater.domain.urls import Site
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -171,13 +171,28 @@ def render_urlset(entries: Iterable[SitemapEntry], *, stylesheet: str | None = N
 
     ``stylesheet``: the href of the human view's XSL (see ``domain/stylesheet.py``).
     """
-    return urlset_of((render_entry(entry) for entry in entries), stylesheet=stylesheet)
+    return urlset_of([render_entry(entry) for entry in entries], stylesheet=stylesheet)
 
 
-def urlset_of(rendered: Iterable[str], *, stylesheet: str | None = None) -> bytes:
-    """A complete ``<urlset>`` document from entries already rendered (``render_entry``)."""
-    document = "".join([URLSET_OPEN, *rendered, URLSET_CLOSE])  # one copy: shards reach 50 MiB
-    return with_stylesheet(document.encode(), stylesheet)
+def urlset_of(
+    rendered: Sequence[str], *, stylesheet: str | None = None, max_bytes: int | None = None
+) -> bytes:
+    """A complete ``<urlset>`` document from entries already rendered (``render_entry``),
+    with the human view's instruction as ``with_stylesheet`` adds it."""
+    return _joined(URLSET_OPEN, rendered, URLSET_CLOSE, stylesheet, max_bytes)
+
+
+def _joined(
+    opening: str, lines: Sequence[str], closing: str, href: str | None, max_bytes: int | None
+) -> bytes:
+    """The lines in their frame, encoded a thousand at a time and joined once: a shard of
+    50 MiB joined into one string would take four bytes a character for a single emoji."""
+    frame = opening.removeprefix(XML_DECLARATION)
+    chunks = [frame.encode()]
+    chunks += ("".join(lines[at : at + 1000]).encode() for at in range(0, len(lines), 1000))
+    chunks.append(closing.encode())
+    size = len(XML_DECLARATION) + sum(map(len, chunks))
+    return b"".join(viewed(b"", size, href, max_bytes) + chunks)
 
 
 def render_text(urls: Iterable[str]) -> bytes:
@@ -205,9 +220,9 @@ def index_line(entry: IndexEntry) -> str:
     return f"<sitemap><loc>{escape(entry.loc)}</loc>{lastmod}</sitemap>\n"
 
 
-def index_of(lines: Iterable[str], *, stylesheet: str | None = None) -> bytes:
+def index_of(lines: Sequence[str], *, stylesheet: str | None = None) -> bytes:
     """A complete ``<sitemapindex>`` document from lines already rendered (``index_line``)."""
-    return with_stylesheet(f"{INDEX_OPEN}{''.join(lines)}{INDEX_CLOSE}".encode(), stylesheet)
+    return _joined(INDEX_OPEN, lines, INDEX_CLOSE, stylesheet, None)
 
 
 def render_feed(feed: Feed, site: Site) -> bytes:

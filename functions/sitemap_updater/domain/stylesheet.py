@@ -32,11 +32,16 @@ def with_stylesheet(document: bytes, href: str | None, max_bytes: int | None = N
         return document
     if not document.startswith(_DECLARATION):
         raise ValueError("the document does not start with the XML declaration")
-    rest = memoryview(document)[len(_DECLARATION) :]  # not copied: shards reach 50 MiB
-    viewed = b"".join((_DECLARATION, processing_instruction(href), rest))
-    if max_bytes is not None and len(viewed) > max_bytes:
-        return document
-    return viewed
+    return b"".join(viewed(document[len(_DECLARATION) :], len(document), href, max_bytes))
+
+
+def viewed(rest: bytes, size: int, href: str | None, max_bytes: int | None) -> list[bytes]:
+    """The XML declaration, the instruction if any (as ``with_stylesheet`` decides for a
+    document of ``size`` bytes), then ``rest``: the document after its declaration."""
+    instruction = b"" if href is None else processing_instruction(href)
+    if max_bytes is not None and size + len(instruction) > max_bytes:
+        instruction = b""
+    return [_DECLARATION, instruction, rest] if instruction else [_DECLARATION, rest]
 
 
 @cache

@@ -11,9 +11,7 @@ missing or altered: the recorded bytes are written back).
 
 from __future__ import annotations
 
-import gzip
-import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -21,7 +19,7 @@ from enum import StrEnum
 
 import msgspec
 
-from sitemap_updater.domain.clusters import Cluster, alternates
+from sitemap_updater.domain.clusters import Cluster, listings
 from sitemap_updater.domain.dates import w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import ConcurrentChange, LimitExceeded, WriteConflict
@@ -29,7 +27,7 @@ from sitemap_updater.domain.news import current_news
 from sitemap_updater.domain.patch import patched, shard_lines
 from sitemap_updater.domain.records import ObjectState, Pending, ShardOutput
 from sitemap_updater.domain.render import RENDERING, render_entry
-from sitemap_updater.domain.sharding import Limits, ShardFormat, shard_document
+from sitemap_updater.domain.sharding import Limits, ShardFormat, shard_document, text_document
 from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
@@ -135,10 +133,14 @@ class RebuildShard:
         if not stored:
             return self._retire(output, touched, read_at)
         moment = self.clock()
-        entries, expiry = self._as_rendered(stored, moment)
+        if self.shard_format.text:  # URLs only: no alternates, no news
+            document = text_document([entry.url for entry, _ in stored], self.limits)
+            expiry = None
+        else:
+            lines, expiry = self._rendered(stored, moment)
+            document = shard_document(lines, self.limits, stylesheet=self.stylesheet)
         news_expiry = w3c(expiry) if expiry is not None else None
-        document = self.shard_format.document(entries, self.limits, stylesheet=self.stylesheet)
-        written = _Written(document, len(entries), news_expiry, moment, sent)
+        written = _Written(document, len(stored), news_expiry, moment, sent)
         return self._publish(output, written, touched, restore)
 
     def _patch(
@@ -181,11 +183,10 @@ class RebuildShard:
         found = self.store.get(recorded.key)
         if found is None or found.body is None or found.etag != recorded.etag:
             return None
-        try:
-            document = gzip.decompress(found.body) if self.shard_format.gzipped else found.body
-        except (OSError, EOFError, zlib.error):
+        document = self.shard_format.document_of(found.body)
+        if document is None or sha256(document) != recorded.sha256:
             return None
-        return shard_lines(document) if sha256(document) == recorded.sha256 else None
+        return shard_lines(document)
 
     def _changed_lines(
         self, shard: str, pending: list[Pending], moment: datetime
@@ -200,9 +201,10 @@ class RebuildShard:
         stored = self.registry.entries(shard, sorted(urls))
         if any(entry.news is not None for entry, _ in stored.values()):
             return None
-        entries, _ = self._as_rendered(list(stored.values()), moment, clusters)
-        lines = {entry.url: render_entry(entry) for entry in entries}
-        return {url: lines.get(url) for url in urls}
+        pairs = list(stored.values())
+        lines, _ = self._rendered(pairs, moment, clusters)
+        rendered = {entry.url: line for (entry, _), line in zip(pairs, lines, strict=True)}
+        return {url: rendered.get(url) for url in urls}
 
     def _publish(
         self, output: ShardOutput, new: _Written, touched: list[str], restore: bool = False
@@ -259,24 +261,45 @@ class RebuildShard:
         self.index.request_index(f"{shard}@{updated.generation}", shard=shard, sent=new.sent)
         return Rebuilt.WRITTEN
 
-    def _as_rendered(
+    def _rendered(
         self,
         stored: list[tuple[SitemapEntry, str | None]],
         moment: datetime,
         known: Mapping[str, Cluster] | None = None,
-    ) -> tuple[list[SitemapEntry], datetime | None]:
-        """The entries as they render now: with their clusters' alternates (read after the
-        entries, unless ``known``), news only while recent."""
-        clusters = dict(known or {})
-        cids = {cid for _, cid in stored if cid is not None} - clusters.keys()
-        clusters.update(self.registry.clusters(cids) if cids else {})
-        entries = [
-            msgspec.structs.replace(entry, alternates=alternates(clusters[cid], entry.url))
-            if cid is not None and cid in clusters
-            else entry
-            for entry, cid in stored
-        ]
-        return current_news(entries, moment)
+    ) -> tuple[list[str], datetime | None]:
+        """Each entry's ``<url>`` line as it renders now, in order (with its cluster's
+        alternates, read after the entries unless ``known``; news only while recent), and
+        when that rendering next changes by itself."""
+        entries, expiry = current_news([entry for entry, _ in stored], moment)
+        lines = [""] * len(entries)
+        waiting: dict[str, list[int]] = {}  # cluster id -> positions of its entries
+        for position, (entry, (_, cid)) in enumerate(zip(entries, stored, strict=True)):
+            if cid is None:
+                lines[position] = render_entry(entry)
+            else:
+                waiting.setdefault(cid, []).append(position)
+        for cid, cluster in self._clusters(list(waiting), known or {}):
+            listing = listings(cluster)
+            for position in waiting.pop(cid, ()):
+                entry = entries[position]
+                alternates = listing.get(entry.url, ())
+                lines[position] = render_entry(
+                    msgspec.structs.replace(entry, alternates=alternates)
+                )
+        for position in (p for positions in waiting.values() for p in positions):  # not found
+            lines[position] = render_entry(entries[position])
+        return lines, expiry
+
+    def _clusters(
+        self, cids: Iterable[str], known: Mapping[str, Cluster]
+    ) -> Iterator[tuple[str, Cluster]]:
+        """The clusters asked for, a BatchGetItem's hundred at a time, each dropped once its
+        entries are rendered: a shard's clusters may list 64 pages each (held at once, about
+        1 GB for 38,000 pages in ten languages)."""
+        yield from known.items()
+        missing = sorted(set(cids) - known.keys())
+        for at in range(0, len(missing), 100):
+            yield from self.registry.clusters(missing[at : at + 100]).items()
 
     def _adopting(
         self, output: ShardOutput, key: str, lastmod: str, touched: list[str]

@@ -34,7 +34,7 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]
 _BIDI_REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
-class PageChange(Struct, frozen=True, gc=False):
+class PageChange(Struct, frozen=True, gc=False, omit_defaults=True):
     """A validated, normalised event: the only thing the use cases ever see."""
 
     url: str

@@ -9,7 +9,7 @@ from __future__ import annotations
 from msgspec import Struct
 
 
-class Video(Struct, frozen=True, gc=False):
+class Video(Struct, frozen=True, gc=False, omit_defaults=True):
     """One <video:video>, every field validated and normalised (see domain.events)."""
 
     thumbnail_loc: str
@@ -32,7 +32,7 @@ class Video(Struct, frozen=True, gc=False):
     live: bool | None = None
 
 
-class News(Struct, frozen=True, gc=False):
+class News(Struct, frozen=True, gc=False, omit_defaults=True):
     """One <news:news>. Rendered only while the article is recent (domain.news)."""
 
     publication_name: str
@@ -41,7 +41,7 @@ class News(Struct, frozen=True, gc=False):
     title: str
 
 
-class SitemapEntry(Struct, frozen=True, gc=False):
+class SitemapEntry(Struct, frozen=True, gc=False, omit_defaults=True):
     """One page as listed in a shard. Every field is already validated and normalised.
 
     ``alternates`` is the page's hreflang cluster as rendered: (hreflang, href) pairs, the

@@ -225,9 +225,10 @@ def _within(limits: Limits, count: int, render: Callable[[], bytes]) -> bytes:
 
 
 def shard_body(document: bytes, compressed: bool) -> bytes:
-    """The bytes stored for a shard, gzipped deterministically when ``compressed``: the rebuild
-    and ``build`` write the same bytes for the same entries. zlib-ng's level 6 takes a third
-    less time than zlib's, for as small a file; its own gzip wrapper (no name, no time)."""
+    """The bytes stored for a shard, gzipped deterministically when ``compressed`` (on one
+    machine, the rebuild and ``build`` write the same bytes for the same entries). zlib-ng's
+    level 6 takes a third less time than zlib's, for as small a file; its own gzip wrapper
+    (no name, no time)."""
     return zlib_ng.compress(document, 6, _GZIP) if compressed else document
 
 

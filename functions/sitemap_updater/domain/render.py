@@ -63,10 +63,11 @@ def escape(text: str) -> str:
     )
 
 
-def render_entry(entry: SitemapEntry) -> str:
+def render_entry(entry: SitemapEntry, links: str | None = None) -> str:
     """One ``<url>`` element on one line. Every value is escaped, those whose grammar leaves
     nothing to escape too: a value that got past validation some other way (a registry item)
-    never becomes markup."""
+    never becomes markup. ``links``: ``render_links(entry.alternates)``, when already done
+    (every member of a cluster lists the same)."""
     text = f"<url><loc>{escape(entry.url)}</loc>"
     if entry.lastmod is not None:
         text += f"<lastmod>{escape(entry.lastmod)}</lastmod>"
@@ -75,14 +76,20 @@ def render_entry(entry: SitemapEntry) -> str:
     if entry.priority is not None:
         text += f"<priority>{escape(entry.priority)}</priority>"
     if entry.alternates or entry.images or entry.videos or entry.news:
-        text += _extensions(entry)
+        text += _extensions(entry, links)
     return text + "</url>\n"
 
 
-def _extensions(entry: SitemapEntry) -> str:
-    text = ""  # appended in place: three comprehensions cost more than the links themselves
-    for lang, href in entry.alternates:
+def render_links(alternates: Iterable[tuple[str, str]]) -> str:
+    """The ``<xhtml:link>`` elements of a page's alternates."""
+    text = ""  # appended in place: a comprehension costs more than the links themselves
+    for lang, href in alternates:
         text += f'<xhtml:link rel="alternate" hreflang="{escape(lang)}" href="{escape(href)}"/>'
+    return text
+
+
+def _extensions(entry: SitemapEntry, links: str | None) -> str:
+    text = render_links(entry.alternates) if links is None else links
     for image in entry.images:
         text += f"<image:image><image:loc>{escape(image)}</image:loc></image:image>"
     for video in entry.videos:

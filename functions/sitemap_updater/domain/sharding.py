@@ -343,11 +343,13 @@ def fill(
     many of the entries (of ``sizes`` bytes, in order) it takes. A shard that cannot take
     the next entry closes for the next number, by the registry's rule (:func:`claim_bounds`)."""
     max_slots, max_bytes = claim_bounds(limits, groups.max_urls(group, limits), 1, 0)
-    counts, used = [0], 0
+    counts: list[int] = []
+    count = used = 0
     for size in sizes:
-        if counts[-1] > max_slots or used > max_bytes - size:
-            counts.append(0)
-            used = 0
-        counts[-1] += 1
+        if count > max_slots or used > max_bytes - size:
+            counts.append(count)
+            count = used = 0
+        count += 1
         used += size
+    counts.append(count)
     return [(shard_id(group, n), count) for n, count in enumerate(counts, start=1) if count]

@@ -34,6 +34,7 @@ from sitemap_updater.domain.render import (
     render_entry,
     render_feed,
     render_index,
+    render_links,
     rendered_size,
 )
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
@@ -155,6 +156,7 @@ def _placed(
     """Every live page's entry placed as ingest places new URLs: shard id -> its entries.
     Entries no shard could hold are rejected."""
     links = cluster_links(pages)
+    markup: dict[Pairs, str] = {}  # a cluster's links, rendered once for all its members
     groups: dict[str, tuple[list[_Placed], list[int]]] = {}
     max_entry_bytes = limits.max_entry_bytes
     for url, (change, line, line_size) in pages.items():
@@ -163,8 +165,11 @@ def _placed(
             result.removed += 1
             continue
         if url in links:
-            entry = msgspec.structs.replace(entry, alternates=links[url])
-            text = render_entry(entry)
+            pairs = links[url]
+            if pairs not in markup:
+                markup[pairs] = render_links(pairs)
+            entry = msgspec.structs.replace(entry, alternates=pairs)
+            text = render_entry(entry, markup[pairs])
             size = rendered_size(text)
         if size > max_entry_bytes:
             try:

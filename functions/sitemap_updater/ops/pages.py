@@ -40,11 +40,17 @@ class Record(msgspec.Struct, gc=False):
     names them; ``record_value`` reads them where the record is parsed: in parallel, for
     ``build``), or why it could not be read."""
 
-    origin: str  # file:line or file#index, for people
+    at: str  # its origin, or with ``number`` the start of it ("file:", "file#")
     value: bytes | dict[str, Any] | list[str] | None = None
     error: InvalidEvent | None = None
     dropped: tuple[str, ...] = ()  # what its source said that the contract cannot carry
     columns: list[str | None] | None = None
+    number: int | None = None  # its line or index (spelt out only when asked: most never are)
+
+    @property
+    def origin(self) -> str:
+        """file:line or file#index, for people."""
+        return self.at if self.number is None else f"{self.at}{self.number}"
 
 
 def record_value(record: Record) -> bytes | dict[str, Any]:
@@ -80,7 +86,9 @@ def page_change(record: Record, site: Site, default_version: Decimal = Decimal(0
 def _json_lines(path: Path, data: bytes) -> list[Record]:
     at = f"{path}:"
     lines = enumerate(data.split(b"\n"), start=1)
-    return [Record(at + str(number), line) for number, line in lines if line and not line.isspace()]
+    return [
+        Record(at, line, number=number) for number, line in lines if line and not line.isspace()
+    ]
 
 
 def _json_document(path: Path, data: bytes) -> Iterator[Record]:
@@ -99,7 +107,7 @@ def _json_document(path: Path, data: bytes) -> Iterator[Record]:
         yield Record(str(path), data)
         return
     for number, element in enumerate(_ARRAY.decode(data)):
-        yield Record(f"{path}#{number}", bytes(element))
+        yield Record(f"{path}#", bytes(element), number=number)
 
 
 def _value_record(origin: str, value: Any) -> Record:
@@ -166,9 +174,9 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
             error = InvalidEvent(
                 "malformed_csv", f"{len(row)} cells, the header has {len(columns)}"
             )
-            yield Record(at + str(reader.line_num), error=error)
+            yield Record(at, error=error, number=reader.line_num)
             continue
-        yield Record(at + str(reader.line_num), row, columns=columns)
+        yield Record(at, row, columns=columns, number=reader.line_num)
 
 
 def read_bytes(path: Path) -> bytes:

@@ -59,10 +59,9 @@ class Webhooks(Construct):
         for service, action in (("secretsmanager", "GetSecretValue"), ("ssm", "GetParameter")):
             resources = [arn for arn in arns if f":{service}:" in arn]
             if resources:
-                statement = iam.PolicyStatement(
-                    actions=[f"{service}:{action}"], resources=resources
+                self.function.add_to_role_policy(
+                    iam.PolicyStatement(actions=[f"{service}:{action}"], resources=resources)
                 )
-                self.function.add_to_role_policy(statement)
         self.url = self.function.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
         CfnOutput(self, "Url", value=self.url.url, description="POST <this>hooks/<name>")
         for connector in connectors:

@@ -86,13 +86,6 @@ def runtime_interpreter() -> str | None:
     return None
 
 
-def compile_arguments(interpreter: str, target: str) -> list[str]:
-    return [
-        interpreter, "-m", "compileall", "-q", "-j", "0",
-        "--invalidation-mode", "unchecked-hash", target,
-    ]  # fmt: skip
-
-
 def asset_hash(source: Path) -> str:
     if not (source / REQUIREMENTS).is_file():
         raise FileNotFoundError(
@@ -128,8 +121,9 @@ class PipBundling:
                 "no bytecode, and every cold start compiles what it imports",
                 file=sys.stderr,
             )
-            return True
-        subprocess.run(compile_arguments(interpreter, output_dir), check=True)  # noqa: S603
+        else:
+            options = ("-q", "-j", "0", "--invalidation-mode", "unchecked-hash")
+            subprocess.run([interpreter, "-m", "compileall", *options, output_dir], check=True)  # noqa: S603
         return True
 
 

@@ -121,11 +121,10 @@ def read_context(context: Mapping[str, Any]) -> DeployConfig:
     unknown = sorted(set(ours) - set(known))
     if unknown:
         raise ConfigError(f"unknown context key(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    infra = {key: _text(key, ours[key]) for key in INFRA_KEYS if _given(ours.get(key))}
-    settings = {key: ours[key] for key in SETTING_KEYS if _given(ours.get(key))}
-    concurrency = {
-        name: ours[key] for key, name in CONCURRENCY_KEYS.items() if _given(ours.get(key))
-    }
+    given = {key: value for key, value in ours.items() if value is not None and value != ""}
+    infra = {key: _text(key, given[key]) for key in INFRA_KEYS if key in given}
+    settings = {key: given[key] for key in SETTING_KEYS if key in given}
+    concurrency = {name: given[key] for key, name in CONCURRENCY_KEYS.items() if key in given}
     return DeployConfig(settings=settings, max_concurrency=concurrency, **infra)
 
 
@@ -144,10 +143,6 @@ def validated_concurrency(values: Mapping[str, Any]) -> dict[str, int]:
             raise ConfigError(f"{name}_max_concurrency={value!r}: a whole number from 2 to 1000")
         result[name] = number
     return result
-
-
-def _given(value: Any) -> bool:
-    return value is not None and value != ""
 
 
 def _text(key: str, value: Any) -> str:

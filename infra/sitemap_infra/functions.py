@@ -4,6 +4,7 @@ on that function's own resources only."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
@@ -46,7 +47,6 @@ TABLE_ACTIONS = {
     RECONCILE.name: (*REBUILD_TABLE_ACTIONS, "PutItem", "DeleteItem", "ConditionCheckItem"),
 }
 
-# Why cdk-nag's findings on the functions and their policies are accepted.
 OLDER_RUNTIME = (
     f"python{PYTHON_VERSION} (supported until 2028) rather than the newest runtime: the asset "
     "ships bytecode compiled by an interpreter of the runtime's version, which the build "
@@ -77,15 +77,12 @@ def new_function(
     function_id: str,
     *,
     label: str,
-    description: str,
-    handler: str,
-    code: lambda_.Code,
-    timeout_seconds: int,
-    memory_mb: int,
     environment: Mapping[str, str],
     service: str,
+    **options: Any,
 ) -> lambda_.Function:
-    """A function with a role and a log group of its own (``<prefix>Role``, ``<prefix>Logs``)."""
+    """A function with a role and a log group of its own (``<prefix>Role``, ``<prefix>Logs``);
+    ``options``: the rest of ``lambda_.Function``'s (handler, code, timeout...)."""
     log_group = logs.LogGroup(
         scope,
         f"{prefix}Logs",
@@ -101,16 +98,12 @@ def new_function(
     function = lambda_.Function(
         scope,
         function_id,
-        description=description,
         runtime=RUNTIME,
         architecture=ARCHITECTURE,
-        handler=handler,
-        code=code,
-        timeout=Duration.seconds(timeout_seconds),
-        memory_size=memory_mb,
         environment={**environment, **powertools_environment(service)},
         role=role,
         log_group=log_group,
+        **options,
         # No START/END/REPORT lines (~350 bytes an invocation; Lambda's metrics keep the
         # durations and errors). Ours at INFO: EMF lines carry no level and count as INFO.
         logging_format=lambda_.LoggingFormat.JSON,
@@ -158,7 +151,6 @@ class Functions(Construct):
         self.distribution_arn = distribution_arn
         self.site_file_keys = tuple(site_file_keys)
         self.feed = feed
-        # One function per queue (IndexNow's when its queue exists), and the reconciler.
         specs = [*(pair.spec for pair in queues.pairs.values()), RECONCILE]
         self.functions = {
             spec.name: self._function(spec, code, environment, service) for spec in specs
@@ -217,14 +209,14 @@ class Functions(Construct):
             spec.name.capitalize(),
             spec.name.capitalize(),
             label=spec.name,
+            environment=environment,
+            service=service,
             description=f"sitemap-updater: {spec.name} "
             + (f"({spec.name} queue)" if consumes else "(schedule)"),
             handler=spec.handler,
             code=code,
-            timeout_seconds=spec.timeout_seconds,
-            memory_mb=spec.memory_mb,
-            environment=environment,
-            service=service,
+            timeout=Duration.seconds(spec.timeout_seconds),
+            memory_size=spec.memory_mb,
         )
         for statement in self._permissions(spec.name):
             function.add_to_role_policy(statement)

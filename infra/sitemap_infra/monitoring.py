@@ -323,7 +323,7 @@ class Monitoring(Construct):
         distribution: cloudfront.Distribution,
         *,
         indexnow: bool,
-    ) -> cloudwatch.Dashboard:
+    ) -> None:
         dashboard = cloudwatch.Dashboard(
             self, "Dashboard", default_interval=Duration.hours(6), period_override=None
         )
@@ -332,27 +332,19 @@ class Monitoring(Construct):
                 title="Alarms", alarms=list(self.alarms), width=24, height=3
             )
         )
+        waiting = [p.queue.metric_approximate_number_of_messages_visible() for p in pairs]
+        oldest = [p.queue.metric_approximate_age_of_oldest_message() for p in pairs]
+        dead = [p.dead_letter.metric_approximate_number_of_messages_visible() for p in pairs]
         dashboard.add_widgets(
-            _graph(
-                "Messages waiting",
-                [p.queue.metric_approximate_number_of_messages_visible() for p in pairs],
-            ),
-            _graph(
-                "Age of the oldest message (s)",
-                [p.queue.metric_approximate_age_of_oldest_message() for p in pairs],
-            ),
-            _graph(
-                "Dead letters",
-                [p.dead_letter.metric_approximate_number_of_messages_visible() for p in pairs],
-            ),
+            _graph("Messages waiting", waiting),
+            _graph("Age of the oldest message (s)", oldest),
+            _graph("Dead letters", dead),
         )
+        failed = [f.metric_errors(statistic="Sum") for f in fns]
+        failed += [f.metric_throttles(statistic="Sum") for f in fns]
         dashboard.add_widgets(
             _graph("Invocations", [f.metric_invocations() for f in fns]),
-            _graph(
-                "Errors and throttles",
-                [f.metric_errors(statistic="Sum") for f in fns]
-                + [f.metric_throttles(statistic="Sum") for f in fns],
-            ),
+            _graph("Errors and throttles", failed),
             _graph("Duration p99 (ms)", [f.metric_duration(statistic="p99") for f in fns]),
         )
         dashboard.add_widgets(*(self._graph(*graph) for graph in PIPELINE_GRAPHS.items()))
@@ -361,7 +353,6 @@ class Monitoring(Construct):
         freshness = [self.pipeline_metric(Metric.PUBLISH_TO_VISIBLE, p) for p in ("p50", "p99")]
         indexnow_graph = [self._graph("IndexNow", INDEXNOW_GRAPH)] if indexnow else []
         dashboard.add_widgets(cdn, _graph("Publish to visible (ms)", freshness), *indexnow_graph)
-        return dashboard
 
 
 def _cdn_5xx_rate(

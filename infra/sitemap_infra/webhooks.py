@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import CfnOutput
+from aws_cdk import CfnOutput, Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -43,27 +43,25 @@ class Webhooks(Construct):
             "",
             "Function",
             label="webhook",
+            environment=environment,
+            service=monitoring.service,
             description="sitemap-updater: CMS webhooks to the ingest queue",
             handler=HANDLER,
             code=code,
-            timeout_seconds=10,  # verify, map, send: well under a second when warm
-            memory_mb=256,
-            environment=environment,
-            service=monitoring.service,
+            timeout=Duration.seconds(10),  # verify, map, send: well under a second when warm
+            memory_size=256,
         )
         queues = [ingest.queue.queue_arn, ingest.dead_letter.queue_arn]
         self.function.add_to_role_policy(
             iam.PolicyStatement(actions=["sqs:SendMessage"], resources=queues)
         )
-        # Read access to exactly the connectors' secrets (Secrets Manager or SSM).
         arns = sorted({c.secret_arn for c in connectors if c.secret_arn})
         for service, action in (("secretsmanager", "GetSecretValue"), ("ssm", "GetParameter")):
             resources = [arn for arn in arns if f":{service}:" in arn]
             if resources:
-                statement = iam.PolicyStatement(
-                    actions=[f"{service}:{action}"], resources=resources
+                self.function.add_to_role_policy(
+                    iam.PolicyStatement(actions=[f"{service}:{action}"], resources=resources)
                 )
-                self.function.add_to_role_policy(statement)
         self.url = self.function.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
         CfnOutput(self, "Url", value=self.url.url, description="POST <this>hooks/<name>")
         for connector in connectors:

@@ -12,11 +12,12 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sitemap_updater.ops.errors import UserError, aws_error_message, log_to_stderr
-from sitemap_updater.ops.flags import add_deployment_arguments, setting_pairs
+from sitemap_updater.ops.flags import SETTING_OPTIONS, add_deployment_arguments, setting_pairs
 from sitemap_updater.ops.progress import print_lines, print_summary
 
 if TYPE_CHECKING:
@@ -124,9 +125,7 @@ LOCAL = _command(
         "--setting",
         "any other settings variable, e.g. STYLESHEET=true, INDEXNOW_KEY=... with "
         "INDEXNOW_ENDPOINT=... (repeatable; see the configuration table in docs/DEPLOY.md)",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
+        **SETTING_OPTIONS,
     ),
     _arg(
         "--log-level",
@@ -488,8 +487,7 @@ def _print_summary(summary: Summary, as_json: bool) -> None:
     ]
     for rejection in summary.rejected:
         event = rejection.event if isinstance(rejection.event, str) else json.dumps(rejection.event)
-        lines.append(f"  rejected: {rejection.reason}")
-        lines.append(f"            {event[:200]}")
+        lines += [f"  rejected: {rejection.reason}", f"            {event[:200]}"]
     if summary.freshness_ms:
         lines.append(
             "publish to visible: p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {max:.0f} ms "
@@ -497,7 +495,7 @@ def _print_summary(summary: Summary, as_json: bool) -> None:
         )
     lines.append(f"objects written: {summary.objects_written}; the site is in {summary.out}/:")
     lines.extend(f"  {summary.out}/{key}" for key in summary.objects)
-    print_summary(lines, summary.as_json(), as_json, ensure_ascii=False)
+    print_summary(lines, asdict(summary), as_json, ensure_ascii=False)
 
 
 def _print_error(message: str) -> None:

@@ -128,9 +128,7 @@ def read_paths(paths: Iterable[Path]) -> list[MessageBody]:
     for path in paths:
         if path.is_dir():
             files = sorted(p for p in path.iterdir() if p.is_file())
-            skipped = [
-                str(p.relative_to(path)) for p in files if p.suffix.lower() not in EVENT_SUFFIXES
-            ]
+            skipped = [p.name for p in files if p.suffix.lower() not in EVENT_SUFFIXES]
             if skipped:
                 more = f" and {len(skipped) - 5:,} more" if len(skipped) > 5 else ""
                 warn(f"{path}: skipped {', '.join(skipped[:5])}{more}: not {_EVENT_FILES}")

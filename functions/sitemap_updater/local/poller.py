@@ -57,8 +57,9 @@ class EventSourceMapping:
     errors: int = 0  # invocations that raised
 
     def poll_once(self) -> int:
-        """One receive-invoke-delete round; returns how many messages were received."""
-        messages = self._receive()
+        """One receive-invoke-delete round (no batching window); returns how many came."""
+        hold = {"VisibilityTimeout": GATHER_HOLD_SECONDS} if self.batch_size > 10 else {}
+        messages = receive(self.sqs, self.queue_url, self.batch_size, **hold)
         if not messages:
             return 0
         event = {"Records": [self._record(message) for message in messages]}
@@ -90,11 +91,6 @@ class EventSourceMapping:
         except Exception as exc:  # noqa: BLE001 - as on Lambda: the messages come back later
             self._warn("could not delete processed messages; they will be delivered again", exc)
             self._release(done[start:])  # after the queue's timeout, not the gathering hold
-
-    def _receive(self) -> list[MessageTypeDef]:
-        """Up to ``batch_size`` messages, without Lambda's batching window."""
-        hold = {"VisibilityTimeout": GATHER_HOLD_SECONDS} if self.batch_size > 10 else {}
-        return receive(self.sqs, self.queue_url, self.batch_size, **hold)
 
     def _release(self, messages: Sequence[MessageTypeDef]) -> None:
         """Unfinished messages of a large batch: back to the queue's own visibility timeout."""

@@ -8,7 +8,7 @@ import pkgutil
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -58,9 +58,6 @@ class Summary:
     out: str = ""
     # Publish-to-visible latency (ms): how long after SQS received an event the index showed it.
     freshness_ms: dict[str, float] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class Pipeline:

@@ -17,11 +17,9 @@ from sitemap_updater.local.tuning import tune_moto
 from sitemap_updater.resources import (
     DLQ_RETENTION_DAYS,
     MAX_MESSAGE_BYTES,
-    METRICS_NAMESPACE,
     QUEUE_OUTPUTS,
     QUEUE_RETENTION_DAYS,
     QUEUE_SETTINGS,
-    SERVICE_NAME,
     TABLE,
     FunctionSpec,
     functions_for,
@@ -55,15 +53,6 @@ class LocalQueue:
 class LocalStack:
     settings: Settings
     queues: dict[str, LocalQueue] = field(default_factory=dict)
-
-
-def local_environment() -> dict[str, str]:
-    """Powertools settings for running the handlers in this process (set before importing them)."""
-    return {
-        "POWERTOOLS_SERVICE_NAME": SERVICE_NAME,
-        "POWERTOOLS_METRICS_NAMESPACE": METRICS_NAMESPACE,
-        "POWERTOOLS_METRICS_DISABLED": "true",
-    }
 
 
 class MotoServer:

@@ -118,11 +118,7 @@ def _partition_queries() -> None:
 
 
 _SQS_COUNTS = frozenset(
-    {
-        "approximate_number_of_messages",
-        "approximate_number_of_messages_not_visible",
-        "approximate_number_of_messages_delayed",
-    }
+    f"approximate_number_of_messages{suffix}" for suffix in ("", "_not_visible", "_delayed")
 )
 
 

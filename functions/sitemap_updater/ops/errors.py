@@ -132,10 +132,11 @@ class _CurrentStderr:
 def log_to_stderr(level: str) -> None:
     """The use cases' log on stderr from ``level`` up. Powertools reads its environment as
     the logger is created, so it is set before ``observability`` is first imported."""
-    from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
+    from sitemap_updater.resources import METRICS_NAMESPACE, SERVICE_NAME  # noqa: PLC0415
 
-    for name, value in local_environment().items():
-        os.environ.setdefault(name, value)
+    os.environ.setdefault("POWERTOOLS_SERVICE_NAME", SERVICE_NAME)
+    os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", METRICS_NAMESPACE)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     from sitemap_updater.observability import logger  # noqa: PLC0415
 
     logger.setLevel(level)

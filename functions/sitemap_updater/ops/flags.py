@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from typing import Any
 
 from sitemap_updater.ops.errors import UserError
 
@@ -24,6 +25,7 @@ RESOURCE_FLAGS = {
     ),
     "index_dlq_url": ("--index-dlq-url", "IndexDeadLetterQueueUrl", "the index dead-letter queue"),
 }
+SETTING_OPTIONS: dict[str, Any] = {"action": "append", "default": [], "metavar": "NAME=VALUE"}
 
 
 def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,10 +48,8 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
         where.add_argument(flag, dest=dest, default=None, help=f"{what} (stack output {output})")
     where.add_argument(
         "--setting",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
         help="any other settings variable, e.g. MAX_URLS_PER_SHARD=5000 (repeatable)",
+        **SETTING_OPTIONS,
     )
 
 

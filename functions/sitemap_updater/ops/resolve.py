@@ -35,12 +35,8 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 _FLAG_FOR_OUTPUT = {output: flag for flag, output, _ in RESOURCE_FLAGS.values()}
 # Each function's (queue, dead-letter queue) -> the stack output naming it: the settings that
 # name queues and the operators' own outputs.
-_QUEUE_OUTPUTS = {
-    target: output
-    for output, target in [
-        *((output_key(name), target) for name, target in QUEUE_SETTINGS.items()),
-        *QUEUE_OUTPUTS.items(),
-    ]
+_QUEUE_OUTPUTS = {target: output_key(name) for name, target in QUEUE_SETTINGS.items()} | {
+    target: output for output, target in QUEUE_OUTPUTS.items()
 }
 _LIMITS = ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index")
 

@@ -326,10 +326,7 @@ def contentful(request: Request, connector: Connector) -> Mapped:
     kind = connector.content_types.get(content_type) if isinstance(content_type, str) else None
     if kind is None:
         return ignored(f"content type {content_type!r} is not a page of this connector")
-    if action in CF_GONE:
-        items = _cf_gone(sys, fields, kind, CF_GONE[action])
-    else:
-        items = _cf_published(sys, fields, kind)
+    items = _cf_events(sys, fields, kind, action)
     return mapped(items) if items else ignored(f"entry {sys['id']}: in no locale this site serves")
 
 
@@ -359,10 +356,18 @@ def _cf_url(fields: dict[str, Any], locale: str | None, kind: ContentType) -> st
     return url_for(kind, slug, kind.url_locale(locale) if locale else None)
 
 
-def _cf_published(sys: dict[str, Any], fields: dict[str, Any], kind: ContentType) -> list[Item]:
-    cms_id, updated = str(sys["id"]), moment(sys.get("updatedAt"))
-    if updated is None:
-        return [Refusal(MISSING_VERSION, f"entry {cms_id}: no sys.updatedAt")]
+def _cf_events(
+    sys: dict[str, Any], fields: dict[str, Any], kind: ContentType, action: str
+) -> list[Item]:
+    cms_id, time_field = str(sys["id"]), CF_GONE.get(action, "updatedAt")
+    when = moment(sys.get(time_field)) or moment(sys.get("updatedAt"))
+    if when is None:
+        return [Refusal(MISSING_VERSION, f"entry {cms_id}: no sys.{time_field}")]
+    if action in CF_GONE:
+        return [
+            unpublish(when, entity_id(cms_id, locale), _cf_url(fields, locale, kind))
+            for locale in _cf_locales(fields, kind)
+        ]
     if not isinstance(lookup(fields, kind.slug_field), dict):
         return [Refusal(MISSING_SLUG, f"entry {cms_id}: no {kind.slug_field}")]
     events: list[Item] = []
@@ -372,28 +377,16 @@ def _cf_published(sys: dict[str, Any], fields: dict[str, Any], kind: ContentType
             events.append(Refusal(MISSING_SLUG, f"entry {cms_id} ({locale}): no {kind.slug_field}"))
             continue
         title = _cf_field(fields, kind.title_field, locale, kind)
-        events.append(publish(url, updated, entity_id(cms_id, locale), title))
+        events.append(publish(url, when, entity_id(cms_id, locale), title))
     return events
-
-
-def _cf_gone(
-    sys: dict[str, Any], fields: dict[str, Any], kind: ContentType, time_field: str
-) -> list[Item]:
-    cms_id = str(sys["id"])
-    when = moment(sys.get(time_field)) or moment(sys.get("updatedAt"))
-    if when is None:
-        return [Refusal(MISSING_VERSION, f"entry {cms_id}: no sys.{time_field}")]
-    return [
-        unpublish(when, entity_id(cms_id, locale), _cf_url(fields, locale, kind))
-        for locale in _cf_locales(fields, kind)
-    ]
 
 
 # --- Sanity: GROQ-projected document webhooks, on create, update and delete --------------------
 # sanity-webhook-signature: t=<ms>,v1=<base64url HMAC-SHA256(secret, "<t>.<raw body>")>, as
 # sanity-io/webhook-toolkit's signature.ts; the toolkit checks no age, tolerance_seconds does.
 # "operation" and _id fall back to headers (sanity-operation, sanity-document-id) only when
-# the body lacks them: the body is signed, headers are not. Each language is a document.
+# the body lacks them: the body is signed, headers are not. Each language is a document: _id
+# names the page.
 
 _SANITY = re.compile(r"t=([0-9]{1,20})[, ]+v1=([^, ]+)", re.ASCII)  # the toolkit's, anchored
 _SANITY_OTHER = re.compile(r"t=[0-9]+[, ]+v[0-9]+=", re.ASCII)

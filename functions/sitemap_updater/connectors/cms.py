@@ -59,8 +59,7 @@ NOT_AN_OBJECT = "not_an_object"  # the contract's own code
 
 
 def native(request: Request, connector: Connector) -> Mapped:
-    """Each event passed on as it is: the ingest validates it, and dead-letters it with its
-    reason if it breaks the contract."""
+    """Each event passed on as it is: the ingest validates it (and dead-letters it, with why)."""
     items = _documents(request.body)
     if not items:
         return ignored("no events in the body")

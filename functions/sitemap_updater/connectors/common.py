@@ -133,7 +133,6 @@ def fresh(signed_at: float, now: float, tolerance: float) -> Verdict:
 
 
 def digits(value: str | None) -> int | None:
-    """A whole number written in ASCII digits, or None."""
     return int(value) if value is not None and _DIGITS.fullmatch(value) else None
 
 

@@ -59,8 +59,7 @@ NOT_AN_OBJECT = "not_an_object"  # the contract's own code
 
 
 def native(request: Request, connector: Connector) -> Mapped:
-    """Each event passed on as it is: the ingest validates it, and dead-letters it with its
-    reason if it breaks the contract."""
+    """Each event passed on as it is: the ingest validates it (and dead-letters it, with why)."""
     items = _documents(request.body)
     if not items:
         return ignored("no events in the body")
@@ -122,42 +121,34 @@ def ghost(request: Request, connector: Connector) -> Mapped:
         return refused(UNMAPPABLE_PAYLOAD, f"{kind}.current is not an object")
     previous = previous or {}
     if not current:  # deleted: what it was is in previous
-        return mapped([_ghost_gone(previous, request)])
-    if current.get("status") == "published":
-        return mapped([_ghost_published(current, connector.content_types[kind])])
-    if previous.get("status") == "published":
-        return mapped([_ghost_gone(current, request)])
-    return ignored(f"not published (status {current.get('status')!r})")
+        post, gone = previous, True
+    elif current.get("status") == "published" or previous.get("status") == "published":
+        post, gone = current, current.get("status") != "published"
+    else:
+        return ignored(f"not published (status {current.get('status')!r})")
+    return mapped([_ghost_event(post, gone, connector.content_types[kind], request)])
 
 
-def _ghost_published(post: dict[str, Any], kind: ContentType) -> Item:
-    cms_id, updated = identifier(post.get("id")), moment(post.get("updated_at"))
-    if cms_id is None:
-        return Refusal(UNMAPPABLE_PAYLOAD, "the post has no id")
-    if updated is None:
-        return Refusal(MISSING_VERSION, f"post {cms_id}: no updated_at")
-    url = url_for(kind, post.get("slug"), sent=post.get("url"))
-    if url is None:
-        return Refusal(MISSING_SLUG, f"post {cms_id}: no url and no slug")
-    return publish(url, updated, cms_id, lookup(post, kind.title_field))
-
-
-def _ghost_gone(post: dict[str, Any], request: Request) -> Item:
-    """An unpublish by id: Ghost's URL for an unpublished post is its preview, not the page."""
+def _ghost_event(post: dict[str, Any], gone: bool, kind: ContentType, request: Request) -> Item:
+    """Gone: an unpublish by id (Ghost's URL for an unpublished post is its preview, not the
+    page), versioned by when Ghost sent it if the post has no time."""
     cms_id = identifier(post.get("id"))
     if cms_id is None:
         return Refusal(UNMAPPABLE_PAYLOAD, "the post has no id")
-    when = moment(post.get("updated_at")) or GHOST.stamp(request)  # else when Ghost sent it
+    when = moment(post.get("updated_at")) or (GHOST.stamp(request) if gone else None)
     if when is None:
         return Refusal(MISSING_VERSION, f"post {cms_id}: no updated_at")
-    return unpublish(when, cms_id)
+    if gone:
+        return unpublish(when, cms_id)
+    url = url_for(kind, post.get("slug"), sent=post.get("url"))
+    if url is None:
+        return Refusal(MISSING_SLUG, f"post {cms_id}: no url and no slug")
+    return publish(url, when, cms_id, lookup(post, kind.title_field))
 
 
 # --- WordPress, through the WP Webhooks plugin: post_create, _update, _trash, _delete ----------
-# X-WP-Webhook-Signature: base64(HMAC-SHA256(secret, data)): up to 3.x, data is the body
-# (signature = "body"); from 4.x the same value on every request of a trigger URL, a shared
-# token (signature = "static"). No timestamp: a replay is a duplicate or stale event.
-# 4.x names the trigger in X-WP-Webhook-Name; with 3.x the post_status tells.
+# X-WP-Webhook-Signature: base64(HMAC-SHA256(secret, body)) up to 3.x (signature = "body"); from
+# 4.x a shared token (signature = "static"). No timestamp: a replay is a duplicate or stale event.
 
 WP_HANDLED = {"post_create", "post_update", "post_trash", "post_delete"}
 WP_GONE = {"post_trash", "post_delete"}
@@ -210,10 +201,8 @@ def _wp_event(
 
 
 # --- Strapi v4 and v5: entry.publish, .unpublish, .delete (and .create, .update when live) ----
-# Strapi does not sign: its docs ("Securing your webhooks") send a shared token in a header,
-# "Authorization: Bearer <secret>" (auth_header; "Bearer " optional). No timestamp either: TLS
-# and the versions (a replay is a duplicate or stale) protect it.
-# {"event", "createdAt", "model", "uid", "entry": {"id" (v4), "documentId" (v5), "locale", ...}}
+# No signature: a shared token, "Authorization: Bearer <secret>" (auth_header; "Bearer "
+# optional). No timestamp: TLS and the versions (a replay is a duplicate or stale) protect it.
 
 STRAPI_LIVE = {"entry.publish", "entry.create", "entry.update"}
 STRAPI_GONE = {"entry.unpublish", "entry.delete"}
@@ -274,16 +263,11 @@ def _strapi_event(
 
 
 # --- Contentful: X-Contentful-Topic ContentManagement.Entry.publish, unpublish, archive, delete
-# As verifyRequest and signRequest in Contentful's node-apps-toolkit compute it:
-#   x-contentful-signature      hex HMAC-SHA256(secret, canonical request)
-#   x-contentful-signed-headers the signed header names, comma-separated
-#   x-contentful-timestamp      milliseconds
-#   canonical request = METHOD \n path \n name:value;name:value (sorted by name) \n raw body
-# Names lower-cased, values trimmed; the signed-headers list and the timestamp are always
-# signed. The path is getNormalizedEncodedURI's: the query querystring.escape'd, the whole
-# encodeURI'd. The toolkit allows 30 s; tolerance_seconds either way lets retries pass.
-# An Entry (publish, archive) has sys and localised fields ({"slug": {"en-US": "..."}}); a
-# DeletedEntry (unpublish, delete) has sys only.
+# As verifyRequest and signRequest in Contentful's node-apps-toolkit compute it (the canonical
+# request: docs/CONNECTORS.md). The path is getNormalizedEncodedURI's: the query
+# querystring.escape'd, the whole encodeURI'd. The toolkit allows 30 s; tolerance_seconds either
+# way lets retries pass. An Entry (publish, archive) has sys and localised fields
+# ({"slug": {"en-US": "..."}}); a DeletedEntry (unpublish, delete) has sys only.
 
 CF_SIGNATURE = "x-contentful-signature"
 CF_SIGNED_HEADERS = "x-contentful-signed-headers"
@@ -341,10 +325,7 @@ def contentful(request: Request, connector: Connector) -> Mapped:
     kind = connector.content_types.get(content_type) if isinstance(content_type, str) else None
     if kind is None:
         return ignored(f"content type {content_type!r} is not a page of this connector")
-    if action in CF_GONE:
-        items = _cf_gone(sys, fields, kind, CF_GONE[action])
-    else:
-        items = _cf_published(sys, fields, kind)
+    items = _cf_events(sys, fields, kind, action)
     return mapped(items) if items else ignored(f"entry {sys['id']}: in no locale this site serves")
 
 
@@ -374,10 +355,18 @@ def _cf_url(fields: dict[str, Any], locale: str | None, kind: ContentType) -> st
     return url_for(kind, slug, kind.url_locale(locale) if locale else None)
 
 
-def _cf_published(sys: dict[str, Any], fields: dict[str, Any], kind: ContentType) -> list[Item]:
-    cms_id, updated = str(sys["id"]), moment(sys.get("updatedAt"))
-    if updated is None:
-        return [Refusal(MISSING_VERSION, f"entry {cms_id}: no sys.updatedAt")]
+def _cf_events(
+    sys: dict[str, Any], fields: dict[str, Any], kind: ContentType, action: str
+) -> list[Item]:
+    cms_id, time_field = str(sys["id"]), CF_GONE.get(action, "updatedAt")
+    when = moment(sys.get(time_field)) or moment(sys.get("updatedAt"))
+    if when is None:
+        return [Refusal(MISSING_VERSION, f"entry {cms_id}: no sys.{time_field}")]
+    if action in CF_GONE:
+        return [
+            unpublish(when, entity_id(cms_id, locale), _cf_url(fields, locale, kind))
+            for locale in _cf_locales(fields, kind)
+        ]
     if not isinstance(lookup(fields, kind.slug_field), dict):
         return [Refusal(MISSING_SLUG, f"entry {cms_id}: no {kind.slug_field}")]
     events: list[Item] = []
@@ -387,29 +376,16 @@ def _cf_published(sys: dict[str, Any], fields: dict[str, Any], kind: ContentType
             events.append(Refusal(MISSING_SLUG, f"entry {cms_id} ({locale}): no {kind.slug_field}"))
             continue
         title = _cf_field(fields, kind.title_field, locale, kind)
-        events.append(publish(url, updated, entity_id(cms_id, locale), title))
+        events.append(publish(url, when, entity_id(cms_id, locale), title))
     return events
-
-
-def _cf_gone(
-    sys: dict[str, Any], fields: dict[str, Any], kind: ContentType, time_field: str
-) -> list[Item]:
-    cms_id = str(sys["id"])
-    when = moment(sys.get(time_field)) or moment(sys.get("updatedAt"))
-    if when is None:
-        return [Refusal(MISSING_VERSION, f"entry {cms_id}: no sys.{time_field}")]
-    return [
-        unpublish(when, entity_id(cms_id, locale), _cf_url(fields, locale, kind))
-        for locale in _cf_locales(fields, kind)
-    ]
 
 
 # --- Sanity: GROQ-projected document webhooks, on create, update and delete --------------------
 # sanity-webhook-signature: t=<ms>,v1=<base64url HMAC-SHA256(secret, "<t>.<raw body>")>, as
 # sanity-io/webhook-toolkit's signature.ts; the toolkit checks no age, tolerance_seconds does.
-# The body is the projection docs/CONNECTORS.md gives. "operation" falls back to the
-# sanity-operation header and _id to sanity-document-id (the body is signed, headers are not).
-# Drafts and release versions are not pages; each language is a document: _id names the page.
+# "operation" and _id fall back to headers (sanity-operation, sanity-document-id) only when
+# the body lacks them: the body is signed, headers are not. Each language is a document: _id
+# names the page.
 
 _SANITY = re.compile(r"t=([0-9]{1,20})[, ]+v1=([^, ]+)", re.ASCII)  # the toolkit's, anchored
 _SANITY_OTHER = re.compile(r"t=[0-9]+[, ]+v[0-9]+=", re.ASCII)

@@ -111,10 +111,7 @@ def refused(code: str, reason: str) -> Mapped:
 
 
 def hmac_sha256(secret: str, *parts: bytes) -> bytes:
-    mac = hmac.new(secret.encode("utf-8"), digestmod=hashlib.sha256)
-    for part in parts:
-        mac.update(part)
-    return mac.digest()
+    return hmac.digest(secret.encode("utf-8"), b"".join(parts), hashlib.sha256)
 
 
 def check(given: str, secrets: Sequence[str], expected: Callable[[str], str]) -> Verdict:
@@ -135,26 +132,20 @@ def fresh(signed_at: float, now: float, tolerance: float) -> Verdict:
     return ACCEPTED if abs(now - signed_at) <= tolerance else Verdict(STALE_TIMESTAMP)
 
 
-def parameters(header: str) -> dict[str, str]:
-    """``a=1, b=2`` (or ``a=1,b=2``) as a dict; the first of a repeated name wins."""
-    found: dict[str, str] = {}
-    for part in header.split(","):
-        name, equals, value = part.strip().partition("=")
-        if equals:
-            found.setdefault(name.strip(), value.strip())
-    return found
-
-
 def digits(value: str | None) -> int | None:
-    """A whole number written in ASCII digits, or None."""
     return int(value) if value is not None and _DIGITS.fullmatch(value) else None
 
 
 def pair(signature: str, stamp: str) -> Callable[[str], tuple[str, str] | str]:
-    """A header of ``name=value`` parameters holding the signature and the timestamp."""
+    """A header of ``a=1, b=2`` (or ``a=1,b=2``) parameters holding the signature and the
+    timestamp; the first of a repeated name wins."""
 
     def parse(header: str) -> tuple[str, str] | str:
-        given = parameters(header)
+        given: dict[str, str] = {}
+        for part in header.split(","):
+            name, equals, value = part.strip().partition("=")
+            if equals:
+                given.setdefault(name.strip(), value.strip())
         if digits(given.get(stamp)) is None or signature not in given:
             return MALFORMED_SIGNATURE
         return given[stamp], given[signature]

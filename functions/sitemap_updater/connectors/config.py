@@ -47,9 +47,7 @@ class ContentType:
 
     def url_locale(self, cms_locale: str) -> str | None:
         """The ``{locale}`` for a CMS locale; None for a locale the site does not serve."""
-        if not self.locales:
-            return cms_locale
-        return dict(self.locales).get(cms_locale)
+        return dict(self.locales).get(cms_locale) if self.locales else cms_locale
 
 
 @dataclass(frozen=True)
@@ -117,15 +115,21 @@ def _connector(entry: dict[str, Any]) -> Connector:
     tolerance = entry.get("tolerance_seconds", 300)
     if not isinstance(tolerance, int) or isinstance(tolerance, bool) or not 1 <= tolerance <= 3600:
         raise ConfigError("tolerance_seconds: a whole number of seconds from 1 to 3600")
+    arn = _string(entry, "secret_arn", None)
+    if arn is not None and not _ARN.fullmatch(arn):
+        raise ConfigError(f"secret_arn {arn!r} is not a Secrets Manager or SSM parameter ARN")
+    signature = _string(entry, "signature", "body")
+    if signature not in ("body", "static"):
+        raise ConfigError(f"signature {signature!r}: one of body, static")
     return Connector(
         name=name,
         cms=cms,
         secrets=_secrets(entry, cms),
-        secret_arn=_arn(entry),
+        secret_arn=arn,
         content_types=_content_types(entry, cms),
         tolerance_seconds=tolerance,
         auth_header=_string(entry, "auth_header", "authorization").lower(),
-        signature=_choice(entry, "signature", ("body", "static")),
+        signature=signature,
         event_source=_string(entry, "event_source", None),
     )
 
@@ -141,13 +145,6 @@ def _secrets(entry: dict[str, Any], cms: str) -> tuple[str, ...]:
     if not given and "secret_arn" not in entry and cms != "shopify":
         raise ConfigError("no secret: give secret_arn (the stack) or secrets (the local runtime)")
     return tuple(given)
-
-
-def _arn(entry: dict[str, Any]) -> str | None:
-    arn: str | None = _string(entry, "secret_arn", None)
-    if arn is not None and not _ARN.fullmatch(arn):
-        raise ConfigError(f"secret_arn {arn!r} is not a Secrets Manager or SSM parameter ARN")
-    return arn
 
 
 def _content_types(entry: dict[str, Any], cms: str) -> dict[str, ContentType]:
@@ -230,13 +227,6 @@ def _string(entry: dict[str, Any], key: str, default: Any = ...) -> Any:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{key}: a non-empty string")
     return value
-
-
-def _choice(entry: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
-    value = _string(entry, key, choices[0])
-    if value not in choices:
-        raise ConfigError(f"{key} {value!r}: one of {', '.join(choices)}")
-    return str(value)
 
 
 def parse_secret_string(value: str) -> tuple[str, ...]:

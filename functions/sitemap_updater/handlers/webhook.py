@@ -24,11 +24,10 @@ def handler(event: dict[str, Any], context: LambdaContext, app_: App | None = No
         receive.from_eventbridge(event, str(event.get("id")))
         return None
     answer = _answer(receive, event, context.aws_request_id)
-    body = json.dumps(answer.body)
     return {
         "statusCode": answer.status,
         "headers": {"content-type": "application/json"},
-        "body": body,
+        "body": json.dumps(answer.body),
     }
 
 

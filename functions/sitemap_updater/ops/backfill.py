@@ -22,7 +22,7 @@ import msgspec
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sitemap_updater.domain.contract import PageChange, normalise_version
-from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, RetryableError
+from sitemap_updater.domain.errors import InvalidEvent, RetryableError
 from sitemap_updater.domain.feed import Gathered, feed_entry
 from sitemap_updater.domain.sharding import PROTOCOL_MAX_BYTES, Limits, checked_entry_size
 from sitemap_updater.domain.urls import Site
@@ -68,7 +68,6 @@ class BackfillResult:
     not_applied: int = 0  # read, but Ctrl-C came first
 
     def settled(self) -> int:
-        """Pages read that were applied, found there, rejected or failed."""
         return self.applied + self.duplicate + self.stale + len(self.rejected) + len(self.failed)
 
 
@@ -264,7 +263,7 @@ def request_rebuilds(app: App, result: BackfillResult) -> None:
             app.queues.request_rebuilds(requests)
         result.rebuilds_requested = len(result.shards)
     except (RetryableError, ClientError, BotoCoreError) as exc:
-        why = aws_error_message(exc) or f"{type(exc).__name__}: {exc}"
+        why = aws_error_message(exc)
         named = sorted(result.shards)
         more = f" and {len(named) - _SHARDS_NAMED} more" if len(named) > _SHARDS_NAMED else ""
         shards = ", ".join(named[:_SHARDS_NAMED]) + more
@@ -278,9 +277,8 @@ def update_feed(app: App, gathered: Gathered | None, result: BackfillResult) -> 
         return
     try:
         feed(gathered.changes, app.apply_change.clock())
-    except (ConcurrentChange, RetryableError, ClientError, BotoCoreError) as exc:
-        why = aws_error_message(exc) or f"{type(exc).__name__}: {exc}"
-        result.failed.append(Problem("feed", f"not updated: {why}"))
+    except (RetryableError, ClientError, BotoCoreError) as exc:  # ConcurrentChange is one
+        result.failed.append(Problem("feed", f"not updated: {aws_error_message(exc)}"))
 
 
 def run(args: argparse.Namespace) -> int:

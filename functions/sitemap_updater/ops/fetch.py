@@ -88,7 +88,7 @@ def _time_left() -> float:
 class _DeadlineReader(io.RawIOBase):
     """The socket's reader, with its timeout set to the time left before each read."""
 
-    def __init__(self, sock: socket.socket, raw: Any):
+    def __init__(self, sock: socket.socket, raw: io.RawIOBase):
         super().__init__()
         self._sock, self._raw = sock, raw
 
@@ -97,8 +97,7 @@ class _DeadlineReader(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int | None:
         self._sock.settimeout(_time_left())
-        result: int | None = self._raw.readinto(buffer)
-        return result
+        return self._raw.readinto(buffer)
 
     def close(self) -> None:
         if not self.closed:
@@ -136,9 +135,8 @@ _OPENER = urllib.request.build_opener(_Redirects(), _HTTPHandler(), _HTTPSHandle
 
 
 def gunzip(data: bytes, max_bytes: int, complete: bool = True) -> tuple[bytes, bool]:
-    """Decompress every member of gzip ``data`` up to ``max_bytes``; (bytes, True) when there
-    was more. ``complete=False``: ``data`` was itself cut short, so a missing end is no error.
-    """
+    """Every member of gzip ``data``, up to ``max_bytes``; (bytes, True) when there was more.
+    ``complete=False``: ``data`` was itself cut short, so a missing end is no error."""
     out = bytearray()
     rest = data
     while True:

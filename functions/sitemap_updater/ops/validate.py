@@ -8,7 +8,6 @@ import argparse
 import hashlib
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 from urllib.parse import urlsplit
 
 from sitemap_updater.domain import sharding
@@ -23,6 +22,7 @@ from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.fetch import fetch
 from sitemap_updater.ops.fetch import url_origin as _origin
 from sitemap_updater.ops.progress import Progress, print_summary
+from sitemap_updater.schemas import sitemap_schema
 
 MAX_SCHEMA_ERRORS = 20  # per document; the rest are counted
 _NOT_HTTP = ("_not_absolute", "_not_http")
@@ -48,7 +48,6 @@ class Checker:
     )
     _seen: dict[bytes, str] = field(default_factory=dict)  # digests: millions of URLs fit
     _parent: dict[str, str] = field(default_factory=dict)  # document URL -> who named it
-    _schema: Any = None
 
     @property
     def site_origin(self) -> tuple[str, str, int]:
@@ -186,13 +185,10 @@ class Checker:
             self.check_schema(document)
 
     def check_schema(self, document: Document) -> None:
-        if self._schema is None:
-            from sitemap_updater.schemas import sitemap_schema  # noqa: PLC0415
-
-            self._schema = sitemap_schema()
-        if self._schema.validate(document.root):
+        schema = sitemap_schema()  # cached: one per process
+        if schema.validate(document.root):
             return
-        errors = list(self._schema.error_log)
+        errors = list(schema.error_log)
         for error in errors[:MAX_SCHEMA_ERRORS]:
             message = error.message.replace(f"{{{SITEMAP_NS}}}", "")  # the default namespace
             self.fault(f"{document.url}:{error.line}", f"schema: {message}")

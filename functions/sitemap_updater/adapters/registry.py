@@ -243,10 +243,9 @@ class Registry:
         """(slots, reserved bytes) of each shard (BatchGetItem)."""
         found = dict.fromkeys(shards, (0, 0))
         for item in self._batch_get([capacity_key(shard) for shard in found]):
-            found[item[PARTITION_KEY]["S"].removeprefix("SHARD#")] = (
-                int(item.get("slots", {}).get("N", "0")),
-                int(item.get("reserved_bytes", {}).get("N", "0")),
-            )
+            plain = _plain(item)
+            shard = plain[PARTITION_KEY].removeprefix("SHARD#")
+            found[shard] = int(plain.get("slots", 0)), int(plain.get("reserved_bytes", 0))
         return found
 
     def open_shard(self, group: str) -> str:
@@ -533,11 +532,9 @@ class Registry:
             raise
 
     def _get(self, key: Item) -> Item | None:
-        """GetItem, strongly consistent."""
         return self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
 
     def _batch_get(self, keys: Sequence[Item]) -> list[Item]:
-        """BatchGetItem, strongly consistent, 100 keys a call."""
         items: list[Item] = []
         for start in range(0, len(keys), 100):
             chunk = {"Keys": list(keys[start : start + 100]), "ConsistentRead": True}
@@ -545,7 +542,6 @@ class Registry:
         return items
 
     def _batch_write(self, requests: Sequence[Item]) -> None:
-        """BatchWriteItem, 25 requests a call."""
         for start in range(0, len(requests), 25):
             chunk = list(requests[start : start + 25])
             self._batch(self.client.batch_write_item, chunk, "UnprocessedItems")

@@ -224,12 +224,7 @@ class ApplyChange:
         for change in changes:
             state = states[change.url]
             record = state.record
-            if (
-                state.cluster is not None
-                or change.alternates
-                or change.hreflang is not None
-                or change.entity is not None
-            ):
+            if _clustered(change, state.cluster) or change.entity is not None:
                 continue
             if record is not None and record.version > change.version:
                 results[change.url] = IngestResult(Outcome.STALE)
@@ -331,7 +326,7 @@ class ApplyChange:
 
     def _cluster_write(self, change: PageChange, state: UrlState) -> ClusterWrite | None:
         """The change's cluster after it, merged, with every URL it declares as a member."""
-        if state.cluster is None and not change.alternates and change.hreflang is None:
+        if not _clustered(change, state.cluster):
             return None
         targets = sorted({href for _, href in change.alternates} - {change.url})
         target_states = self.registry.url_states(targets) if targets else {}
@@ -559,6 +554,11 @@ def _applied(commit: Commit) -> Outcome:
         logger.warning("entry repaired", url=commit.change.url, shard=commit.shard)
         return Outcome.REPAIRED
     return Outcome.APPLIED
+
+
+def _clustered(change: PageChange, pointer: str | None) -> bool:
+    """Whether the change is in an hreflang cluster: the URL's own, or one it declares."""
+    return pointer is not None or bool(change.alternates) or change.hreflang is not None
 
 
 def _member(record: UrlRecord | None) -> Member:

@@ -114,7 +114,7 @@ def _key(pk: str, sk: str) -> Item:
 
 
 _FEED = _key("FEED", "FEED")
-_CLUSTER_NAME = {"#cluster": "cluster"}  # a reserved word in DynamoDB's expressions
+_CLUSTER = {"#cluster": "cluster"}  # a reserved word in DynamoDB's expressions
 _FEED_JSON = msgspec.json.Decoder(Feed)
 
 
@@ -367,7 +367,7 @@ class Registry:
         values = {**asdict(record), "cluster": commit.cluster_id}
         item = _attrs({**values, TTL_ATTRIBUTE: commit.tombstone_expires_at}, url_key(change.url))
         condition, expected = _record_condition(commit.expected_version, commit.expected_cluster)
-        actions = [self._action("Put", item, condition, expected, _CLUSTER_NAME)]
+        actions = [self._action("Put", item, condition, expected, _CLUSTER)]
         if commit.shard is not None and change.entry is not None:
             actions.append(self._action("Put", _entry_item(commit.shard, commit, change.entry)))
         elif commit.shard is not None:
@@ -385,14 +385,11 @@ class Registry:
         for absorbed, version in write.absorbed:
             redirect = _attrs({"version": version + 1, "redirect": cid}, cluster_key(absorbed))
             actions.append(self._action("Put", redirect, *_version_is(version)))
+        to_cid = "SET #cluster = :cid"
         for url, record_version, pointer in write.targets:
             condition, values = _record_condition(record_version, pointer)
-            values = {**values, ":cid": {"S": cid}}
-            update = "SET #cluster = :cid"
-            key = url_key(url)
-            actions.append(
-                self._action("Update", key, condition, values, _CLUSTER_NAME, update=update)
-            )
+            key, values = url_key(url), {**values, ":cid": {"S": cid}}
+            actions.append(self._action("Update", key, condition, values, _CLUSTER, update=to_cid))
         return actions
 
     def _entity_action(self, write: EntityWrite) -> Item:

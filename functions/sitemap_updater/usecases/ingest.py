@@ -381,13 +381,9 @@ class ApplyChange:
         if cluster is None:
             return own
         shards = set(own)
-        for member_url, member in sorted(cluster.all.items()):
-            if (
-                member_url != url
-                and member.live
-                and needed_bytes(cluster, member_url) > member.reserved
-            ):
-                shards |= self._resize(member_url)
+        for other, member in sorted(cluster.all.items()):
+            if other != url and member.live and needed_bytes(cluster, other) > member.reserved:
+                shards |= self._resize(other)
         cluster = self.registry.clusters([state.cluster])[state.cluster]
         siblings = {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
         if siblings - own:  # its own shard's marker was committed with the change

@@ -23,7 +23,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from sitemap_updater.domain.indexnow import (
     MAX_URLS_PER_REQUEST,
@@ -36,12 +36,6 @@ from sitemap_updater.domain.indexnow import (
 
 USER_AGENT = "sitemap-updater (+https://www.indexnow.org/)"
 _REASON_BYTES = 300
-
-
-class Opener(Protocol):  # what urllib.request.build_opener() returns
-    def open(
-        self, fullurl: urllib.request.Request, data: None = None, timeout: float = ...
-    ) -> Any: ...
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -57,7 +51,9 @@ class IndexNowClient:
     endpoint: str
     key: str
     host: str
-    opener: Opener = field(default_factory=lambda: urllib.request.build_opener(_NoRedirects()))
+    opener: urllib.request.OpenerDirector = field(
+        default_factory=lambda: urllib.request.build_opener(_NoRedirects())
+    )
     key_location: str = ""  # https://<host>/<key>.txt when empty
     timeout_seconds: float = 10.0
     max_attempts: int = 4

@@ -114,6 +114,7 @@ def _key(pk: str, sk: str) -> Item:
 
 
 _FEED = _key("FEED", "FEED")
+_CLUSTER = {"#cluster": "cluster"}  # a reserved word in DynamoDB's expressions
 _FEED_JSON = msgspec.json.Decoder(Feed)
 
 
@@ -242,10 +243,9 @@ class Registry:
         """(slots, reserved bytes) of each shard (BatchGetItem)."""
         found = dict.fromkeys(shards, (0, 0))
         for item in self._batch_get([capacity_key(shard) for shard in found]):
-            found[item[PARTITION_KEY]["S"].removeprefix("SHARD#")] = (
-                int(item.get("slots", {}).get("N", "0")),
-                int(item.get("reserved_bytes", {}).get("N", "0")),
-            )
+            plain = _plain(item)
+            shard = plain[PARTITION_KEY].removeprefix("SHARD#")
+            found[shard] = int(plain.get("slots", 0)), int(plain.get("reserved_bytes", 0))
         return found
 
     def open_shard(self, group: str) -> str:
@@ -253,19 +253,13 @@ class Registry:
         return shard_id(group, int(item["number"]["N"]) if item else 1)
 
     def shard_output(self, shard: str) -> ShardOutput:
-        item = self._get(_key("SHARDS", shard))
-        return _load(ShardOutput, item, shard=shard) if item else ShardOutput(shard=shard)
+        return _shard_output(shard, self._get(_key("SHARDS", shard)))
 
     def shard_outputs(self) -> list[ShardOutput]:
-        items = self._partition("SHARDS")
-        return [_load(ShardOutput, item, shard=item[SORT_KEY]["S"]) for item in items]
+        return [_shard_output(item[SORT_KEY]["S"], item) for item in self._partition("SHARDS")]
 
     def index_outputs(self) -> dict[str, IndexOutput]:
-        outputs = (
-            _load(IndexOutput, item, key=item[SORT_KEY]["S"], generation=0, obj=None)
-            for item in self._partition("INDEXES")
-        )
-        return {output.key: output for output in outputs}
+        return {o.key: o for o in map(_index_output, self._partition("INDEXES"))}
 
     def index_and_shards(
         self, key: str, shards: Sequence[str]
@@ -273,15 +267,9 @@ class Registry:
         """An index file's record and the records of ``shards``, in one BatchGetItem."""
         keys = [_key("INDEXES", key), *(_key("SHARDS", shard) for shard in shards)]
         found = {(i[PARTITION_KEY]["S"], i[SORT_KEY]["S"]): i for i in self._batch_get(keys)}
-        outputs = [
-            _load(ShardOutput, found[("SHARDS", s)], shard=s)
-            if ("SHARDS", s) in found
-            else ShardOutput(shard=s)
-            for s in shards
-        ]
-        if (index := found.get(("INDEXES", key))) is None:
-            return None, outputs
-        return _load(IndexOutput, index, key=key, generation=0, obj=None), outputs
+        index = found.get(("INDEXES", key))
+        outputs = [_shard_output(s, found.get(("SHARDS", s))) for s in shards]
+        return (_index_output(index) if index else None), outputs
 
     def feed(self) -> Feed:
         item = self._get(_FEED)
@@ -292,7 +280,7 @@ class Registry:
         actions = self._record_actions(commit)
         if commit.retired is not None:
             actions.extend(self._record_actions(commit.retired))
-        actions.extend(self._put(item) for item in _markers([commit, commit.retired]))
+        actions.extend(self._action("Put", item) for item in _markers([commit, commit.retired]))
         if commit.entity is not None:
             actions.append(self._entity_action(commit.entity))
         if commit.cluster is not None:
@@ -333,7 +321,7 @@ class Registry:
         all or nothing, with the same conditions and outcomes as ``commit`` (each shard's
         reservations are summed into one condition). A group from ``transactions``."""
         actions = [action for commit in commits for action in self._record_actions(commit)]
-        actions.extend(self._put(item) for item in _markers(commits))
+        actions.extend(self._action("Put", item) for item in _markers(commits))
         reservations = combined_reservations(commits)
         for reservation in reservations:  # more than even an empty shard holds
             if min(reservation.bounds(self.limits)) < 0:
@@ -348,23 +336,20 @@ class Registry:
         """Write the entry a live record of ``shard`` lacks, with only its URL and cluster (a
         resend of the event restores the rest), while the record still places it there."""
         entry = _attrs({"url": url, "cluster": cluster}, entry_key(shard, url))
-        put = self._put(entry, "attribute_not_exists(pk)")
+        put = self._action("Put", entry, "attribute_not_exists(pk)")
         self._check_record(put, url, "live = :yes AND #shard = :shard", shard)
 
     def remove_entry(self, shard: str, url: str) -> None:
         """Delete an entry no live record places in ``shard``, only while that holds."""
         condition = "attribute_not_exists(live) OR live <> :yes OR #shard <> :shard"
-        delete = {"Delete": self._request(Key=entry_key(shard, url))}
+        delete = self._action("Delete", entry_key(shard, url))
         self._check_record(delete, url, condition, shard)
 
     def _check_record(self, action: Item, url: str, condition: str, shard: str) -> None:
-        check = self._request(
-            Key=url_key(url),
-            ConditionExpression=condition,
-            ExpressionAttributeNames={"#shard": SHARD_ATTRIBUTE},
-            ExpressionAttributeValues={":yes": {"BOOL": True}, ":shard": {"S": shard}},
-        )
-        self._transact([action, {"ConditionCheck": check}], (), url)
+        values = {":yes": {"BOOL": True}, ":shard": {"S": shard}}
+        names = {"#shard": SHARD_ATTRIBUTE}
+        check = self._action("ConditionCheck", url_key(url), condition, values, names)
+        self._transact([action, check], (), url)
 
     def _transact(
         self, actions: list[Item], reservations: Sequence[Reservation], urls: str
@@ -382,70 +367,70 @@ class Registry:
         values = {**asdict(record), "cluster": commit.cluster_id}
         item = _attrs({**values, TTL_ATTRIBUTE: commit.tombstone_expires_at}, url_key(change.url))
         condition, expected = _record_condition(commit.expected_version, commit.expected_cluster)
-        actions = [self._put(item, condition, expected, {"#cluster": "cluster"})]
+        actions = [self._action("Put", item, condition, expected, _CLUSTER)]
         if commit.shard is not None and change.entry is not None:
-            actions.append(self._put(_entry_item(commit.shard, commit, change.entry)))
+            actions.append(self._action("Put", _entry_item(commit.shard, commit, change.entry)))
         elif commit.shard is not None:
-            actions.append({"Delete": self._request(Key=entry_key(commit.shard, change.url))})
+            actions.append(self._action("Delete", entry_key(commit.shard, change.url)))
         if commit.previous_shard is not None:
-            key = entry_key(commit.previous_shard, change.url)
-            actions.append({"Delete": self._request(Key=key)})
+            actions.append(self._action("Delete", entry_key(commit.previous_shard, change.url)))
         return actions
 
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
         cid = write.cluster.cid
         values = {"version": (write.expected or 0) + 1, "members": _members_json(write.cluster)}
         item = _sized(_attrs(values, cluster_key(cid)), "cluster_too_large", "the hreflang cluster")
-        actions = [self._put(item, *_version_is(write.expected, "attribute_not_exists(pk)"))]
+        expected = _version_is(write.expected, "attribute_not_exists(pk)")
+        actions = [self._action("Put", item, *expected)]
         for absorbed, version in write.absorbed:
             redirect = _attrs({"version": version + 1, "redirect": cid}, cluster_key(absorbed))
-            actions.append(self._put(redirect, *_version_is(version)))
+            actions.append(self._action("Put", redirect, *_version_is(version)))
+        to_cid = "SET #cluster = :cid"
         for url, record_version, pointer in write.targets:
-            condition, expected = _record_condition(record_version, pointer)
-            update = self._request(
-                Key=url_key(url),
-                UpdateExpression="SET #cluster = :cid",
-                ConditionExpression=condition,
-                ExpressionAttributeNames={"#cluster": "cluster"},
-                ExpressionAttributeValues={**expected, ":cid": {"S": cid}},
-            )
-            actions.append({"Update": update})
+            condition, values = _record_condition(record_version, pointer)
+            key, values = url_key(url), {**values, ":cid": {"S": cid}}
+            actions.append(self._action("Update", key, condition, values, _CLUSTER, update=to_cid))
         return actions
 
     def _entity_action(self, write: EntityWrite) -> Item:
         values = {"url": write.url, "version": write.version, "live": write.live}
         item = _attrs({**values, TTL_ATTRIBUTE: write.expires_at}, entity_key(write.entity))
-        return self._put(item, *_version_is(write.expected))
+        return self._action("Put", item, *_version_is(write.expected))
 
     def _reservation_action(self, reservation: Reservation) -> Item:
         group, number = parse_shard_id(reservation.shard)
         max_slots, max_bytes = reservation.bounds(self.limits)
         values = {":slots": reservation.slots, ":bytes": reservation.bytes, ":group": group}
         values.update({":number": number, ":max_slots": max_slots, ":max_bytes": max_bytes})
-        update = self._request(
-            Key=capacity_key(reservation.shard),
-            UpdateExpression="ADD slots :slots, reserved_bytes :bytes "
-            "SET shard_group = :group, shard_number = :number",
-            ConditionExpression="(attribute_not_exists(slots) OR slots <= :max_slots) AND "
-            "(attribute_not_exists(reserved_bytes) OR reserved_bytes <= :max_bytes)",
-            ExpressionAttributeValues=_attrs(values),
+        condition = (
+            "(attribute_not_exists(slots) OR slots <= :max_slots) AND "
+            "(attribute_not_exists(reserved_bytes) OR reserved_bytes <= :max_bytes)"
         )
-        return {"Update": update}
+        add = "ADD slots :slots, reserved_bytes :bytes"
+        update = f"{add} SET shard_group = :group, shard_number = :number"
+        key = capacity_key(reservation.shard)
+        return self._action("Update", key, condition, _attrs(values), update=update)
 
-    def _put(
+    def _action(
         self,
-        item: Item,
+        kind: str,
+        target: Item,
         condition: str | None = None,
         values: Item | None = None,
         names: dict[str, str] | None = None,
+        *,
+        update: str | None = None,
     ) -> Item:
-        put = self._request(
-            Item=item,
-            ConditionExpression=condition,
-            ExpressionAttributeValues=values,
-            ExpressionAttributeNames=names,
-        )
-        return {"Put": put}
+        """A transaction's action on the table (``target``: a Put's item, else the key),
+        without the options left empty."""
+        options = {
+            "Item" if kind == "Put" else "Key": target,
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+            "ExpressionAttributeNames": names,
+            "UpdateExpression": update,
+        }
+        return {kind: {"TableName": self.table, **{name: v for name, v in options.items() if v}}}
 
     def mark_pending(self, shards: Iterable[str], change: Pending) -> None:
         """Record ``change`` pending in each shard (the siblings of a cluster that changed)."""
@@ -526,10 +511,6 @@ class Registry:
             condition = f"attribute_not_exists(generation) OR {condition}"
         self._update(key, expression, values, condition)
 
-    def _request(self, **options: Any) -> Item:
-        """A request on the table, without the options left empty."""
-        return {"TableName": self.table, **{name: v for name, v in options.items() if v}}
-
     def _update(
         self,
         key: Item,
@@ -539,26 +520,18 @@ class Registry:
         names: dict[str, str] | None = None,
     ) -> None:
         """UpdateItem; a failed ``condition`` is a ConcurrentChange."""
-        request = self._request(
-            Key=key,
-            UpdateExpression=expression,
-            ExpressionAttributeValues=values,
-            ConditionExpression=condition,
-            ExpressionAttributeNames=names,
-        )
+        action = self._action("Update", key, condition, values, names, update=expression)
         try:
-            self.client.update_item(**request)
+            self.client.update_item(**action["Update"])
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 raise ConcurrentChange(f"{key['sk']['S']} changed since it was read") from exc
             raise
 
     def _get(self, key: Item) -> Item | None:
-        """GetItem, strongly consistent."""
         return self.client.get_item(TableName=self.table, Key=key, ConsistentRead=True).get("Item")
 
     def _batch_get(self, keys: Sequence[Item]) -> list[Item]:
-        """BatchGetItem, strongly consistent, 100 keys a call."""
         items: list[Item] = []
         for start in range(0, len(keys), 100):
             chunk = {"Keys": list(keys[start : start + 100]), "ConsistentRead": True}
@@ -566,7 +539,6 @@ class Registry:
         return items
 
     def _batch_write(self, requests: Sequence[Item]) -> None:
-        """BatchWriteItem, 25 requests a call."""
         for start in range(0, len(requests), 25):
             chunk = list(requests[start : start + 25])
             self._batch(self.client.batch_write_item, chunk, "UnprocessedItems")
@@ -696,6 +668,14 @@ def _attribute(value: object) -> Item:
 def _load(record: type[T], item: Item, **defaults: object) -> T:
     """A record from an item's attributes, with ``defaults`` for those it lacks."""
     return msgspec.convert({**defaults, **_plain(item)}, record, strict=False)
+
+
+def _shard_output(shard: str, item: Item | None) -> ShardOutput:
+    return _load(ShardOutput, item, shard=shard) if item else ShardOutput(shard=shard)
+
+
+def _index_output(item: Item) -> IndexOutput:
+    return _load(IndexOutput, item, key=item[SORT_KEY]["S"], generation=0, obj=None)
 
 
 def _plain(item: Item) -> dict[str, Any]:

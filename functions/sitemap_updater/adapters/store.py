@@ -13,19 +13,13 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from sitemap_updater.domain.errors import WriteConflict
+from sitemap_updater.usecases.ports import StoredObject
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
 _CONFLICTS = {"PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey", "412", "409"}
 _MISSING = {"404", "NoSuchKey", "NotFound"}
-
-
-@dataclass(frozen=True)
-class StoredObject:
-    etag: str
-    metadata: dict[str, str]
-    body: bytes | None = None  # only from get()
 
 
 @dataclass

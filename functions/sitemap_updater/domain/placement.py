@@ -19,10 +19,7 @@ from decimal import Decimal
 from sitemap_updater.domain.clusters import Cluster
 from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.records import UrlRecord
-from sitemap_updater.domain.sharding import (
-    PROTOCOL_MAX_URLS,
-    Reservation,
-)
+from sitemap_updater.domain.sharding import PROTOCOL_MAX_URLS, Reservation
 
 
 @dataclass(frozen=True)
@@ -143,19 +140,9 @@ def combined_reservations(commits: Iterable[Commit]) -> list[Reservation]:
     """The commits' reservations summed per shard (in order of first appearance): what
     they claim together, checked against each shard's room in one condition."""
     combined: dict[str, Reservation] = {}
-    for commit in commits:
-        claim = commit.reservation
-        if claim is None:
-            continue
-        held = combined.get(claim.shard)
-        combined[claim.shard] = (
-            claim
-            if held is None
-            else Reservation(
-                claim.shard,
-                held.slots + claim.slots,
-                held.bytes + claim.bytes,
-                min(held.max_slots, claim.max_slots),
-            )
-        )
+    for claim in filter(None, (commit.reservation for commit in commits)):
+        held = combined.get(claim.shard, Reservation(claim.shard, 0, 0, claim.max_slots))
+        slots, size = held.slots + claim.slots, held.bytes + claim.bytes
+        most = min(held.max_slots, claim.max_slots)
+        combined[claim.shard] = Reservation(claim.shard, slots, size, most)
     return list(combined.values())

@@ -224,12 +224,7 @@ class ApplyChange:
         for change in changes:
             state = states[change.url]
             record = state.record
-            if (
-                state.cluster is not None
-                or change.alternates
-                or change.hreflang is not None
-                or change.entity is not None
-            ):
+            if _clustered(change, state.cluster) or change.entity is not None:
                 continue
             if record is not None and record.version > change.version:
                 results[change.url] = IngestResult(Outcome.STALE)
@@ -331,7 +326,7 @@ class ApplyChange:
 
     def _cluster_write(self, change: PageChange, state: UrlState) -> ClusterWrite | None:
         """The change's cluster after it, merged, with every URL it declares as a member."""
-        if state.cluster is None and not change.alternates and change.hreflang is None:
+        if not _clustered(change, state.cluster):
             return None
         targets = sorted({href for _, href in change.alternates} - {change.url})
         target_states = self.registry.url_states(targets) if targets else {}
@@ -386,13 +381,9 @@ class ApplyChange:
         if cluster is None:
             return own
         shards = set(own)
-        for member_url, member in sorted(cluster.all.items()):
-            if (
-                member_url != url
-                and member.live
-                and needed_bytes(cluster, member_url) > member.reserved
-            ):
-                shards |= self._resize(member_url)
+        for other, member in sorted(cluster.all.items()):
+            if other != url and member.live and needed_bytes(cluster, other) > member.reserved:
+                shards |= self._resize(other)
         cluster = self.registry.clusters([state.cluster])[state.cluster]
         siblings = {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
         if siblings - own:  # its own shard's marker was committed with the change
@@ -559,6 +550,11 @@ def _applied(commit: Commit) -> Outcome:
         logger.warning("entry repaired", url=commit.change.url, shard=commit.shard)
         return Outcome.REPAIRED
     return Outcome.APPLIED
+
+
+def _clustered(change: PageChange, pointer: str | None) -> bool:
+    """Whether the change is in an hreflang cluster: the URL's own, or one it declares."""
+    return pointer is not None or bool(change.alternates) or change.hreflang is not None
 
 
 def _member(record: UrlRecord | None) -> Member:

@@ -126,13 +126,11 @@ class UrlSubmitter(Protocol):
     def submit(self, urls: Sequence[str], deadline: float | None = None) -> Submission: ...
 
 
-class StoredObject(Protocol):
-    @property
-    def etag(self) -> str: ...
-    @property
-    def metadata(self) -> dict[str, str]: ...
-    @property
-    def body(self) -> bytes | None: ...  # only from get()
+@dataclass(frozen=True)
+class StoredObject:
+    etag: str
+    metadata: dict[str, str]
+    body: bytes | None = None  # only from get()
 
 
 class ObjectStore(Protocol):

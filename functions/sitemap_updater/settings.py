@@ -161,7 +161,6 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Read and validate the environment (``os.environ`` by default)."""
         try:
             return cls.model_validate(dict(os.environ if environ is None else environ))
         except ValidationError as exc:

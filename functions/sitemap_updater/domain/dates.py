@@ -78,9 +78,6 @@ def instant(normalised: str) -> datetime:
     return datetime.fromisoformat(normalised.removesuffix("Z") + "+00:00")
 
 
-# --- times as versions ------------------------------------------------------------------------
-
-
 def moment(value: Any, naive_utc: bool = False) -> datetime | None:
     """An RFC 3339 time (``T`` or a space between date and time), or None. A time without a
     zone is refused unless ``naive_utc`` (WordPress's ``post_modified_gmt``)."""

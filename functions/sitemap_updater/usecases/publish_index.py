@@ -147,7 +147,7 @@ class PublishIndex:
         named = {self._shard_of(line) for line in own}
         if lines[len(own) :] != extras or "" in named:
             return False
-        if not all(output.nameable and output.shard in named for output in outputs):
+        if not all(o.nameable and o.shard in named for o in outputs):
             return False
         changes: dict[str, str | None] = {o.shard: index_line(self._entry(o)) for o in outputs}
         own = patched(own, changes, key=self._shard_of)

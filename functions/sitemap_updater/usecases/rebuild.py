@@ -101,9 +101,8 @@ class RebuildShard:
         finally:
             if self.cdn is not None and touched:
                 self.cdn.invalidate(list(dict.fromkeys(touched)))
-        metrics.add_metric(
-            name=_METRICS.get(outcome, Metric.SHARDS_UNCHANGED), unit="Count", value=1
-        )
+        metric = _METRICS.get(outcome, Metric.SHARDS_UNCHANGED)
+        metrics.add_metric(name=metric, unit="Count", value=1)
         logger.debug("shard rebuilt", shard=shard, outcome=outcome.value)  # per change
         return outcome
 

@@ -176,10 +176,8 @@ class PublishIndex:
         """The shard an index line names ("": not one of ours); the index is in shard order."""
         url = loc_of(line)
         key = url.rpartition("/")[2]
-        if self.site.url_for(key) != url:
-            return ""
         try:
-            return shard_of_key(key)
+            return shard_of_key(key) if self.site.url_for(key) == url else ""
         except ValueError:
             return ""
 
@@ -200,9 +198,9 @@ class PublishIndex:
             count, document = self._render(key, [named[s] for s in shards])
             if self._write_document(key, count, document, previous, touched):
                 written.append(key)
-        robots = self.robots([self.site.url_for(key) for key, _ in files])
-        wanted = {key for key, _ in files}
-        deleted = [key for key in sorted(previous) if key not in wanted]
+        keys = [key for key, _ in files]
+        robots = self.robots([self.site.url_for(key) for key in keys])
+        deleted = [key for key in sorted(previous) if key not in keys]
         for key in deleted:
             self.store.delete(key)
             touched.append(key)
@@ -211,7 +209,7 @@ class PublishIndex:
         # one unlisted with its object, and the next run asks again.
         retired = [o for o in outputs if not o.nameable and (o.listed or o.obj is not None)]
         self._request_rebuilds(outputs, retired)
-        if [key for key, _ in files] == [INDEX_KEY]:
+        if keys == [INDEX_KEY]:
             self.registry.set_whole(INDEX_KEY, True)
         if written:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))

@@ -49,8 +49,6 @@ CLIENT_CONFIG = Config(
 NOTIFY_CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 2}, connect_timeout=1, read_timeout=3
 )
-
-
 _T = TypeVar("_T")
 
 
@@ -121,14 +119,12 @@ class App:
 
     @_once
     def cdn(self) -> Cdn | None:
-        """Only when INVALIDATE_PATHS is on."""
         if not self.settings.invalidate_paths:
             return None
         return Cdn(self.settings.distribution_id, self._client("cloudfront"))
 
     @_once
     def indexnow_queue(self) -> IndexNowQueue | None:
-        """Only when INDEXNOW_KEY is set; short timeouts (NOTIFY_CONFIG)."""
         settings = self.settings
         if not settings.indexnow_key:
             return None
@@ -239,7 +235,6 @@ class App:
 
     @_once
     def site_files(self) -> PublishSiteFiles | None:
-        """The files the index function serves (None: there are none to serve)."""
         files, feed = site_files_for(self.settings), None
         if self.settings.feed_entries:
             from sitemap_updater.usecases.feed import feed_file  # noqa: PLC0415

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Literal
+from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sitemap_updater.domain.feed import MAX_FEED_ENTRIES
 from sitemap_updater.domain.indexnow import KEY_PATTERN, key_file
@@ -47,101 +47,67 @@ def problems(exc: ValidationError, label: Callable[[str], str] = str) -> str:
     return "; ".join(found)
 
 
+def _indexnow_key(value: str) -> str:
+    if value and not KEY_PATTERN.fullmatch(value):
+        raise ValueError("an IndexNow key is 8 to 128 characters of a-z, A-Z, 0-9 and '-'")
+    return value
+
+
+def _indexnow_endpoint(value: str) -> str:
+    value = value.strip()  # as urllib does, and as SITE_URL is read
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
+        raise ValueError(f"not an http(s) URL: {value!r}")
+    # What urllib would only refuse at the first submission (http.client sends the
+    # request line as ASCII, no spaces; the port is read when connecting).
+    if not value.isascii() or not value.isprintable() or " " in value:
+        raise ValueError(f"holds a space, a control or a non-ASCII character: {value!r}")
+    try:
+        parts.port  # noqa: B018 - read for the ValueError it raises
+    except ValueError as exc:
+        raise ValueError(f"has an invalid port: {value!r}") from exc
+    return value
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(
         frozen=True, populate_by_name=True, extra="ignore", alias_generator=str.upper
     )
 
-    site_url: str = Field(description="Origin of the site, e.g. https://www.example.com")
+    # Each setting's meaning and default: docs/DEPLOY.md#configuration.
+    site_url: Annotated[str, AfterValidator(lambda value: Site.parse(value).origin)]
     table_name: str = Field(min_length=3)
     bucket_name: str = Field(min_length=3)
     rebuild_queue_url: str = Field(min_length=1)
     index_queue_url: str = Field(min_length=1)
-    ingest_dlq_url: str = Field(
-        min_length=1,
-        description="Where events that can never succeed go at once, with their reason.",
-    )
-    ingest_queue_url: str = Field("", description="Where the webhook endpoint sends events.")
-    connectors: str = Field(
-        "",
-        description="The webhook connectors (docs/CONNECTORS.md) as JSON, without secrets "
-        "('' = no webhook endpoint).",
-    )
+    ingest_dlq_url: str = Field(min_length=1)
+    ingest_queue_url: str = ""
+    connectors: str = ""  # JSON, without secrets ('': no webhook endpoint)
     max_urls_per_shard: int = Field(10_000, ge=1, le=PROTOCOL_MAX_URLS)
     max_shard_bytes: int = Field(PROTOCOL_MAX_BYTES, ge=4096, le=PROTOCOL_MAX_BYTES)
     max_sitemaps_per_index: int = Field(
         PROTOCOL_MAX_INDEX_ENTRIES, ge=1, le=PROTOCOL_MAX_INDEX_ENTRIES
     )
     max_event_bytes: int = Field(262_144, ge=1024, le=1_048_576)
-    tombstone_ttl_days: int = Field(
-        30,
-        gt=SQS_MAX_RETENTION_DAYS,
-        le=3650,
-        description="How long an unpublished URL is remembered; must outlive any queued event.",
-    )
+    # An unpublished URL is remembered longer than any event can wait in SQS.
+    tombstone_ttl_days: int = Field(30, gt=SQS_MAX_RETENTION_DAYS, le=3650)
     compress_shards: bool = True
-    sitemap_format: Literal["xml", "txt"] = Field(
-        "xml",
-        description="Shards as XML, or as text files of one URL per line (no lastmod, no "
-        "extensions; never gzipped).",
-    )
-    reconcile_period_hours: int = Field(
-        168,
-        ge=1,
-        le=8760,
-        description="The reconciler checks every shard against the registry once in this "
-        "many hours, a slice each hour (default: once a week).",
-    )
-    group_rules: str = Field(
-        "",
-        description="Path prefixes that give new URLs their own shards: '/news/=news,/shop/=shop'",
-    )
-    news_groups: str = Field(
-        "news",
-        description="Groups whose shards follow Google News's 1,000-URL limit (comma-separated).",
-    )
-    extra_sitemaps: str = Field(
-        "",
-        description="Sitemaps and feeds on the site, made elsewhere, that the index lists "
-        "after ours: absolute URLs, comma-separated, in order.",
-    )
-    feed_entries: int = Field(
-        0,
-        ge=0,
-        le=MAX_FEED_ENTRIES,
-        description="Entries of the Atom feed of recent changes at /feed.atom (0: no feed).",
-    )
+    sitemap_format: Literal["xml", "txt"] = "xml"
+    reconcile_period_hours: int = Field(168, ge=1, le=8760)
+    group_rules: str = ""
+    news_groups: str = "news"
+    extra_sitemaps: str = ""
+    feed_entries: int = Field(0, ge=0, le=MAX_FEED_ENTRIES)
     cache_max_age_seconds: int = Field(60, ge=0, le=86_400)
-    distribution_id: str = Field(
-        "",
-        description="The CloudFront distribution that serves the bucket ('' when none is known).",
+    distribution_id: str = ""
+    invalidate_paths: bool = False
+    stylesheet: bool = False
+    indexnow_key: Annotated[str, AfterValidator(_indexnow_key)] = ""
+    indexnow_endpoint: Annotated[str, AfterValidator(_indexnow_endpoint)] = (
+        DEFAULT_INDEXNOW_ENDPOINT
     )
-    invalidate_paths: bool = Field(
-        False, description="After each write or delete, invalidate exactly the changed paths."
-    )
-    stylesheet: bool = Field(
-        False,
-        description="Serve /sitemap.xsl and reference it from the index and shards, so a "
-        "browser shows them as tables (the human view).",
-    )
-    indexnow_key: str = Field(
-        "",
-        description="IndexNow key ('' = off): served as /<key>.txt; every applied change's "
-        "URL is submitted to INDEXNOW_ENDPOINT.",
-    )
-    indexnow_endpoint: str = Field(
-        DEFAULT_INDEXNOW_ENDPOINT,
-        description="Where IndexNow submissions go (any participating engine shares them).",
-    )
-    indexnow_queue_url: str = Field("", description="The queue of URLs to submit to IndexNow.")
-    indexnow_dlq_url: str = Field(
-        "", description="Where URLs go that IndexNow refused or that could not be submitted."
-    )
-
-    @field_validator("site_url")
-    @classmethod
-    def _origin(cls, value: str) -> str:
-        return Site.parse(value).origin
+    indexnow_queue_url: str = ""
+    indexnow_dlq_url: str = ""
 
     @model_validator(mode="after")
     def _consistent(self) -> Settings:
@@ -167,30 +133,6 @@ class Settings(BaseModel):
     def groups(self) -> GroupRules:
         return GroupRules.parse(self.group_rules, self.news_groups)
 
-    @field_validator("indexnow_key")
-    @classmethod
-    def _indexnow_key(cls, value: str) -> str:
-        if value and not KEY_PATTERN.fullmatch(value):
-            raise ValueError("an IndexNow key is 8 to 128 characters of a-z, A-Z, 0-9 and '-'")
-        return value
-
-    @field_validator("indexnow_endpoint")
-    @classmethod
-    def _indexnow_endpoint(cls, value: str) -> str:
-        value = value.strip()  # as urllib does, and as SITE_URL is read
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
-            raise ValueError(f"not an http(s) URL: {value!r}")
-        # What urllib would only refuse at the first submission (http.client sends the
-        # request line as ASCII, no spaces; the port is read when connecting).
-        if not value.isascii() or not value.isprintable() or " " in value:
-            raise ValueError(f"holds a space, a control or a non-ASCII character: {value!r}")
-        try:
-            parts.port  # noqa: B018 - read for the ValueError it raises
-        except ValueError as exc:
-            raise ValueError(f"has an invalid port: {value!r}") from exc
-        return value
-
     @cached_property
     def site(self) -> Site:
         return Site.parse(self.site_url)
@@ -201,11 +143,7 @@ class Settings(BaseModel):
 
     @cached_property
     def limits(self) -> Limits:
-        return Limits(
-            max_urls_per_shard=self.max_urls_per_shard,
-            max_shard_bytes=self.max_shard_bytes,
-            max_sitemaps_per_index=self.max_sitemaps_per_index,
-        )
+        return Limits(self.max_urls_per_shard, self.max_shard_bytes, self.max_sitemaps_per_index)
 
     @property
     def stylesheet_href(self) -> str | None:
@@ -223,10 +161,8 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Read and validate the environment (``os.environ`` by default)."""
-        source = os.environ if environ is None else environ
         try:
-            return cls.model_validate(dict(source))
+            return cls.model_validate(dict(os.environ if environ is None else environ))
         except ValidationError as exc:
             raise SettingsError(f"invalid function environment: {problems(exc)}") from exc
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from typing import Any
 
 W3C_DATETIME = re.compile(
@@ -29,18 +30,10 @@ def normalise_w3c(value: Any, name: str = "lastmod") -> str:
     """
     if not isinstance(value, str):
         raise ValueError(f"{name} must be a string")  # noqa: TRY004 - a field error
-    known = _NORMALISED.get(value)
-    if known is None:
-        known = _normalise_w3c(value, name)
-        if len(_NORMALISED) >= 65_536:  # pages share dates; a bound all the same
-            _NORMALISED.clear()
-        _NORMALISED[value] = known
-    return known
+    return _normalise_w3c(value, name)
 
 
-_NORMALISED: dict[str, str] = {}
-
-
+@lru_cache(maxsize=65_536)  # pages share dates; a bound all the same
 def _normalise_w3c(value: str, name: str) -> str:
     if _UTC_SECONDS.fullmatch(value):  # the commonest form, already normal when it is real
         try:
@@ -76,9 +69,6 @@ def instant(normalised: str) -> datetime:
     if "T" not in normalised:
         return datetime.fromisoformat(normalised).replace(tzinfo=UTC)
     return datetime.fromisoformat(normalised.removesuffix("Z") + "+00:00")
-
-
-# --- times as versions ------------------------------------------------------------------------
 
 
 def moment(value: Any, naive_utc: bool = False) -> datetime | None:

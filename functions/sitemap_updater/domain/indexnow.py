@@ -48,5 +48,4 @@ def worth_retrying(status: int | None) -> bool:
 
 
 def key_file(key: str) -> str:
-    """The key file's object key and root-relative path: ``<key>.txt``."""
     return f"{key}.txt"

@@ -112,7 +112,6 @@ def sitemap_value(line: bytes) -> str | None:
 
 
 def _own_path(value: str, site: Site) -> str | None:
-    """The path of our index file that ``value`` names, or None if it names something else."""
     if not value or "?" in value or "#" in value or not value.isprintable() or " " in value:
         return None
     try:

@@ -20,7 +20,6 @@ from sitemap_updater.usecases.ports import Message
 
 
 def messages_of(event: dict[str, Any]) -> list[Message]:
-    """The SQS records of a Lambda event, as the use cases take them."""
     return [
         Message(
             record["messageId"],

@@ -86,9 +86,7 @@ class SubmitChanges:
         """A non-empty list of this site's URLs (None: anything else)."""
         urls = self.read_urls(body)
         prefix = self.site.url_for("")
-        if urls and all(url.startswith(prefix) for url in urls):
-            return urls
-        return None
+        return urls if urls and all(url.startswith(prefix) for url in urls) else None
 
 
 def _count(name: str, value: int) -> None:

@@ -63,15 +63,28 @@ class Writer:
         )
 
 
-def take_back(store: ObjectStore, written: ObjectState, recorded: ObjectState | None) -> None:
-    """Delete an object written back whose record moved on meanwhile, unless that record now
-    holds it (``recorded``) or it was replaced since: no bytes outlive their record."""
-    if recorded is not None and recorded.etag == written.etag:
-        return
+def recorded_body(store: ObjectStore, recorded: ObjectState) -> bytes | None:
+    """The object's bytes if its ETag is still the recorded one (None: gone or replaced)."""
+    found = store.get(recorded.key)
+    return found.body if found is not None and found.etag == recorded.etag else None
+
+
+@contextmanager
+def taking_back(
+    store: ObjectStore, written: ObjectState, recorded: Callable[[], ObjectState | None]
+) -> Iterator[None]:
+    """Around recording an object written back: if the record moved on meanwhile
+    (ConcurrentChange, raised again), the object is deleted unless that record now holds it
+    (``recorded``) or it was replaced since: no bytes outlive their record."""
     try:
-        store.delete(written.key, expected_etag=written.etag)
-    except WriteConflict:
-        logger.info("restored object replaced since; kept", key=written.key)
+        yield
+    except ConcurrentChange:
+        if (now := recorded()) is None or now.etag != written.etag:
+            try:
+                store.delete(written.key, expected_etag=written.etag)
+            except WriteConflict:
+                logger.info("restored object replaced since; kept", key=written.key)
+        raise
 
 
 @contextmanager

@@ -1,15 +1,14 @@
-"""Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records
-(docs/DESIGN.md#index). One run at a time (the index queue's single FIFO message group).
+"""Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records, one run
+at a time (docs/DESIGN.md#index).
 
-A request naming shards whose object changed, while the index is one file naming them all
-(as the last full publish left it: ``IndexOutput.whole``), rewrites their lines only.
-Anything else publishes in full: mark each shard to name as ``listed`` before naming it,
-write the files whose bytes changed, make robots.txt's own lines name exactly those files,
-delete the files no longer needed, and clear ``listed`` on retiring shards no file names,
-asking their rebuild to delete them.
+Shards whose object changed, while the index is one file naming them all (as the last full
+publish left it: ``IndexOutput.whole``), get their lines rewritten. Anything else publishes
+in full: mark each shard ``listed`` before naming it, write the files whose bytes changed,
+set robots.txt's own lines, delete the files no longer needed, and clear ``listed`` on
+retiring shards no file names, asking their rebuild to delete them.
 
-:meth:`PublishIndex.restore` (``sitemap-updater rebuild``, outside that message group) only
-writes back index files whose recorded bytes are current but whose object is missing or
+:meth:`PublishIndex.restore` (``sitemap-updater rebuild``, outside the index's message group)
+only writes back index files whose recorded bytes are current but whose object is missing or
 altered; if the registry has moved on, it says the index function must publish.
 """
 
@@ -45,8 +44,9 @@ from sitemap_updater.usecases.objects import (
     Writer,
     adopting,
     conflicts,
+    recorded_body,
     sha256,
-    take_back,
+    taking_back,
 )
 from sitemap_updater.usecases.ports import (
     IndexRegistry,
@@ -139,7 +139,7 @@ class PublishIndex:
         theirs (False: more files, or a full publish not finished; the file not as recorded,
         its extras not the ones configured, or the set of shards named would change)."""
         before, outputs = self.registry.index_and_shards(INDEX_KEY, sorted(set(shards)))
-        lines = self._recorded_index(before) if before is not None and before.whole else None
+        lines = self._recorded_index(before.obj) if before is not None and before.whole else None
         if before is None or lines is None:
             return False
         extras = [index_line(IndexEntry(url, None)) for url in self.extras]
@@ -147,7 +147,7 @@ class PublishIndex:
         named = {self._shard_of(line) for line in own}
         if lines[len(own) :] != extras or "" in named:
             return False
-        if not all(output.nameable and output.shard in named for output in outputs):
+        if not all(o.nameable and o.shard in named for o in outputs):
             return False
         changes: dict[str, str | None] = {o.shard: index_line(self._entry(o)) for o in outputs}
         own = patched(own, changes, key=self._shard_of)
@@ -157,20 +157,16 @@ class PublishIndex:
         logger.debug("index patched", shards=sorted(changes), written=written)  # per change
         return True
 
-    def _recorded_index(self, before: IndexOutput | None) -> list[str] | None:
+    def _recorded_index(self, recorded: ObjectState | None) -> list[str] | None:
         """The lines of the index file as recorded, if its object is exactly those bytes."""
-        recorded = before.obj if before is not None else None
         if recorded is None:
             return None
         cached = self._last_index
         if cached is not None and cached[:2] == (recorded.etag, recorded.sha256):
-            body = cached[2]
+            body: bytes | None = cached[2]
         else:
-            found = self.store.get(INDEX_KEY)
-            if found is None or found.body is None or found.etag != recorded.etag:
-                return None
-            body = found.body
-        lines = index_lines(body) if sha256(body) == recorded.sha256 else None
+            body = recorded_body(self.store, recorded)
+        lines = index_lines(body) if body and sha256(body) == recorded.sha256 else None
         if lines is None or index_of(lines, stylesheet=self.stylesheet) != body:
             return None
         self._last_index = (recorded.etag, recorded.sha256, body)
@@ -180,10 +176,8 @@ class PublishIndex:
         """The shard an index line names ("": not one of ours); the index is in shard order."""
         url = loc_of(line)
         key = url.rpartition("/")[2]
-        if self.site.url_for(key) != url:
-            return ""
         try:
-            return shard_of_key(key)
+            return shard_of_key(key) if self.site.url_for(key) == url else ""
         except ValueError:
             return ""
 
@@ -204,9 +198,9 @@ class PublishIndex:
             count, document = self._render(key, [named[s] for s in shards])
             if self._write_document(key, count, document, previous, touched):
                 written.append(key)
-        robots = self.robots([self.site.url_for(key) for key, _ in files])
-        wanted = {key for key, _ in files}
-        deleted = [key for key in sorted(previous) if key not in wanted]
+        keys = [key for key, _ in files]
+        robots = self.robots([self.site.url_for(key) for key in keys])
+        deleted = [key for key in sorted(previous) if key not in keys]
         for key in deleted:
             self.store.delete(key)
             touched.append(key)
@@ -215,7 +209,7 @@ class PublishIndex:
         # one unlisted with its object, and the next run asks again.
         retired = [o for o in outputs if not o.nameable and (o.listed or o.obj is not None)]
         self._request_rebuilds(outputs, retired)
-        if [key for key, _ in files] == [INDEX_KEY]:
+        if keys == [INDEX_KEY]:
             self.registry.set_whole(INDEX_KEY, True)
         if written:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
@@ -281,14 +275,11 @@ class PublishIndex:
         if written is None:
             return Restored.UNCHANGED
         restored = IndexOutput(key=key, generation=before.generation + 1, obj=written)
-        try:
+        # The index function may have moved on meanwhile, dropping this file: an index file
+        # no record names would never be deleted.
+        now = self.registry.index_outputs
+        with taking_back(self.store, written, lambda: getattr(now().get(key), "obj", None)):
             self.registry.save_index_output(restored, before.generation)
-        except ConcurrentChange:
-            # The index function moved on meanwhile (it may have dropped this file): an index
-            # file no record names would never be deleted.
-            now = self.registry.index_outputs().get(key)
-            take_back(self.store, written, now.obj if now is not None else None)
-            raise
         return Restored.RESTORED
 
     def _entry(self, output: ShardOutput) -> IndexEntry:

@@ -1,12 +1,11 @@
 """Rebuild one shard: apply its pending changes to the bytes it wrote before, or else render
-it in full from the registry (docs/DESIGN.md#rebuild); write only when the bytes changed.
+it in full from the registry; write only when the bytes changed (docs/DESIGN.md#rebuild).
 
-The shard's record (with the ETag the write is conditional on) is read *before* its entries,
-so an older read can never overwrite newer output. An emptied shard retires: its object is
-deleted once no index names it, by a rebuild in its own FIFO message group. When the record
-says the bytes are unchanged, one HEAD checks them: a run that died between its PutObject and
-its record leaves bytes the record does not describe (newer: adopted and written again;
-missing or altered: the recorded bytes are written back).
+The record (with the ETag the write is conditional on) is read *before* the entries, so an
+older read can never overwrite newer output. An emptied shard retires: its object is deleted
+once no index names it. Bytes the record says are unchanged are checked with one HEAD: a run
+that died between its PutObject and its record leaves bytes the record does not describe
+(newer: adopted and written again; missing or altered: the recorded bytes written back).
 """
 
 from __future__ import annotations
@@ -36,8 +35,9 @@ from sitemap_updater.usecases.objects import (
     Writer,
     adopting,
     conflicts,
+    recorded_body,
     sha256,
-    take_back,
+    taking_back,
 )
 from sitemap_updater.usecases.ports import IndexRequests, Invalidator, ObjectStore, ShardRegistry
 from sitemap_updater.usecases.retry import retry
@@ -101,9 +101,8 @@ class RebuildShard:
         finally:
             if self.cdn is not None and touched:
                 self.cdn.invalidate(list(dict.fromkeys(touched)))
-        metrics.add_metric(
-            name=_METRICS.get(outcome, Metric.SHARDS_UNCHANGED), unit="Count", value=1
-        )
+        metric = _METRICS.get(outcome, Metric.SHARDS_UNCHANGED)
+        metrics.add_metric(name=metric, unit="Count", value=1)
         logger.debug("shard rebuilt", shard=shard, outcome=outcome.value)  # per change
         return outcome
 
@@ -162,7 +161,7 @@ class RebuildShard:
             found = self.store.head(current.key)
             if found is None or found.metadata.get("sha256") != current.sha256:
                 return None
-            self.index.request_index(f"{output.shard}@{output.generation}", shard=output.shard)
+            self._request_index(output)
             return Rebuilt.UNCHANGED
         moment = self.clock()
         lines = self._recorded_lines(current)
@@ -180,10 +179,8 @@ class RebuildShard:
 
     def _recorded_lines(self, recorded: ObjectState) -> list[str] | None:
         """The ``<url>`` lines of the shard's object, if it is exactly the one recorded."""
-        found = self.store.get(recorded.key)
-        if found is None or found.body is None or found.etag != recorded.etag:
-            return None
-        document = self.shard_format.document_of(found.body)
+        body = recorded_body(self.store, recorded)
+        document = None if body is None else self.shard_format.document_of(body)
         if document is None or sha256(document) != recorded.sha256:
             return None
         return shard_lines(document)
@@ -223,9 +220,12 @@ class RebuildShard:
         touched.append(key)
         updated = self._recorded(output, written, new.news_expiry)
         self.registry.save_shard_output(updated, output.generation)
-        shard = output.shard
-        self.index.request_index(f"{shard}@{updated.generation}", shard=shard, sent=new.sent)
+        self._request_index(updated, new.sent)
         return Rebuilt.WRITTEN
+
+    def _request_index(self, output: ShardOutput, sent: int | None = None) -> None:
+        shard = output.shard
+        self.index.request_index(f"{shard}@{output.generation}", shard=shard, sent=sent)
 
     def _recorded(
         self, output: ShardOutput, obj: ObjectState, news_expiry: str | None
@@ -246,7 +246,7 @@ class RebuildShard:
                 self.registry.save_shard_output(output, output.generation - 1)
             # The run that wrote (or adopted) this state may have died before asking for the
             # index: ask again (cheap, and deduplicated by the FIFO queue).
-            self.index.request_index(f"{shard}@{output.generation}", shard=shard, sent=new.sent)
+            self._request_index(output, new.sent)
             return Rebuilt.UNCHANGED
         # Written back as recorded (the index need not change), or republished while
         # retiring to exactly the bytes it had: its object and lastmod kept.
@@ -255,10 +255,11 @@ class RebuildShard:
             self.registry.save_shard_output(updated, output.generation)
         else:
             touched.append(current.key)
-            self._save_restored(updated, output.generation)
+            with taking_back(self.store, restored, lambda: self.registry.shard_output(shard).obj):
+                self.registry.save_shard_output(updated, output.generation)
         if not output.retiring:
             return Rebuilt.RESTORED
-        self.index.request_index(f"{shard}@{updated.generation}", shard=shard, sent=new.sent)
+        self._request_index(updated, new.sent)
         return Rebuilt.WRITTEN
 
     def _rendered(
@@ -311,15 +312,6 @@ class RebuildShard:
 
         return adopting(self.store, key, lastmod, save, touched)
 
-    def _save_restored(self, output: ShardOutput, previous_generation: int) -> None:
-        """Record an object written back, or take it back if the record moved on meanwhile."""
-        try:
-            self.registry.save_shard_output(output, previous_generation)
-        except ConcurrentChange:
-            assert output.obj is not None  # noqa: S101 - a restored object
-            take_back(self.store, output.obj, self.registry.shard_output(output.shard).obj)
-            raise
-
     def _retire(self, output: ShardOutput, touched: list[str], read_at: str) -> Rebuilt:
         obj = output.obj
         if obj is None:
@@ -333,7 +325,7 @@ class RebuildShard:
             if output.generation != retiring.generation:
                 raise ConcurrentChange(f"{output.shard} changed while it was retiring")
         if output.listed:
-            self.index.request_index(f"{output.shard}@{output.generation}", shard=output.shard)
+            self._request_index(output)
             return Rebuilt.RETIRING
         with self._adopting(output, obj.key, obj.lastmod, touched):
             # Only the object recorded: never one a concurrent republish has just written.

@@ -300,10 +300,12 @@ def fake_aws_environment() -> None:
     }.items():
         os.environ[name] = value
     os.environ.pop("AWS_ENDPOINT_URL", None)
-    from sitemap_updater.local.stack import local_environment  # noqa: PLC0415
+    from sitemap_updater.resources import METRICS_NAMESPACE, SERVICE_NAME  # noqa: PLC0415
 
     # As deployed (infra's powertools_environment): INFO, metrics on; counted, not shown.
-    os.environ.update({**local_environment(), "POWERTOOLS_METRICS_DISABLED": "false"})
+    os.environ["POWERTOOLS_SERVICE_NAME"] = SERVICE_NAME
+    os.environ["POWERTOOLS_METRICS_NAMESPACE"] = METRICS_NAMESPACE
+    os.environ["POWERTOOLS_METRICS_DISABLED"] = "false"
     os.environ["POWERTOOLS_LOG_LEVEL"] = "INFO"
     from sitemap_updater.observability import logger  # noqa: PLC0415
 

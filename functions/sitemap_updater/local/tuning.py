@@ -118,7 +118,11 @@ def _partition_queries() -> None:
 
 
 _SQS_COUNTS = frozenset(
-    f"approximate_number_of_messages{suffix}" for suffix in ("", "_not_visible", "_delayed")
+    {
+        "approximate_number_of_messages",
+        "approximate_number_of_messages_not_visible",
+        "approximate_number_of_messages_delayed",
+    }
 )
 
 

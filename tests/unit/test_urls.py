@@ -443,3 +443,14 @@ def test_a_url_returned_is_returned_unchanged_when_given_again(tail: str) -> Non
         return
     assert normalise_url(url, SITE) == url
     assert url.isascii()
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
+def test_the_quick_path_gives_what_the_rules_give(tail: str) -> None:
+    # An upper-case origin is never taken as it is: the same URL through the rules alone.
+    quick, ruled = (_normalised_or_reason(f"{o}/{tail}") for o in (ORIGIN, ORIGIN.upper()))
+    if isinstance(ruled, InvalidEvent):
+        assert isinstance(quick, InvalidEvent)
+        assert quick.code == ruled.code
+    else:
+        assert quick == ruled

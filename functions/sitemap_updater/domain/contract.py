@@ -18,6 +18,7 @@ from sitemap_updater.domain.dates import EPOCH, moment, normalise_w3c, time_vers
 from sitemap_updater.domain.entries import SitemapEntry
 
 MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
+_VERSION_BOUND = 10**MAX_VERSION_DIGITS  # an int below it is a valid version as it is
 VERSION_EXPONENTS = (-130, 125)  # ... from 1E-130 to 9.99...E+125
 MAX_PRIORITY_PLACES = 17  # enough for any float; bounds the rendered <priority>
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
@@ -75,7 +76,7 @@ def _number(value: Any, what: str) -> Decimal:
 def normalise_version(value: Any, unpublish: bool = False) -> Decimal:
     """An event's ``version``: a finite number >= 0 that DynamoDB can store exactly, or an
     RFC 3339 time with its zone (``dates.time_version``: epoch milliseconds, tie-broken)."""
-    if type(value) is int and 0 <= value < 10**MAX_VERSION_DIGITS:  # within every bound below
+    if type(value) is int and 0 <= value < _VERSION_BOUND:
         return Decimal(value)
     if type(value) is str:  # a JsonNumber is a str too
         when = moment(value)

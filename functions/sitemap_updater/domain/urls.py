@@ -62,6 +62,7 @@ _KEPT = bytes(byte if chr(byte) in f"{_PCHARS}%?" else 0 for byte in range(256))
 _ESCAPE_TO_CHECK = re.compile(r"%(?![0-9A-F]{2})|%2E")  # bad, lower-case, or a dot
 _UNSAFE_IN_PATH = re.compile(rf"[^{_PCHAR}%]+")
 _UNSAFE_IN_QUERY = re.compile(rf"[^{_PCHAR}%?]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 # Where IDNA 2003 (Python's "idna" codec) and the UTS 46 rules browsers follow give two
 # domains: 'straße.de' is strasse.de to one and xn--strae-oqa.de to the other.
 _IDNA_DEVIATION = "[\u00df\u1e9e\u03c2\u200c\u200d]"  # ß, ẞ, ς, ZWNJ, ZWJ (compiled if met)
@@ -210,17 +211,21 @@ def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = Tr
     """
     # A quick check: absolute, on the site (or, ``same_site=False``, on any host without a
     # port), short enough, only ASCII characters a URL keeps, no dot segment, upper-case
-    # escapes: ``raw`` as it is. Any other goes through the rules, which decide.
+    # escapes: ``raw`` as it is, or with its non-ASCII characters percent-encoded when no
+    # character is refused. Any other goes through the rules, which decide.
+    url = raw
+    if not raw.isascii() and _REFUSED.search(raw) is None:
+        url = _NON_ASCII.sub(_percent_encoded, raw)
     if (
-        raw.isascii()
-        and 0 < len(raw) <= MAX_URL_LENGTH
-        and raw[-1] != "?"
-        and "/." not in raw
-        and 0 not in raw.encode().translate(_KEPT)
-        and ("%" not in raw or not _ESCAPE_TO_CHECK.search(raw))
-        and (raw.startswith(site.prefix) if same_site else _ANY_ORIGIN.match(raw))
+        url.isascii()
+        and 0 < len(url) <= MAX_URL_LENGTH
+        and url[-1] != "?"
+        and "/." not in url
+        and 0 not in url.encode().translate(_KEPT)
+        and ("%" not in url or not _ESCAPE_TO_CHECK.search(url))
+        and (url.startswith(site.prefix) if same_site else _ANY_ORIGIN.match(url))
     ):
-        return raw
+        return url
     check_characters(raw, field)
     if "#" in raw:
         raise InvalidEvent(f"{field}_fragment", f"{field} has a #fragment; list the page itself")

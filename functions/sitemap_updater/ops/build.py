@@ -104,18 +104,14 @@ def collect(
     parsed = in_two(read, partial(_parsed, site=site), _Page | str)
     progress.advance(len(read))
     pages: dict[str, _Page] = {}
-    for record, done in zip(read, parsed, strict=True):
-        page = done if record.error is None else record.error.reason
+    for record, page in zip(read, parsed, strict=True):
         if isinstance(page, str):
-            result.rejected.append(Problem(record.origin, page))
-            continue
-        url = page[0].url
-        before = pages.get(url)
-        if before is not None:
+            reason = page if record.error is None else record.error.reason
+            result.rejected.append(Problem(record.origin, reason))
+        elif (before := pages.setdefault(page[0].url, page)) is not page:
             result.duplicates += 1
-            if before[0].version > page[0].version:
-                continue
-        pages[url] = page
+            if before[0].version <= page[0].version:  # the newer wins; of equals, the later
+                pages[page[0].url] = page
     return pages
 
 

@@ -154,9 +154,9 @@ def _placed(
     links = cluster_links(pages)
     markup: dict[Pairs, str] = {}  # a cluster's links, rendered once for all its members
     groups: dict[str, tuple[list[_Placed], list[int]]] = {}
-    max_entry_bytes = limits.max_entry_bytes
-    for url, (change, line, line_size) in pages.items():
-        entry, text, size = change.entry, line, line_size
+    max_entry_bytes, group_for = limits.max_entry_bytes, rules.group_for
+    for url, (change, text, size) in pages.items():
+        entry = change.entry
         if entry is None:
             result.removed += 1
             continue
@@ -173,7 +173,7 @@ def _placed(
             except InvalidEvent as rejected:
                 result.rejected.append(Problem(url, rejected.reason))
                 continue
-        group = rules.group_for(url, change.group)
+        group = group_for(url, change.group)
         placed, sizes = groups.get(group) or groups.setdefault(group, ([], []))
         placed.append((url, text, entry))
         sizes.append(size)

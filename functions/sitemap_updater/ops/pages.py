@@ -92,8 +92,9 @@ def _json_lines(path: Path, data: bytes) -> list[Record]:
 
 
 def _json_document(path: Path, data: bytes) -> Iterator[Record]:
+    array = data.lstrip()[:1] == b"["
     try:
-        _ONE_DOCUMENT.decode(data)
+        elements = _ARRAY.decode(data) if array else [_ONE_DOCUMENT.decode(data)]
     except msgspec.DecodeError:
         values = _array_exactly(data)
         if values is not None:
@@ -103,11 +104,11 @@ def _json_document(path: Path, data: bytes) -> Iterator[Record]:
         else:
             yield Record(str(path), data)  # refused with the decoder's reason
         return
-    if data.lstrip()[:1] != b"[":
+    if array:
+        at = f"{path}#"
+        yield from [Record(at, bytes(element), number=n) for n, element in enumerate(elements)]
+    else:
         yield Record(str(path), data)
-        return
-    for number, element in enumerate(_ARRAY.decode(data)):
-        yield Record(f"{path}#", bytes(element), number=number)
 
 
 def _value_record(origin: str, value: Any) -> Record:

@@ -57,6 +57,16 @@ def test_parallel_writers_place_every_page_once_within_the_limits() -> None:
     assert again.shards == result.shards  # duplicates ask for their rebuild again
 
 
+def test_a_page_whose_entry_was_lost_counts_as_applied_when_restored() -> None:
+    registry = MemoryRegistry(Limits())
+    run(importer(registry, workers=2), pages(3))
+    ((shard, entries),) = registry.entries.items()
+    del entries["https://www.example.com/p1"]
+    again = run(importer(registry, workers=2), pages(3))
+    assert (again.applied, again.duplicate, again.stale) == (1, 2, 0)
+    assert "https://www.example.com/p1" in registry.entries[shard]
+
+
 def test_a_throttled_write_is_retried_and_one_that_keeps_failing_is_reported() -> None:
     flaky = {"https://www.example.com/p1": 2, "https://www.example.com/p2": 99}
     registry = MemoryRegistry(Limits(), flaky=flaky)

@@ -231,7 +231,7 @@ def _collect(
     from sitemap_updater.usecases.ingest import Outcome  # noqa: PLC0415
 
     result.shards.update(outcome.shards)
-    if outcome.outcome is Outcome.APPLIED:
+    if outcome.outcome in (Outcome.APPLIED, Outcome.REPAIRED):  # a repair writes its entry
         result.applied += 1
     elif outcome.outcome is Outcome.DUPLICATE:
         result.duplicate += 1

@@ -155,8 +155,8 @@ def _placed(
     markup: dict[Pairs, str] = {}  # a cluster's links, rendered once for all its members
     groups: dict[str, tuple[list[_Placed], list[int]]] = {}
     max_entry_bytes, group_for = limits.max_entry_bytes, rules.group_for
-    for url, (change, text, size) in pages.items():
-        entry = change.entry
+    for url, (change, line, line_size) in pages.items():
+        entry, text, size = change.entry, line, line_size
         if entry is None:
             result.removed += 1
             continue

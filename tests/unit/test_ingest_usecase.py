@@ -149,3 +149,26 @@ def test_plan_commit_keeps_shard_and_reservation_on_unpublish() -> None:
     assert (commit.shard, commit.reserved, commit.reservation) == ("pages-00003", 57, None)
     assert commit.tombstone_expires_at == 9
     assert commit.touched == {"pages-00003"}
+
+
+def test_a_change_that_would_grow_a_sibling_past_any_shard_is_rejected(
+    registry: MemoryRegistry,
+) -> None:
+    tiny = Limits(max_shard_bytes=4096)
+    ingest = ApplyChange(registry, tiny, 100, FakeClock())
+    images = tuple(f"https://cdn.example.com/{n:04d}.jpg" for n in range(60))
+    count = max(n for n in range(60) if entry_size(_with_images(images[:n])) < tiny.max_entry_bytes)
+    long = _with_images(images[:count])  # 100 bytes of room at most: less than two links
+    assert tiny.max_entry_bytes - entry_size(long) < 100
+    ingest(PageChange(long.url, Decimal(1), long, hreflang="en"))
+    b = SitemapEntry(f"{SITE}/b")
+    with pytest.raises(InvalidEvent) as rejected:
+        ingest(PageChange(b.url, Decimal(1), b, hreflang="de", alternates=(("en", long.url),)))
+    assert rejected.value.code == "entry_too_large"
+    assert long.url in rejected.value.detail
+    assert registry.get_url(b.url) is None  # nothing committed
+    assert registry.shard_of(long.url) == "pages-00001"
+
+
+def _with_images(images: tuple[str, ...]) -> SitemapEntry:
+    return SitemapEntry(url=f"{SITE}/long", images=images)

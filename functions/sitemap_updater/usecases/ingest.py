@@ -26,6 +26,7 @@ from sitemap_updater.domain.clusters import (
     Member,
     alternates,
     alternates_bytes,
+    listings,
     merge,
     needed_bytes,
     survivor,
@@ -117,6 +118,7 @@ class ApplyChange:
             size = base
             if write is not None and change.live:
                 size += alternates_bytes(alternates(write.cluster, change.url))
+                _siblings_fit(write.cluster, change.url, self.limits)
             if size > self.limits.max_entry_bytes:
                 raise InvalidEvent(
                     "entry_too_large",
@@ -422,6 +424,20 @@ class ApplyChange:
         if group not in self._open:
             self._open[group] = self.registry.open_shard(group)
         return self._open[group]
+
+
+def _siblings_fit(cluster: Cluster, url: str, limits: Limits) -> None:
+    """Refuse a change that would grow a live sibling's entry past what a shard holds: no
+    shard, not even a new one, could take it."""
+    listed = listings(cluster)
+    for other, member in sorted(cluster.all.items()):
+        size = member.base + alternates_bytes(listed.get(other, ()))
+        if other != url and member.live and size > limits.max_entry_bytes:
+            raise InvalidEvent(
+                "entry_too_large",
+                f"with its alternates the entry of {other} would be {size} bytes; a shard "
+                f"holds {limits.max_entry_bytes}",
+            )
 
 
 @dataclass

@@ -172,3 +172,19 @@ def test_a_change_that_would_grow_a_sibling_past_any_shard_is_rejected(
 
 def _with_images(images: tuple[str, ...]) -> SitemapEntry:
     return SitemapEntry(url=f"{SITE}/long", images=images)
+
+
+def test_a_sibling_already_past_a_lowered_shard_size_does_not_hold_up_its_cluster(
+    registry: MemoryRegistry,
+) -> None:
+    roomy, tiny = Limits(max_shard_bytes=8192), Limits(max_shard_bytes=4096)
+    images = tuple(f"https://cdn.example.com/{n:04d}.jpg" for n in range(60))
+    count = max(n for n in range(60) if entry_size(_with_images(images[:n])) < tiny.max_entry_bytes)
+    long, b = _with_images(images[:count]), SitemapEntry(f"{SITE}/b")
+    before = ApplyChange(registry, roomy, 100, FakeClock())
+    before(PageChange(long.url, Decimal(1), long, hreflang="en"))
+    before(PageChange(b.url, Decimal(1), b, hreflang="de", alternates=(("en", long.url),)))
+    after = ApplyChange(registry, tiny, 100, FakeClock())  # MAX_SHARD_BYTES lowered
+    newer = SitemapEntry(b.url, lastmod="2030-01-01")  # /long's entry stays as it is
+    change = PageChange(b.url, Decimal(2), newer, hreflang="de", alternates=(("en", long.url),))
+    assert after(change).outcome is Outcome.APPLIED

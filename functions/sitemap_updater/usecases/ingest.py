@@ -427,12 +427,13 @@ class ApplyChange:
 
 
 def _siblings_fit(cluster: Cluster, url: str, limits: Limits) -> None:
-    """Refuse a change that would grow a live sibling's entry past what a shard holds: no
-    shard, not even a new one, could take it."""
+    """Refuse a change that would grow a live sibling's entry past its reservation and past
+    what a shard holds: no shard, not even a new one, could take it. (A sibling already
+    that large, under a higher MAX_SHARD_BYTES, does not hold up its cluster's changes.)"""
     listed = listings(cluster)
     for other, member in sorted(cluster.all.items()):
         size = member.base + alternates_bytes(listed.get(other, ()))
-        if other != url and member.live and size > limits.max_entry_bytes:
+        if other != url and member.live and size > max(member.reserved, limits.max_entry_bytes):
             raise InvalidEvent(
                 "entry_too_large",
                 f"with its alternates the entry of {other} would be {size} bytes; a shard "

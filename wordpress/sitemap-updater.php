@@ -14,7 +14,8 @@
  *
  * Each event names the page by its post ID, so a changed permalink moves the page and an
  * unpublish needs no URL. Its version is post_modified_gmt in milliseconds times ten, plus one
- * for an unpublish: the same versions the WP Webhooks connector gives (docs/CONNECTORS.md).
+ * for an unpublish; a publish takes post_date_gmt when later (a scheduled post goes live then):
+ * the same versions the WP Webhooks connector gives (docs/CONNECTORS.md).
  */
 
 defined( 'ABSPATH' ) || exit;
@@ -46,14 +47,17 @@ function sitemap_updater_delete( $post_id, $post ) {
 }
 
 function sitemap_updater_event( $post, $gone ) {
-	$modified = strtotime( $post->post_modified_gmt . ' UTC' );
+	$when = strtotime( $post->post_modified_gmt . ' UTC' );
+	if ( ! $gone ) {
+		$when = max( $when, (int) strtotime( $post->post_date_gmt . ' UTC' ) );
+	}
 	$event    = array( 'type' => $gone ? 'unpublish' : 'publish' );
 	if ( ! $gone ) {
 		$event['url'] = get_permalink( $post );
 	}
-	$event['version'] = $modified * 10000 + ( $gone ? 1 : 0 );
+	$event['version'] = $when * 10000 + ( $gone ? 1 : 0 );
 	if ( ! $gone ) {
-		$event['lastmod'] = gmdate( 'Y-m-d\TH:i:s\Z', $modified );
+		$event['lastmod'] = gmdate( 'Y-m-d\TH:i:s\Z', $when );
 		$title            = sitemap_updater_title( $post->post_title );
 		if ( '' !== $title ) {
 			$event['title'] = $title;

@@ -148,6 +148,26 @@ def test_wordpress_through_wp_webhooks() -> None:
     assert mapping("wp-webhooks", "login-user").ignored == "trigger 'login_user' is not handled"
 
 
+def test_wordpress_a_scheduled_post_goes_live_when_wordpress_publishes_it() -> None:
+    """Scheduled, it is not public (an unpublish at post_modified); WordPress's cron then
+    publishes it without touching post_modified: the publish is versioned by post_date."""
+    request = sample("wp-webhooks", "post-update")
+    body = json.loads(request.body)
+    body["post"].update(post_status="future", post_date_gmt="2026-04-01 08:00:00")
+    steps = []
+    for status in ("future", "publish"):
+        body["post"]["post_status"] = status
+        step = Request(
+            request.method, request.path, request.headers, json.dumps(body).encode(), NOW
+        )
+        steps += mapping_of("wp-webhooks", step).events
+
+    gone, live = steps
+    assert (gone["type"], gone["version"]) == ("unpublish", 1774087200000 * 10 + 1)
+    assert (live["type"], live["version"]) == ("publish", 1775030400000 * 10)
+    assert live["lastmod"] == "2026-04-01T08:00:00Z"
+
+
 def test_wordpress_through_the_must_use_plugin() -> None:
     assert brief("wordpress", "publish") == [("publish", SPRING, "1234")]
     assert brief("wordpress", "update") == [("publish", SPRING, "1234")]
@@ -276,9 +296,29 @@ def test_contentful_locales_the_site_does_not_serve_are_not_pages() -> None:
     )
     french = Connector(name="c", cms="contentful", content_types={"blogPost": kind})
 
-    assert "no locale this site serves" in str(
-        connectors.map_request(french, sample("contentful", "entry-publish")).ignored
+    # Its only served locale has no slug: there is no French page (by id, if there was one).
+    assert [
+        (e["type"], e.get("url"), e["id"])
+        for e in connectors.map_request(french, sample("contentful", "entry-publish")).events
+    ] == [("unpublish", None, f"{CONTENTFUL_ID}:fr-FR")]
+
+
+def test_contentful_a_locale_whose_slug_is_removed_loses_its_page() -> None:
+    """Contentful leaves a locale without a value out of the payload: nothing else says that
+    its page is gone."""
+    request = sample("contentful", "entry-publish")
+    body = json.loads(request.body)
+    del body["fields"]["slug"]["de-DE"]
+    english_only = Request(
+        request.method, request.path, request.headers, json.dumps(body).encode(), NOW
     )
+
+    changes = mapping_of("contentful", english_only).events
+
+    assert [(e["type"], e.get("url"), e["id"], e["version"] % 10) for e in changes] == [
+        ("publish", "https://www.example.com/en/blog/spring-menu", f"{CONTENTFUL_ID}:en-US", 0),
+        ("unpublish", None, f"{CONTENTFUL_ID}:de-DE", 1),
+    ]
 
 
 def test_sanity() -> None:
@@ -351,6 +391,19 @@ def test_shopify() -> None:
         {"type": "unpublish", "version": 1774357200535 * 10 + 1, "id": PRODUCT}
     ]
     assert mapping("shopify", "orders-create").ignored == "topic 'orders/create' is not handled"
+
+
+def test_shopify_without_published_at_is_refused_not_taken_for_a_draft() -> None:
+    """A subscription's includeFields can leave published_at out: that says nothing of
+    whether the product is on the online store."""
+    trimmed = event_sample("products-update")
+    product = trimmed["detail"]["payload"]
+    trimmed["detail"]["payload"] = {k: product[k] for k in ("id", "handle", "updated_at")}
+
+    result = connectors.map_event(CONNECTORS["shopify"], trimmed)
+
+    assert result.events == ()
+    assert [r.code for r in result.refusals] == [common.UNMAPPABLE_PAYLOAD]
 
 
 def test_native() -> None:

@@ -77,6 +77,7 @@ def post(**fields: Any) -> dict[str, Any]:
         "post_status": "publish",
         "post_password": "",
         "post_title": "Spring menu is here",
+        "post_date_gmt": "2026-03-20 09:30:00",
         "post_modified_gmt": "2026-03-20 09:30:00",
         "permalink": "https://www.example.com/2026/03/spring-menu/",
     }
@@ -212,6 +213,30 @@ def test_a_password_on_a_published_post_unpublishes_it(tmp_path: Path) -> None:
         "version": 17740872000001,
         "id": "1234",
     }
+
+
+def test_a_live_post_scheduled_again_goes_live_when_wordpress_publishes_it(
+    tmp_path: Path,
+) -> None:
+    """WordPress's cron publishes a scheduled post without touching post_modified: the
+    publish is versioned by post_date, after the unpublish it made when it was scheduled."""
+    scheduled = post(post_status="future", post_date_gmt="2026-04-01 08:00:00")
+    scheduled.update(post_modified_gmt="2026-03-21 10:00:00")
+    steps = [
+        {"hook": "transition_post_status", "new": "future", "old": "publish", "post": scheduled},
+        {
+            "hook": "transition_post_status",
+            "new": "publish",
+            "old": "future",
+            "post": {**scheduled, "post_status": "publish"},
+        },
+    ]
+
+    gone, live = (json.loads(sent["body"]) for sent in run(steps, tmp_path)["sent"])
+
+    assert (gone["type"], gone["version"]) == ("unpublish", 17740872000001)
+    assert (live["type"], live["version"]) == ("publish", 17750304000000)
+    assert live["lastmod"] == "2026-04-01T08:00:00Z"
 
 
 @pytest.mark.parametrize(

@@ -197,7 +197,10 @@ def _wp_event(
     url = url_for(kind, post.get("post_name"), sent=document.get("post_permalink"))
     if url is None:
         return Refusal(MISSING_SLUG, f"post {cms_id}: no permalink and no post_name")
-    return publish(url, modified, cms_id, lookup(post, kind.title_field))
+    # A scheduled post goes live at post_date, its post_modified unchanged since it was
+    # scheduled (and unpublished, as "future", at that version): the later of the two wins.
+    live = max(modified, moment(post.get("post_date_gmt"), naive_utc=True) or modified)
+    return publish(url, live, cms_id, lookup(post, kind.title_field))
 
 
 # --- Strapi v4 and v5: entry.publish, .unpublish, .delete (and .create, .update when live) ----
@@ -370,13 +373,18 @@ def _cf_events(
     if not isinstance(lookup(fields, kind.slug_field), dict):
         return [Refusal(MISSING_SLUG, f"entry {cms_id}: no {kind.slug_field}")]
     events: list[Item] = []
-    for locale in _cf_locales(fields, kind):
+    present = _cf_locales(fields, kind)
+    for locale in present:
         url = _cf_url(fields, locale, kind)
         if url is None:
             events.append(Refusal(MISSING_SLUG, f"entry {cms_id} ({locale}): no {kind.slug_field}"))
             continue
         title = _cf_field(fields, kind.title_field, locale, kind)
         events.append(publish(url, when, entity_id(cms_id, locale), title))
+    # Contentful leaves out a locale whose slug was removed: its page is gone, by id.
+    if kind.localised:
+        gone = [cms for cms, _ in kind.locales if cms not in present]
+        events += [unpublish(when, entity_id(cms_id, cms)) for cms in gone]
     return events
 
 
@@ -490,7 +498,9 @@ def _shopify_changed(product: dict[str, Any], kind: ContentType) -> Item:
     if updated is None:
         return Refusal(MISSING_VERSION, f"product {cms_id}: no updated_at")
     url = url_for(kind, lookup(product, kind.slug_field))
-    live = product.get("status", "active") == "active" and product.get("published_at") is not None
+    if "published_at" not in product:  # left out by the subscription's includeFields
+        return Refusal(UNMAPPABLE_PAYLOAD, f"product {cms_id}: no published_at (null or a time)")
+    live = product.get("status", "active") == "active" and product["published_at"] is not None
     if not live:  # a draft, archived, or not on the online store
         return unpublish(updated, cms_id, url)
     if url is None:

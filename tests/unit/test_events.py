@@ -18,6 +18,7 @@ from sitemap_updater.domain.events import (
     PageChange,
     Publish,
     Unpublish,
+    decode,
     event_json_schema,
     parse_body,
     parse_event,
@@ -207,10 +208,16 @@ REJECTIONS = [
     ),
     case("nan-priority", body(publish())[:-1] + ',"priority":NaN}', "malformed_json"),
     case("deep-nesting", "[" * 100_000 + "]" * 100_000, "malformed_json"),
+    # Valid JSON, too long for Python's int: refused by the field's rule.
     case(
         "huge-integer",
         '{"type":"publish","url":"' + P + '","version":' + "9" * 5000 + "}",
-        "malformed_json",
+        "invalid_version",
+    ),
+    case(
+        "huge-priority",
+        body(publish())[:-1] + ',"priority":' + "9" * 5000 + "}",
+        "invalid_priority",
     ),
     # not an object
     case("array", "[]", "not_an_object"),
@@ -755,6 +762,24 @@ def test_a_key_given_twice_is_refused_whichever_decoder_reads_it() -> None:
     ):
         error = rejection(text)
         assert (error.code, error.detail) == ("malformed_json", "not JSON: duplicate key 'version'")
+
+
+@pytest.mark.parametrize("record", [False, True])
+def test_a_second_type_does_not_hide_a_key_given_twice(record: bool) -> None:
+    """``type`` is left out of the key count: a text holding it twice is read exactly."""
+    for text, key in (
+        ('{"type":"publish","type":"publish","url":"' + P + '","version":7}', "type"),
+        ('{"type":"unpublish","type":"unpublish","url":"' + P + '","version":7}', "type"),
+        ('{"type":"publish","url":"' + P + '","version":7,"title":"type","title":"T"}', "title"),
+    ):
+        (refused,) = decode([text.encode()], record=record)
+        assert isinstance(refused, InvalidEvent)
+        assert (refused.code, refused.detail) == (
+            "malformed_json",
+            f"not JSON: duplicate key '{key}'",
+        )
+    titled = '{"type":"publish","url":"' + P + '","version":7,"title":"type"}'
+    assert parse_body(titled, SITE, MAX_BYTES).title == "type"
 
 
 def test_the_table_of_nested_models_is_the_models() -> None:

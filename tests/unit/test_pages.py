@@ -120,11 +120,44 @@ def test_a_csv_row_with_the_wrong_number_of_cells_is_rejected_alone(tmp_path: Pa
     assert read(path) == [(f"{path}:2", "malformed_csv")]
 
 
+def test_a_csv_row_whose_quotes_are_broken_is_rejected_alone(tmp_path: Path) -> None:
+    """Never the rest of the file read as one cell: a quote that is never closed is refused
+    with the lines it took."""
+    path = tmp_path / "pages.csv"
+    path.write_text(
+        "url,title\n"
+        'https://www.example.com/a,"A ""quoted"" title"\n'
+        'https://www.example.com/b,"B" and more\n'
+        "https://www.example.com/c,C\n"
+        'https://www.example.com/d,"Say ""hi\n'
+        "https://www.example.com/e,E\n"
+    )
+    assert read(path) == [
+        (f"{path}:2", "https://www.example.com/a", None),
+        (f"{path}:3", "malformed_csv"),
+        (f"{path}:4", "https://www.example.com/c", None),
+        (f"{path}:5", "malformed_csv"),
+    ]
+    *_, unclosed = read_records(path)
+    assert unclosed.error is not None
+    assert unclosed.error.detail == "unexpected end of data (the row on lines 5-6)"
+
+
+def test_a_csv_cell_longer_than_the_csv_module_s_default_limit_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "pages.csv"
+    article = "x" * 200_000
+    path.write_text(
+        f'url,body\nhttps://www.example.com/a,"{article}"\nhttps://www.example.com/b,b\n'
+    )
+    assert [origin for origin, *_ in read(path)] == [f"{path}:2", f"{path}:3"]
+
+
 @pytest.mark.parametrize(
     ("header", "message"),
     [
         ("lastmod\n", "no 'url' column"),
         ("url,URL\n", "repeats a column"),
+        ('url,"title\n', "the header row is not CSV: unexpected end of data"),
     ],
 )
 def test_a_bad_csv_header_is_one_user_error(tmp_path: Path, header: str, message: str) -> None:
@@ -199,14 +232,21 @@ def test_a_record_of_a_json_array_that_repeats_a_key_or_holds_nan_is_refused_alo
         '[\n  {"url": "https://www.example.com/a"},\n'
         '  {"url": "https://www.example.com/b", "priority": 0.5, "priority": 0.6},\n'
         '  {"url": "https://www.example.com/c", "priority": NaN},\n'
-        '  {"url": "https://www.example.com/e", "priority": 0.5}\n]\n'
+        '  {"url": "https://www.example.com/d", "x": ' + "[" * 1000 + "]" * 1000 + "},\n"
+        '  {"url": "https://www.example.com/d", "version": 1' + "0" * 4400 + "},\n"
+        '  {"url": "https://www.example.com/e,]}", "priority": 0.5}\n]\n'
     )
     records = list(read_records(path))
     reasons = [outcome(lambda r=r: page_change(r, SITE)) for r in records]
     assert reasons[0].url == "https://www.example.com/a"
-    assert reasons[1] == ("rejected", "malformed_json: not JSON: a key is given twice")
+    assert reasons[1] == ("rejected", "malformed_json: not JSON: duplicate key 'priority'")
     assert reasons[2] == ("rejected", "malformed_json: not JSON: NaN is not valid JSON")
-    assert reasons[3].url == "https://www.example.com/e"
+    assert reasons[3][1].startswith("malformed_json: not JSON: maximum recursion depth")
+    assert reasons[4] == (
+        "rejected",
+        "invalid_version: version has more than 38 significant digits",
+    )
+    assert reasons[5].url == "https://www.example.com/e,%5D%7D"
     path.write_text('{"url": "https://www.example.com/a", "url": "https://www.example.com/b"}')
     (record,) = read_records(path)
     assert outcome(lambda: page_change(record, SITE)) == (

@@ -302,8 +302,17 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _integer(text: str) -> int | JsonNumber:
+    # Python reads no int of over 4,300 digits (sys.get_int_max_str_digits): such a number is
+    # kept as its text, for the value rules to refuse with the field's reason.
+    return int(text) if len(text) <= 4000 else JsonNumber(text)
+
+
 _EXACT = json.JSONDecoder(
-    parse_float=JsonNumber, parse_constant=_no_constant, object_pairs_hook=_unique_keys
+    parse_float=JsonNumber,
+    parse_int=_integer,
+    parse_constant=_no_constant,
+    object_pairs_hook=_unique_keys,
 )
 
 
@@ -356,7 +365,8 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
     (msgspec keeps the last) or a null (read as absent) makes the keys written and the keys
     decoded differ (``_keys_written``). That is counted over all the texts at once, and text
     by text only when the totals differ; a text that differs, or that msgspec refuses, is read
-    by the standard library (``_exactly``), which gives the reason."""
+    by the standard library (``_exactly``), which gives the reason. So is a text that holds
+    ``"type"`` twice: ``type`` is left out of the count, so a second one would cancel out."""
     decoder = _RECORD if record else _EVENT
     events: list[Publish | Unpublish | InvalidEvent] = []
     quick: list[int] = []  # positions msgspec decoded, pending the key check
@@ -371,14 +381,20 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
     written = b"\n".join(texts if every else [texts[position] for position in quick])
     decoded = _ENCODER.encode(events if every else [events[position] for position in quick])
     escapes = b"\\" in written and _ESCAPED_COLON in written
-    if escapes or _keys_written(written) != _keys_written(decoded):
+    differ = escapes or _keys_written(written) != _keys_written(decoded)
+    typed = b'"type"' in written
+    if differ or typed:
         for position in quick:
-            text, event = texts[position], events[position]
-            if _keys_written(text) != _keys_written(_ENCODER.encode(event)) or (
-                _ESCAPED_COLON in text
+            text = texts[position]
+            if (typed and text.count(b'"type"') > 1) or (
+                differ and _differs(text, events[position])
             ):
                 events[position] = _refusal_or(_exactly, text, record)
     return events
+
+
+def _differs(text: bytes, event: Any) -> bool:
+    return _ESCAPED_COLON in text or _keys_written(text) != _keys_written(_ENCODER.encode(event))
 
 
 def _refusal_or(read: Callable[[bytes, bool], Any], text: bytes, record: bool) -> Any:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -93,57 +92,51 @@ def _json_lines(path: Path, data: bytes) -> list[Record]:
 
 def _json_document(path: Path, data: bytes) -> Iterator[Record]:
     array = data.lstrip()[:1] == b"["
+    elements: list[msgspec.Raw] | list[bytes] | None
     try:
         elements = _ARRAY.decode(data) if array else [_ONE_DOCUMENT.decode(data)]
-    except msgspec.DecodeError:
-        values = _array_exactly(data)
-        if values is not None:
-            yield from (_value_record(f"{path}#{n}", value) for n, value in enumerate(values))
-        elif data.strip().count(b"\n") > 0:
+    except (msgspec.DecodeError, RecursionError):
+        # NaN, a lone surrogate, a record nested too deep: each element is read, and
+        # refused, alone.
+        elements = _elements(data) if array else None
+        if elements is None and data.strip().count(b"\n") > 0:
             yield from _json_lines(path, data)
-        else:
-            yield Record(str(path), data)  # refused with the decoder's reason
-        return
-    if array:
+            return
+    if array and elements is not None:
         at = f"{path}#"
         yield from [Record(at, bytes(element), number=n) for n, element in enumerate(elements)]
     else:
-        yield Record(str(path), data)
+        yield Record(str(path), data)  # one document, or refused with the decoder's reason
 
 
-def _value_record(origin: str, value: Any) -> Record:
-    if isinstance(value, _Refused):
-        return Record(origin, error=InvalidEvent("malformed_json", f"not JSON: {value}"))
-    if not isinstance(value, dict):
-        return Record(origin, error=InvalidEvent("not_an_object", "a record must be an object"))
-    return Record(origin, value)
+# An array's top level is split at its commas; strings (whose brackets and commas are
+# text) and brackets are what say where that level is.
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[][{},]', re.DOTALL)
+_CLOSES = {b"]": b"[", b"}": b"{"}
 
 
-class _Refused(str):
-    """Where the standard library's reading of an array found NaN or a key given twice."""
-
-
-def _marked(pairs: list[tuple[str, Any]]) -> Any:
-    document = dict(pairs)
-    if len(document) != len(pairs):
-        return _Refused("a key is given twice")
-    refused = next((value for _, value in pairs if isinstance(value, _Refused)), None)
-    return refused if refused is not None else document
-
-
-def _array_exactly(data: bytes) -> list[Any] | None:
-    """An array msgspec cannot read (NaN, a lone surrogate escape), read element by element:
-    the elements that are records as values, the others as the reason they are refused."""
-    try:
-        document = json.loads(
-            data.decode("utf-8", "surrogatepass"),
-            parse_float=Decimal,
-            parse_constant=lambda name: _Refused(f"{name} is not valid JSON"),
-            object_pairs_hook=_marked,
-        )
-    except (ValueError, RecursionError):
-        return None
-    return document if isinstance(document, list) else None
+def _elements(data: bytes) -> list[bytes] | None:
+    """The texts of a JSON array's elements, each to be read alone, or None if ``data`` is
+    not one array."""
+    open_: list[bytes] = []
+    start, elements = 0, []
+    for token in _TOKEN.finditer(data):
+        mark = token.group()
+        if mark in _CLOSES:
+            if not open_ or open_.pop() != _CLOSES[mark]:
+                return None
+            if not open_:  # the array's end
+                elements.append(data[start : token.start()])
+                if data[token.end() :].strip():
+                    return None
+                return [] if len(elements) == 1 and not elements[0].strip() else elements
+        elif mark in (b"[", b"{"):
+            open_.append(mark)
+            start = token.end() if len(open_) == 1 else start
+        elif mark == b"," and len(open_) == 1:
+            elements.append(data[start : token.start()])
+            start = token.end()
+    return None
 
 
 def _columns(path: Path, header: list[str]) -> list[str | None]:
@@ -162,13 +155,31 @@ def _columns(path: Path, header: list[str]) -> list[str | None]:
 
 
 def _csv(path: Path, text: str) -> Iterator[Record]:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
+    # No cell is longer than the file (csv's default limit, 128 KiB, would stop a file whose
+    # ignored columns hold whole articles); strict: a quote never closed is an error, not
+    # the rest of the file read as one cell.
+    csv.field_size_limit(max(len(text), csv.field_size_limit()))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise UserError(f"{path}: the header row is not CSV: {exc}") from None
     if header is None:
         return
     columns = _columns(path, header)
     at = f"{path}:"
-    for row in reader:
+    while True:
+        first = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # the row is refused; the reader goes on at the next line
+            last = reader.line_num
+            lines = f"line {first}" if last == first else f"lines {first}-{last}"
+            error = InvalidEvent("malformed_csv", f"{exc} (the row on {lines})")
+            yield Record(at, error=error, number=first)
+            continue
         if not "".join(row).strip():
             continue
         if len(row) != len(columns):

@@ -183,6 +183,7 @@ def test_a_secrets_manager_value_that_is_neither_is_refused(value: str) -> None:
         ("2026-03-20T09:30:00.123456789Z", False, 1773999000123),
         ("2026-03-20T10:30:00+01:00", False, 1773999000000),
         ("2026-03-20 09:30:00", True, 1773999000000),
+        ("2026-03-20t09:30:00z", False, 1773999000000),  # RFC 3339 allows lower case
         ("1969-12-31T23:59:59.999Z", False, -1),
     ],
 )

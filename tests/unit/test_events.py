@@ -318,6 +318,10 @@ REJECTIONS = [
     event_case("field-wrong-case", publish(Priority=0.5), "unknown_field"),
     event_case("unpublish-lastmod", unpublish(lastmod="2026-11-20"), "unknown_field"),
     event_case("unpublish-priority", unpublish(priority=0.5), "unknown_field"),
+    event_case("id-c1-control", publish(id="a\u0085b"), "invalid_id"),
+    event_case(
+        "host-two-trailing-dots", publish(url="https://www.example.com../a"), "url_malformed"
+    ),
 ]
 
 
@@ -390,6 +394,11 @@ def test_version_keeps_its_exact_value(literal: str, version: Decimal) -> None:
     change = parse_body(body(publish())[:-2] + literal + "}", SITE, MAX_BYTES)
     assert change.version == version
     assert str(change.version) == str(version)
+
+
+def test_a_number_that_is_not_an_object_is_called_a_number() -> None:
+    for text in ("1.5", "7", "1e3"):
+        assert rejection(text).detail == "event must be a JSON object, got a number"
 
 
 def test_versions_compare_numerically() -> None:

@@ -12,9 +12,9 @@ W3C_DATETIME = re.compile(
     r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2}))?$",
     re.ASCII,
 )
-RFC3339 = re.compile(
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?"
-    r"(?P<zone>Z|[+-][0-9]{2}:[0-9]{2})?$",
+RFC3339 = re.compile(  # "T" and "Z" may be lower case (RFC 3339, 5.6)
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?"
+    r"(?P<zone>[Zz]|[+-][0-9]{2}:[0-9]{2})?$",
     re.ASCII,
 )
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -80,7 +80,7 @@ def moment(value: Any, naive_utc: bool = False) -> datetime | None:
     if match is None or (match["zone"] is None and not naive_utc):
         return None
     try:
-        parsed = datetime.fromisoformat(value)
+        parsed = datetime.fromisoformat(value.upper())
     except ValueError:  # a 13th month, a 25th hour
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

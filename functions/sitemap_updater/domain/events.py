@@ -59,7 +59,7 @@ EntityId = Annotated[
     Meta(
         min_length=1,
         max_length=MAX_ID,
-        pattern="^[^\\x00-\\x1f\\x7f]+$",
+        pattern="^[^\\x00-\\x1f\\x7f-\\x9f]+$",
         description="The page's id in the CMS (plus its locale, e.g. '42:de'). A publish under "
         "another URL than the id's unpublishes the old one; an unpublish may give the id alone.",
     ),
@@ -470,9 +470,12 @@ def _translate(error: str) -> InvalidEvent:
     return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), f"{path or 'event'}: {message}")
 
 
+_JSON_TYPES = ((JsonNumber, "a number"), (list, "an array"), (str, "a string"))
+_JSON_TYPES += ((bool, "a boolean"), (type(None), "null"))  # a JsonNumber is a str too
+
+
 def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    return next((name for kind, name in names.items() if isinstance(value, kind)), "a number")
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "a number")
 
 
 # --- what an event becomes -----------------------------------------------------------------

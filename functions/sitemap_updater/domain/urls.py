@@ -146,7 +146,7 @@ def _encode(text: str, unsafe: re.Pattern[str], field: str) -> str:
 
 def _host(written: str, field: str) -> str:
     """The host in its lower-case ASCII spelling, or InvalidEvent (``{field}_malformed``)."""
-    host = written.lower().rstrip(".")
+    host = written.lower().removesuffix(".")  # one: "a.example.." has an empty label
     if not host.isascii():
         deviation = re.search(_IDNA_DEVIATION, written)
         if deviation is not None:

@@ -470,8 +470,13 @@ def _translate(error: str) -> InvalidEvent:
     return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), f"{path or 'event'}: {message}")
 
 
-_JSON_TYPES = ((JsonNumber, "a number"), (list, "an array"), (str, "a string"))
-_JSON_TYPES += ((bool, "a boolean"), (type(None), "null"))  # a JsonNumber is a str too
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (JsonNumber, "a number"),  # before str: a JsonNumber is a str too
+    (list, "an array"),
+    (str, "a string"),
+    (bool, "a boolean"),
+    (type(None), "null"),
+)
 
 
 def _json_type(value: Any) -> str:

@@ -14,8 +14,8 @@
  *
  * Each event names the page by its post ID, so a changed permalink moves the page and an
  * unpublish needs no URL. Its version is post_modified_gmt in milliseconds times ten, plus one
- * for an unpublish; a publish takes post_date_gmt when later (a scheduled post goes live then):
- * the same versions the WP Webhooks connector gives (docs/CONNECTORS.md).
+ * for an unpublish; a published post's is post_date_gmt when later (a scheduled post goes live
+ * then): the same versions the WP Webhooks connector gives (docs/CONNECTORS.md).
  */
 
 defined( 'ABSPATH' ) || exit;
@@ -48,7 +48,7 @@ function sitemap_updater_delete( $post_id, $post ) {
 
 function sitemap_updater_event( $post, $gone ) {
 	$when = strtotime( $post->post_modified_gmt . ' UTC' );
-	if ( ! $gone ) {
+	if ( 'publish' === $post->post_status ) { // a scheduled post goes live at post_date
 		$when = max( $when, (int) strtotime( $post->post_date_gmt . ' UTC' ) );
 	}
 	$event    = array( 'type' => $gone ? 'unpublish' : 'publish' );

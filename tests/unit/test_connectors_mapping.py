@@ -155,17 +155,19 @@ def test_wordpress_a_scheduled_post_goes_live_when_wordpress_publishes_it() -> N
     body = json.loads(request.body)
     body["post"].update(post_status="future", post_date_gmt="2026-04-01 08:00:00")
     steps = []
-    for status in ("future", "publish"):
+    triggers = (("post_update", "future"), ("post_update", "publish"), ("post_delete", "publish"))
+    for trigger, status in triggers:
         body["post"]["post_status"] = status
-        step = Request(
-            request.method, request.path, request.headers, json.dumps(body).encode(), NOW
-        )
+        headers = {**request.headers, "x-wp-webhook-name": trigger}
+        step = Request(request.method, request.path, headers, json.dumps(body).encode(), NOW)
         steps += mapping_of("wp-webhooks", step).events
 
-    gone, live = steps
+    gone, live, deleted = steps
     assert (gone["type"], gone["version"]) == ("unpublish", 1774087200000 * 10 + 1)
     assert (live["type"], live["version"]) == ("publish", 1775030400000 * 10)
     assert live["lastmod"] == "2026-04-01T08:00:00Z"
+    # Deleted for good, post_modified still unchanged: the delete is newer than its publish.
+    assert (deleted["type"], deleted["version"]) == ("unpublish", 1775030400000 * 10 + 1)
 
 
 def test_wordpress_through_the_must_use_plugin() -> None:
@@ -290,7 +292,7 @@ def test_contentful_without_a_locale_in_the_template_names_the_entry_alone() -> 
     assert [e["id"] for e in unpublished.events] == [CONTENTFUL_ID]
 
 
-def test_contentful_locales_the_site_does_not_serve_are_not_pages() -> None:
+def test_contentful_a_served_locale_without_a_slug_has_no_page() -> None:
     kind = ContentType(
         url_template="https://www.example.com/{locale}/{slug}", locales=(("fr-FR", "fr"),)
     )

@@ -175,7 +175,7 @@ def test_each_transition_sends_its_sample_signed_for_the_native_connector(
 
 def test_a_published_post_deleted_without_the_trash_is_unpublished(tmp_path: Path) -> None:
     deleted = post(ID=43, post_type="page", post_title="Opening hours")
-    deleted.update(post_modified_gmt="2026-02-11 15:20:30")
+    deleted.update(post_date_gmt="2026-02-11 15:20:30", post_modified_gmt="2026-02-11 15:20:30")
     steps = [
         {"hook": "before_delete_post", "post": deleted},
         {"hook": "before_delete_post", "post": post(ID=44, post_status="trash")},
@@ -232,11 +232,15 @@ def test_a_live_post_scheduled_again_goes_live_when_wordpress_publishes_it(
         },
     ]
 
-    gone, live = (json.loads(sent["body"]) for sent in run(steps, tmp_path)["sent"])
+    live_post = {**scheduled, "post_status": "publish"}
+    steps.append({"hook": "before_delete_post", "post": live_post})  # then deleted for good
+
+    gone, live, deleted = (json.loads(sent["body"]) for sent in run(steps, tmp_path)["sent"])
 
     assert (gone["type"], gone["version"]) == ("unpublish", 17740872000001)
     assert (live["type"], live["version"]) == ("publish", 17750304000000)
     assert live["lastmod"] == "2026-04-01T08:00:00Z"
+    assert (deleted["type"], deleted["version"]) == ("unpublish", 17750304000001)
 
 
 @pytest.mark.parametrize(

@@ -787,6 +787,10 @@ def test_a_second_type_does_not_hide_a_key_given_twice(record: bool) -> None:
             "malformed_json",
             f"not JSON: duplicate key '{key}'",
         )
+    untyped = '{"url":"' + P + '","title":"type","title":"T"}'  # a record's type is optional
+    (refused,) = decode([untyped.encode()], record=True)
+    assert isinstance(refused, InvalidEvent)
+    assert refused.detail == "not JSON: duplicate key 'title'"
     titled = '{"type":"publish","url":"' + P + '","version":7,"title":"type"}'
     assert parse_body(titled, SITE, MAX_BYTES).title == "type"
 

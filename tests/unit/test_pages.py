@@ -120,27 +120,45 @@ def test_a_csv_row_with_the_wrong_number_of_cells_is_rejected_alone(tmp_path: Pa
     assert read(path) == [(f"{path}:2", "malformed_csv")]
 
 
-def test_a_csv_row_whose_quotes_are_broken_is_rejected_alone(tmp_path: Path) -> None:
-    """Never the rest of the file read as one cell: a quote that is never closed is refused
-    with the lines it took."""
+def test_a_csv_quote_never_closed_is_refused_not_the_rest_of_the_file_read_as_one_cell(
+    tmp_path: Path,
+) -> None:
+    """Loose quoting that spreadsheets write is read as before; only a quote that runs to
+    the end of the file is refused, naming the lines it took."""
     path = tmp_path / "pages.csv"
     path.write_text(
         "url,title\n"
         'https://www.example.com/a,"A ""quoted"" title"\n'
         'https://www.example.com/b,"B" and more\n'
-        "https://www.example.com/c,C\n"
+        'https://www.example.com/c,"C" \n'
+        'https://www.example.com/m,"two\nlines"\n'
         'https://www.example.com/d,"Say ""hi\n'
         "https://www.example.com/e,E\n"
     )
-    assert read(path) == [
-        (f"{path}:2", "https://www.example.com/a", None),
-        (f"{path}:3", "malformed_csv"),
-        (f"{path}:4", "https://www.example.com/c", None),
-        (f"{path}:5", "malformed_csv"),
+    records = list(read_records(path))
+    assert [r.origin for r in records] == [f"{path}:{n}" for n in (2, 3, 4, 5, 7)]
+    assert [record_value(r)["title"] for r in records[:4]] == [
+        'A "quoted" title',
+        "B and more",
+        "C ",
+        "two\nlines",
     ]
-    *_, unclosed = read_records(path)
-    assert unclosed.error is not None
-    assert unclosed.error.detail == "unexpected end of data (the row on lines 5-6)"
+    assert records[4].error is not None
+    assert (records[4].error.code, records[4].error.detail) == (
+        "malformed_csv",
+        "a quote is never closed: lines 7-8 were read as one row",
+    )
+
+
+@pytest.mark.parametrize(
+    "broken", ['[{"url": "a"},\n{"url": "b"},\n]', '[{"url": "a"},, {"url": "b"}]', "[,]"]
+)
+def test_a_json_array_with_a_comma_too_many_is_not_an_array(tmp_path: Path, broken: str) -> None:
+    """Its records are not taken one by one as if the array were whole: the file is read as
+    any .json file that is not one document (JSON Lines when it has several lines)."""
+    path = tmp_path / "pages.json"
+    path.write_text(broken)
+    assert not any(record.at.endswith("#") for record in read_records(path))
 
 
 def test_a_csv_cell_longer_than_the_csv_module_s_default_limit_is_read(tmp_path: Path) -> None:
@@ -157,7 +175,7 @@ def test_a_csv_cell_longer_than_the_csv_module_s_default_limit_is_read(tmp_path:
     [
         ("lastmod\n", "no 'url' column"),
         ("url,URL\n", "repeats a column"),
-        ('url,"title\n', "the header row is not CSV: unexpected end of data"),
+        ('url,"title\n', "the header row opens a quote that is never closed"),
     ],
 )
 def test_a_bad_csv_header_is_one_user_error(tmp_path: Path, header: str, message: str) -> None:
@@ -238,6 +256,7 @@ def test_a_record_of_a_json_array_that_repeats_a_key_or_holds_nan_is_refused_alo
     )
     records = list(read_records(path))
     reasons = [outcome(lambda r=r: page_change(r, SITE)) for r in records]
+    assert len(reasons) == 6
     assert reasons[0].url == "https://www.example.com/a"
     assert reasons[1] == ("rejected", "malformed_json: not JSON: duplicate key 'priority'")
     assert reasons[2] == ("rejected", "malformed_json: not JSON: NaN is not valid JSON")

@@ -189,18 +189,19 @@ def _wp_event(
     cms_id = identifier(post.get("ID", document.get("post_id")))
     if cms_id is None:
         return Refusal(UNMAPPABLE_PAYLOAD, "the post has no ID")
-    modified = moment(post.get("post_modified_gmt"), naive_utc=True)
-    if modified is None:
+    when = moment(post.get("post_modified_gmt"), naive_utc=True)
+    if when is None:
         return Refusal(MISSING_VERSION, f"post {cms_id}: no post_modified_gmt")
+    if post.get("post_status") == "publish":
+        # A scheduled post goes live at post_date, its post_modified unchanged since it was
+        # scheduled (and unpublished, as "future", at that time): the later of the two.
+        when = max(when, moment(post.get("post_date_gmt"), naive_utc=True) or when)
     if gone:  # a trashed post's permalink is not its page: the registry knows the page by id
-        return unpublish(modified, cms_id)
+        return unpublish(when, cms_id)
     url = url_for(kind, post.get("post_name"), sent=document.get("post_permalink"))
     if url is None:
         return Refusal(MISSING_SLUG, f"post {cms_id}: no permalink and no post_name")
-    # A scheduled post goes live at post_date, its post_modified unchanged since it was
-    # scheduled (and unpublished, as "future", at that version): the later of the two wins.
-    live = max(modified, moment(post.get("post_date_gmt"), naive_utc=True) or modified)
-    return publish(url, live, cms_id, lookup(post, kind.title_field))
+    return publish(url, when, cms_id, lookup(post, kind.title_field))
 
 
 # --- Strapi v4 and v5: entry.publish, .unpublish, .delete (and .create, .update when live) ----

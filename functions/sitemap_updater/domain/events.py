@@ -279,10 +279,12 @@ def _in_field_order(value: Any, model: type[Any]) -> Any:
 
 
 def _keys_written(data: bytes) -> int:
-    """The keys a JSON text writes, ``type`` aside, plus the colons its strings hold, which
-    the same strings hold alike in the text and in msgspec's encoding of what was decoded
-    from it (a text that escapes a colon, ``\\u003a``, is read exactly)."""
-    return data.count(b":") - data.count(b'"type"')
+    """The keys a JSON text writes, ``type`` aside (msgspec's encoding always writes it; a
+    record may not), plus the colons its strings hold, which the same strings hold alike in
+    the text and in msgspec's encoding of what was decoded from it (a text that escapes a
+    colon, ``\\u003a``, is read exactly). ``"type":`` is only ever a key: in a string its
+    quotes are escaped; ``"type" :`` counts as another key, so such a text is read exactly."""
+    return data.count(b":") - data.count(b'"type":')
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -365,8 +367,8 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
     (msgspec keeps the last) or a null (read as absent) makes the keys written and the keys
     decoded differ (``_keys_written``). That is counted over all the texts at once, and text
     by text only when the totals differ; a text that differs, or that msgspec refuses, is read
-    by the standard library (``_exactly``), which gives the reason. So is a text that holds
-    ``"type"`` twice: ``type`` is left out of the count, so a second one would cancel out."""
+    by the standard library (``_exactly``), which gives the reason. So is a text that gives
+    ``type`` twice: it is left out of the count, so a second one would cancel out."""
     decoder = _RECORD if record else _EVENT
     events: list[Publish | Unpublish | InvalidEvent] = []
     quick: list[int] = []  # positions msgspec decoded, pending the key check
@@ -382,11 +384,11 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
     decoded = _ENCODER.encode(events if every else [events[position] for position in quick])
     escapes = b"\\" in written and _ESCAPED_COLON in written
     differ = escapes or _keys_written(written) != _keys_written(decoded)
-    typed = b'"type"' in written
+    typed = b'"type":' in written
     if differ or typed:
         for position in quick:
             text = texts[position]
-            if (typed and text.count(b'"type"') > 1) or (
+            if (typed and text.count(b'"type":') > 1) or (
                 differ and _differs(text, events[position])
             ):
                 events[position] = _refusal_or(_exactly, text, record)

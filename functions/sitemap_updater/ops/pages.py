@@ -126,16 +126,18 @@ def _elements(data: bytes) -> list[bytes] | None:
             if not open_ or open_.pop() != _CLOSES[mark]:
                 return None
             if not open_:  # the array's end
-                elements.append(data[start : token.start()])
-                if data[token.end() :].strip():
-                    return None
-                return [] if len(elements) == 1 and not elements[0].strip() else elements
+                last = data[start : token.start()]
+                if data[token.end() :].strip() or (elements and not last.strip()):
+                    return None  # more after it, or a comma before "]"
+                return [*elements, last] if elements or last.strip() else []
         elif mark in (b"[", b"{"):
             open_.append(mark)
             start = token.end() if len(open_) == 1 else start
         elif mark == b"," and len(open_) == 1:
             elements.append(data[start : token.start()])
             start = token.end()
+            if not elements[-1].strip():  # a comma too many: not an array
+                return None
     return None
 
 
@@ -155,40 +157,54 @@ def _columns(path: Path, header: list[str]) -> list[str | None]:
 
 
 def _csv(path: Path, text: str) -> Iterator[Record]:
-    # No cell is longer than the file (csv's default limit, 128 KiB, would stop a file whose
-    # ignored columns hold whole articles); strict: a quote never closed is an error, not
-    # the rest of the file read as one cell.
+    # No cell is longer than the file: csv's default limit, 128 KiB, would stop a file whose
+    # ignored columns hold whole articles.
     csv.field_size_limit(max(len(text), csv.field_size_limit()))
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader, None)
-    except csv.Error as exc:
-        raise UserError(f"{path}: the header row is not CSV: {exc}") from None
+    stream = io.StringIO(text, newline="")
+    reader = csv.reader(stream)
+    header = next(reader, None)
     if header is None:
         return
+    if reader.line_num > 1 and _unclosed(stream, text, 1):
+        raise UserError(f"{path}: the header row opens a quote that is never closed")
     columns = _columns(path, header)
     at = f"{path}:"
     while True:
         first = reader.line_num + 1
-        try:
-            row = next(reader)
-        except StopIteration:
+        row = next(reader, None)
+        if row is None:
             return
-        except csv.Error as exc:  # the row is refused; the reader goes on at the next line
-            last = reader.line_num
-            lines = f"line {first}" if last == first else f"lines {first}-{last}"
-            error = InvalidEvent("malformed_csv", f"{exc} (the row on {lines})")
+        if reader.line_num > first and _unclosed(stream, text, first):
+            lines = f"lines {first}-{reader.line_num} were read as one row"
+            error = InvalidEvent("malformed_csv", f"a quote is never closed: {lines}")
             yield Record(at, error=error, number=first)
+        elif not "".join(row).strip():
             continue
-        if not "".join(row).strip():
-            continue
-        if len(row) != len(columns):
+        elif len(row) != len(columns):
             error = InvalidEvent(
                 "malformed_csv", f"{len(row)} cells, the header has {len(columns)}"
             )
-            yield Record(at, error=error, number=reader.line_num)
-            continue
-        yield Record(at, row, columns=columns, number=reader.line_num)
+            yield Record(at, error=error, number=first)
+        else:
+            yield Record(at, row, columns=columns, number=first)
+
+
+def _unclosed(stream: io.StringIO, text: str, line: int) -> bool:
+    """Whether the row read from ``line`` on ran to the end of the file inside a quoted
+    cell, which csv takes silently (the rest of the file read as one cell)."""
+    if stream.tell() < len(text):
+        return False
+    rest = io.StringIO(text, newline="")
+    for _ in range(line - 1):
+        rest.readline()
+    strict = csv.reader(rest, strict=True)
+    while True:
+        try:
+            if next(strict, None) is None:
+                return False
+        except csv.Error as exc:
+            if str(exc) == "unexpected end of data":
+                return True
 
 
 def read_bytes(path: Path) -> bytes:

@@ -119,7 +119,8 @@ def _elements(data: bytes) -> list[bytes] | None:
     """The texts of a JSON array's elements, each to be read alone, or None if ``data`` is
     not one array."""
     open_: list[bytes] = []
-    start, elements = 0, []
+    elements: list[bytes] = []
+    start = 0
     for token in _TOKEN.finditer(data):
         mark = token.group()
         if mark in _CLOSES:

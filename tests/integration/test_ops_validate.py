@@ -408,24 +408,6 @@ def test_urls_are_judged_by_the_functions_rules(
     assert report["counts"]["urls"] == 3
 
 
-def test_a_loc_the_functions_would_spell_otherwise_is_a_fault_naming_their_spelling(
-    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
-) -> None:
-    o = http_site.origin
-    shouted = o.upper()  # the scheme (the host is an address)
-    http_site.put(
-        "/sitemap.xml",
-        urlset(f"<loc>{shouted}/a</loc>", f"<loc>{o}/caf%c3%a9</loc>", f"<loc>{o}/q?</loc>"),
-    )
-    status, report = validate(capsys, f"{o}/sitemap.xml")
-    assert status == 1
-    assert messages(report) == [
-        (f"{o}/sitemap.xml:3", f"<loc> {shouted}/a is spelt {o}/a by the functions"),
-        (f"{o}/sitemap.xml:4", f"<loc> {o}/caf%c3%a9 is spelt {o}/caf%C3%A9 by the functions"),
-        (f"{o}/sitemap.xml:5", f"<loc> {o}/q? is spelt {o}/q by the functions"),
-    ]
-
-
 def test_text_sitemaps_and_feeds_an_index_names_are_checked_by_the_same_rules(
     http_site: StaticSite, capsys: pytest.CaptureFixture[str]
 ) -> None:

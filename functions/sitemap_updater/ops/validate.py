@@ -1,6 +1,8 @@
 """``sitemap-updater validate``: walk a live site as a crawler would and report every fault
-and warning (docs/OPERATIONS.md). A ``<loc>`` is a fault exactly when the functions would
-refuse it or spell it otherwise: it is judged by the domain's ``normalise_url``."""
+and warning (docs/OPERATIONS.md). A URL is judged by the domain's ``normalise_url``: a fault
+when the functions would refuse it or must percent-encode some of it; any other spelling they
+would normalise (the case of the scheme, the host or an escape, a default port) is the same
+URL, and found as such when it is listed twice."""
 
 from __future__ import annotations
 
@@ -248,8 +250,6 @@ class Checker:
         elif canonical.count("%") > loc.count("%"):
             must = f"characters that must be percent-encoded: {loc[:120]!r}"
             self.fault(at, f"<loc> holds {must} (escaped: {canonical[:120]})")
-        elif canonical != loc and _origin(canonical) == self.site_origin:
-            self.fault(at, f"<loc> {loc[:120]} is spelt {canonical[:120]} by the functions")
         return canonical
 
 

@@ -319,6 +319,9 @@ REJECTIONS = [
     event_case("unpublish-lastmod", unpublish(lastmod="2026-11-20"), "unknown_field"),
     event_case("unpublish-priority", unpublish(priority=0.5), "unknown_field"),
     event_case("id-c1-control", publish(id="a\u0085b"), "invalid_id"),
+    # A number with a fraction is no text, whichever decoder reads it.
+    case("title-fraction", body(publish())[:-1] + ',"title":1.5}', "invalid_title"),
+    case("id-fraction", body(publish())[:-1] + ',"id":1.5,"lastmod":null}', "invalid_id"),
     event_case(
         "host-two-trailing-dots", publish(url="https://www.example.com../a"), "url_malformed"
     ),

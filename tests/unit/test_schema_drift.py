@@ -246,3 +246,22 @@ def test_the_checker_catches_what_the_schema_forbids(
 
     assert violations(schema, schema, document, "$")
     assert any(problem in found for found in violations(schema, branch, document, "$")), problem
+
+
+def test_every_pattern_in_the_schema_is_in_the_syntax_json_schema_validators_read() -> None:
+    """ECMA-262 regular expressions: JavaScript validators (Ajv) throw on Python's named
+    groups, ``(?P<name>...)``."""
+    patterns: list[str] = []
+
+    def collect(node: Any) -> None:
+        if isinstance(node, dict):
+            patterns.extend(v for k, v in node.items() if k == "pattern" and isinstance(v, str))
+            for value in node.values():
+                collect(value)
+        elif isinstance(node, list):
+            for value in node:
+                collect(value)
+
+    collect(event_json_schema())
+    assert patterns
+    assert [p for p in patterns if "(?P" in p or "(?<" in p] == []

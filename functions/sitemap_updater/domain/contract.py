@@ -56,8 +56,7 @@ class PageChange(Struct, frozen=True, gc=False, omit_defaults=True):
 class JsonNumber(str):
     """A JSON number with a fraction or an exponent, as written (the decoders' float hook):
     its exact value is read only where a rule needs it, and the few values pages share
-    (priorities) are remembered by their text. JSON integers are ints (but those too long
-    for Python to read as one)."""
+    (priorities) are remembered by their text. JSON integers are ints."""
 
     __slots__ = ()
 

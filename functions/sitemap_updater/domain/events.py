@@ -146,7 +146,11 @@ Version = Annotated[
         extra_json_schema={
             "anyOf": [
                 {"type": "number", "minimum": 0},
-                {"type": "string", "format": "date-time", "pattern": RFC3339.pattern},
+                {
+                    "type": "string",
+                    "format": "date-time",
+                    "pattern": RFC3339.pattern.replace("(?P<zone>", "(?:"),  # ECMA-262's syntax
+                },
             ]
         },
     ),
@@ -304,14 +308,15 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _integer(text: str) -> int | JsonNumber:
+def _integer(text: str) -> int | Decimal:
     # Python reads no int of over 4,300 digits (sys.get_int_max_str_digits): such a number is
-    # kept as its text, for the value rules to refuse with the field's reason.
-    return int(text) if len(text) <= 4000 else JsonNumber(text)
+    # read exactly as a Decimal, for the value rules to refuse with the field's reason.
+    return int(text) if len(text) <= 4000 else Decimal(text)
 
 
+# Numbers with a fraction as Decimal, not JsonNumber: a str, which a text field would take.
 _EXACT = json.JSONDecoder(
-    parse_float=JsonNumber,
+    parse_float=Decimal,
     parse_int=_integer,
     parse_constant=_no_constant,
     object_pairs_hook=_unique_keys,

@@ -477,17 +477,9 @@ def _translate(error: str) -> InvalidEvent:
     return InvalidEvent(_FIELD_CODES.get(field, "invalid_event"), f"{path or 'event'}: {message}")
 
 
-_JSON_TYPES: tuple[tuple[type, str], ...] = (
-    (JsonNumber, "a number"),  # before str: a JsonNumber is a str too
-    (list, "an array"),
-    (str, "a string"),
-    (bool, "a boolean"),
-    (type(None), "null"),
-)
-
-
 def _json_type(value: Any) -> str:
-    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "a number")
+    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return next((name for kind, name in names.items() if isinstance(value, kind)), "a number")
 
 
 # --- what an event becomes -----------------------------------------------------------------

@@ -169,25 +169,21 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
     if reader.line_num > 1 and _unclosed(stream, text, 1):
         raise UserError(f"{path}: the header row opens a quote that is never closed")
     columns = _columns(path, header)
-    at = f"{path}:"
-    while True:
-        first = reader.line_num + 1
-        row = next(reader, None)
-        if row is None:
-            return
-        if reader.line_num > first and _unclosed(stream, text, first):
-            lines = f"lines {first}-{reader.line_num} were read as one row"
+    at, first = f"{path}:", reader.line_num + 1
+    for row in reader:
+        last = reader.line_num
+        if last > first and _unclosed(stream, text, first):
+            lines = f"lines {first}-{last} were read as one row"
             error = InvalidEvent("malformed_csv", f"a quote is never closed: {lines}")
             yield Record(at, error=error, number=first)
-        elif not "".join(row).strip():
-            continue
-        elif len(row) != len(columns):
+        elif len(row) != len(columns) and "".join(row).strip():
             error = InvalidEvent(
                 "malformed_csv", f"{len(row)} cells, the header has {len(columns)}"
             )
             yield Record(at, error=error, number=first)
-        else:
+        elif "".join(row).strip():
             yield Record(at, row, columns=columns, number=first)
+        first = last + 1
 
 
 def _unclosed(stream: io.StringIO, text: str, line: int) -> bool:

@@ -8,7 +8,9 @@ from decimal import Decimal
 
 import pytest
 
+from sitemap_updater.domain.clusters import MAX_CLUSTER_MEMBERS, listings
 from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.records import EntityRecord
 from sitemap_updater.domain.sharding import Limits
@@ -143,3 +145,77 @@ def test_a_retired_url_that_moved_on_is_left_alone(
     ingest(publish("/shared", 30, "2"))
     ingest(publish("/elsewhere", 20, "1"))
     assert listed(registry) == {f"{SITE}/shared", f"{SITE}/elsewhere"}
+
+
+def test_an_unpublish_by_id_whose_url_holds_a_newer_version_still_keeps_older_publishes_out(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    """The URL was unpublished by URL alone, at a newer version: it stays as it is, and the
+    id's newest event is still this unpublish."""
+    ingest(publish("/a", 1))
+    ingest(unpublish("/a", 5, entity=None))
+
+    assert ingest(unpublish(None, 3)).outcome is Outcome.APPLIED
+    assert registry.entity("42") == EntityRecord(f"{SITE}/a", Decimal(3), False)
+    assert ingest(publish("/c", 2)).outcome is Outcome.STALE
+    assert listed(registry) == set()
+    assert ingest(unpublish(None, 3)).outcome is Outcome.DUPLICATE
+
+
+def clustered(path: str, version: int, lang: str, *declares: str, **kw: str | None) -> PageChange:
+    url = f"{SITE}{path}"
+    alternates = tuple(sorted((lang, f"{SITE}{href}") for lang, href in declares))
+    entity = kw.get("entity")
+    return PageChange(url, Decimal(version), SitemapEntry(url=url), lang, alternates, entity=entity)
+
+
+def links(registry: MemoryRegistry, path: str) -> tuple[tuple[str, str], ...]:
+    state = registry.url_state(f"{SITE}{path}")
+    if state.cluster is None:
+        return ()
+    return listings(registry.clusters([state.cluster])[state.cluster]).get(f"{SITE}{path}", ())
+
+
+def test_a_stale_move_of_a_page_in_a_cluster_leaves_its_url_and_its_links(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    ingest(clustered("/a", 1, "en", ("de", "/de"), entity="X"))
+    ingest(clustered("/de", 1, "de", ("en", "/a")))
+    ingest(unpublish("/b", 9, entity=None))
+    linked = links(registry, "/de")
+
+    assert ingest(clustered("/b", 2, "en", ("de", "/de"), entity="X")).outcome is Outcome.STALE
+    assert listed(registry) == {f"{SITE}/a", f"{SITE}/de"}
+    assert links(registry, "/de") == linked == ((("de", f"{SITE}/de"), ("en", f"{SITE}/a")))
+    assert registry.entity("X") == EntityRecord(f"{SITE}/a", Decimal(1), True)
+
+
+def test_a_refused_move_of_a_page_in_a_cluster_changes_nothing(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    ingest(clustered("/en", 1, "en", ("de", "/de"), entity="X"))
+    ingest(clustered("/de", 1, "de"))
+    crowd = [(f"x{n}", f"/x{n}") for n in range(MAX_CLUSTER_MEMBERS)]
+    before = {url: registry.get_url(url) for url in (f"{SITE}/en", f"{SITE}/de")}
+
+    with pytest.raises(InvalidEvent, match="cluster_too_large"):
+        ingest(clustered("/en2", 2, "en", ("de", "/de"), *crowd, entity="X"))
+    assert {url: registry.get_url(url) for url in before} == before
+    assert registry.entity("X") == EntityRecord(f"{SITE}/en", Decimal(1), True)
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_an_unpublished_page_s_declarations_go_with_it_whatever_the_order(
+    ingest: ApplyChange, registry: MemoryRegistry, late: bool
+) -> None:
+    """Its newest event, the unpublish, declares nothing: the pages it alone linked are
+    linked no more, whether its publish came first or arrived late (and stale)."""
+    ingest(clustered("/en", 1, None))  # type: ignore[arg-type]
+    ingest(clustered("/de", 1, None))  # type: ignore[arg-type]
+    hub = clustered("/hub", 1, "fr", ("en", "/en"), ("de", "/de"))
+    gone = unpublish("/hub", 2, entity=None)
+    for change in [gone, hub] if late else [hub, gone]:
+        ingest(change)
+
+    assert links(registry, "/en") == links(registry, "/de") == ()
+    assert listed(registry) == {f"{SITE}/en", f"{SITE}/de"}

@@ -10,8 +10,9 @@ every other published member that has a language, and nothing else.
 * Members are connected by declarations in either direction. Clusters merge when a page
   links two of them; a page that stops declaring a link may leave its siblings' component:
   components are computed from the current declarations at every rendering.
-* An unpublished member keeps its declarations (they still say what its siblings are) but
-  is listed nowhere; a page not yet published is a member-to-be.
+* An unpublished member declares nothing (its newest event, the unpublish, says nothing of
+  siblings), as a page never published does: it is listed nowhere, and links only what its
+  siblings still declare. A page declared but not yet published is a member-to-be.
 * A member's entry grows with its cluster: ``base`` is its size without alternates, and the
   registry keeps ``reserved`` (what its shard holds for it) at or above what it renders to.
 """

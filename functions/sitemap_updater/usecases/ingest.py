@@ -38,7 +38,7 @@ from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, Retrya
 from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.feed import feed_entry
 from sitemap_updater.domain.placement import ClusterWrite, Commit, EntityWrite, plan_commit
-from sitemap_updater.domain.records import Pending, UrlRecord, UrlState
+from sitemap_updater.domain.records import EntityRecord, Pending, UrlRecord, UrlState
 from sitemap_updater.domain.sharding import GroupRules, Limits, checked_entry_size, parse_shard_id
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.observability import Metric, logger, metrics
@@ -96,7 +96,6 @@ class ApplyChange:
         if change.entity is not None and not change.url:
             return self._unpublish_entity(change)
         base = checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
-        retired, left = self._retire_in_cluster(change)
 
         def plan(move: bool) -> _Planned | IngestResult:
             entity = self._entity_write(change) if change.entity is not None else None
@@ -131,6 +130,7 @@ class ApplyChange:
                 commit = replace(commit, entity=entity[0], retired=self._retired(entity[1], change))
             return _Planned(commit, record.shard if record else None)
 
+        retired, left = self._retire_in_cluster(change, plan)
         done = self._until_committed(plan, f"{change.url}: gave up after")
         if isinstance(done, IngestResult):
             return replace(done, shards=done.shards | retired, left=left)
@@ -169,9 +169,12 @@ class ApplyChange:
             return None
         return self._plan(record, PageChange(url, change.version, None), 0, 0, move=False)
 
-    def _retire_in_cluster(self, change: PageChange) -> tuple[frozenset[str], frozenset[str]]:
+    def _retire_in_cluster(
+        self, change: PageChange, plan: Callable[[bool], _Planned | IngestResult]
+    ) -> tuple[frozenset[str], frozenset[str]]:
         """Unpublish first, on its own, a URL the entity leaves that is in an hreflang cluster
-        (its members change with it): the shards it touched and the URL, if unpublished."""
+        (its members change with it): the shards it touched and the URL, if unpublished.
+        Only for a move that ``plan`` makes: not a stale one, nor one it refuses (raised)."""
         none: tuple[frozenset[str], frozenset[str]] = frozenset(), frozenset()
         if change.entity is None:
             return none
@@ -179,6 +182,8 @@ class ApplyChange:
         if known is None or not known.live or known.url in (None, change.url):
             return none
         if known.version >= change.version or self.registry.url_state(known.url).cluster is None:
+            return none
+        if isinstance(plan(False), IngestResult):  # stale, or a duplicate
             return none
         result = self(PageChange(known.url, change.version, None))
         gone = frozenset({known.url}) if result.outcome is Outcome.APPLIED else frozenset()
@@ -192,6 +197,10 @@ class ApplyChange:
             known = self.registry.entity(change.entity or "")
             if known is not None and known.url is not None:
                 result = self(msgspec.structs.replace(change, url=known.url))
+                if result.outcome is Outcome.STALE and known.version <= change.version:
+                    # The URL holds a newer version of its own (unpublished by URL, or another
+                    # id's): it stays as it is, but the id's newest event is this unpublish.
+                    return self._entity_gone(change, known)
                 return replace(result, left=result.left | {known.url})
             if known is not None and known.version >= change.version:
                 outcome = Outcome.DUPLICATE if known.version == change.version else Outcome.STALE
@@ -208,6 +217,17 @@ class ApplyChange:
             (ConcurrentChange,),
             give_up=lambda: RetryableError(f"{change.entity}: gave up after {MAX_ATTEMPTS}"),
         )
+
+    def _entity_gone(self, change: PageChange, known: EntityRecord) -> IngestResult:
+        """The id unpublished at this version, its URL left as it is."""
+        if known.version == change.version:
+            return IngestResult(Outcome.DUPLICATE)
+        expires = self._tombstone_expires_at()
+        entity = change.entity or ""
+        self.registry.save_entity(
+            EntityWrite(entity, known.url, change.version, False, known.version, expires)
+        )
+        return IngestResult(Outcome.APPLIED)
 
     def _tombstone_expires_at(self) -> int:
         return int(self.clock().timestamp()) + self.tombstone_ttl_seconds
@@ -345,8 +365,9 @@ class ApplyChange:
             expected = None
         if change.live:
             member = Member(lang=change.hreflang, declares=change.alternates, live=True)
-        else:  # an unpublished page keeps what it declared; it is just not listed
-            member = msgspec.structs.replace(cluster.all.get(change.url) or Member(), live=False)
+        else:  # its newest event declares nothing: its links go, it stays where it is placed
+            unlisted = cluster.all.get(change.url) or Member()
+            member = msgspec.structs.replace(unlisted, lang=None, declares=(), live=False)
         cluster = with_member(cluster, change.url, member)
         target_writes = []
         for url in targets:

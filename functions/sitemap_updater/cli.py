@@ -367,7 +367,10 @@ def _schema(args: argparse.Namespace) -> int:
 
     text = json.dumps(event_json_schema(), indent=2, sort_keys=True) + "\n"
     if args.out:
-        args.out.write_text(text, encoding="utf-8")
+        try:
+            args.out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write {args.out}: {exc.strerror}") from exc
     else:
         sys.stdout.write(text)
     return 0
@@ -382,6 +385,8 @@ def _local(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from exc
     if not args.events and not args.serve:
         raise UserError("give EVENTS (files or folders), or --serve to start an empty site")
+    if args.port is not None and not 0 < args.port < 65536:
+        raise UserError(f"--port must be 1 to 65535, got {args.port}")
     for path in args.events:
         if not path.exists():
             raise UserError(f"no such file or directory: {path}")
@@ -491,7 +496,7 @@ def _print_summary(summary: Summary, as_json: bool) -> None:
     if summary.freshness_ms:
         lines.append(
             "publish to visible: p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {max:.0f} ms "
-            "({changes:.0f} changes)".format(**summary.freshness_ms)
+            "({changes:.0f} shard updates measured)".format(**summary.freshness_ms)
         )
     lines.append(f"objects written: {summary.objects_written}; the site is in {summary.out}/:")
     lines.extend(f"  {summary.out}/{key}" for key in summary.objects)

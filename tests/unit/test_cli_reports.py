@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sitemap_updater.cli import _print_summary, main
-from sitemap_updater.local.runtime import Rejection, Summary
+from sitemap_updater.local.runtime import Rejection, Summary, _as_json
 
 HOSTILE = "caf\u00e9 \ud800 \x1b[2J \x85 \u2028 \u202e \U000e0001"
 
@@ -53,3 +53,33 @@ def test_an_error_line_escapes_control_characters(
     error = capsys.readouterr().err
     assert error.count("\n") == 1
     assert error.endswith("events\\u001b[2J\\u000a.jsonl\n")
+
+
+def test_a_rejected_event_is_shown_as_json_only_when_that_says_what_its_text_says() -> None:
+    """NaN, a number beyond a float or a key given twice would be shown otherwise than
+    written (and NaN would break the --json line): the text is shown instead."""
+    for text in (
+        '{"type": "publish", "priority": NaN}',
+        '{"type": "publish", "version": 1e400}',
+        '{"type": "publish", "version": 1, "version": 2}',
+    ):
+        assert _as_json(text) == text
+    assert _as_json('{"type": "publish", "version": 1.5}') == {"type": "publish", "version": 1.5}
+
+
+def test_schema_to_a_folder_that_does_not_exist_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["schema", "--out", str(tmp_path / "no" / "schema.json")]) == 2
+    assert capsys.readouterr().err.startswith("sitemap-updater: error: cannot write ")
+
+
+def test_a_serve_port_out_of_range_is_a_usage_error_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site = ["--site-url", "https://www.example.com", "--out", str(tmp_path / "out")]
+    assert main(["local", str(tmp_path), *site, "--serve", "--port", "99999"]) == 2
+    assert capsys.readouterr().err == (
+        "sitemap-updater: error: --port must be 1 to 65535, got 99999\n"
+    )
+    assert not (tmp_path / "out").exists()

@@ -145,6 +145,36 @@ def test_a_json_schema_document_is_skipped(tmp_path: Path) -> None:
     assert read_paths([REPO / "events" / "schema.json"]) == []
 
 
+def test_an_event_that_names_a_schema_is_sent_for_the_ingest_to_judge(tmp_path: Path) -> None:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps({"$schema": "x", **event("/a")}))
+    assert len(read_paths([path])) == 1
+
+
+def test_sqs_records_without_a_text_body_are_named_in_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = json.dumps(event("/a"))
+    path = tmp_path / "batch.json"
+    path.write_text(json.dumps({"Records": [{"messageId": "x"}, {"body": 123}, {"body": good}]}))
+
+    assert bodies(read_paths([path])) == [good]
+    assert capsys.readouterr().err.splitlines() == [
+        f"sitemap-updater: warning: {path}#Records[0]: no text body: not sent",
+        f"sitemap-updater: warning: {path}#Records[1]: no text body: not sent",
+    ]
+
+
+def test_an_array_element_no_reader_takes_is_sent_alone_for_the_ingest_to_refuse(
+    tmp_path: Path,
+) -> None:
+    good, nan = json.dumps(event("/a")), '{"type": "publish", "url": "u", "priority": NaN}'
+    huge = '{"type": "publish", "url": "u", "version": 1' + "0" * 4400 + "}"
+    path = tmp_path / "array.json"
+    path.write_text(f"[{good},\n {nan},\n {huge}]")
+    assert bodies(read_paths([path])) == [good, nan, huge]
+
+
 def test_a_malformed_json_file_is_one_body_as_written(tmp_path: Path) -> None:
     text = '{"type": "publish", "url": "https://www.example.com/a", "version": 1,'
     path = tmp_path / "broken.json"

@@ -61,6 +61,7 @@ def test_site_parse_accepts_origins(
         "https://",
         "https://www.example.com:http",
         "https://www.example.com:70000",
+        "https://www.example.com:0",
         # Hosts no URL can hold: each origin would go into every <loc>, the index and
         # robots.txt, and no event could ever match it.
         "https://www.exa mple.com",
@@ -76,6 +77,12 @@ def test_site_parse_accepts_origins(
 )
 def test_site_parse_rejects_anything_but_an_origin(site_url: str) -> None:
     with pytest.raises(ValueError, match="site URL"):
+        Site.parse(site_url)
+
+
+@pytest.mark.parametrize("site_url", ["https://www.example.com#", "https://www.example.com#top"])
+def test_a_site_url_with_a_fragment_is_told_it_must_be_an_origin(site_url: str) -> None:
+    with pytest.raises(ValueError, match="must be an origin"):
         Site.parse(site_url)
 
 

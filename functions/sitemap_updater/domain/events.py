@@ -323,6 +323,12 @@ _EXACT = json.JSONDecoder(
 )
 
 
+def exact_json(text: str) -> Any:
+    """The standard library's reading of a JSON text, as the contract takes it: ValueError
+    for a key given twice, NaN or Infinity; numbers with a fraction as Decimal."""
+    return _EXACT.decode(text)
+
+
 def _exactly(data: bytes, record: bool) -> Publish | Unpublish:
     """The standard library's reading of ``data``: for what msgspec refuses or may read
     otherwise (a lone surrogate, a key given twice), with the exact reason."""
@@ -333,7 +339,7 @@ def _exactly(data: bytes, record: bool) -> Publish | Unpublish:
             "not_utf8", f"not UTF-8 text: byte 0x{data[exc.start]:02X} at {exc.start}"
         ) from None
     try:
-        document = _EXACT.decode(text)
+        document = exact_json(text)
     except (ValueError, RecursionError) as exc:
         raise InvalidEvent("malformed_json", f"not JSON: {exc}") from None
     return _convert(document, record)

@@ -81,9 +81,15 @@ class Site:
         """Parse ``https://www.example.com`` (a trailing ``/`` is allowed, nothing more)."""
         text = site_url.strip()
         parts = _SPLIT.fullmatch(text)
-        if parts is None or parts[1].lower() not in DEFAULT_PORTS:
+        if not text.lower().startswith(("http://", "https://")):
             raise ValueError(f"site URL must start with http:// or https://, got {site_url!r}")
-        if parts[2] is None or parts[3] not in ("", "/") or parts[4] is not None or "#" in text:
+        if (
+            parts is None
+            or parts[2] is None
+            or parts[3] not in ("", "/")
+            or parts[4] is not None
+            or "#" in text
+        ):
             raise ValueError(
                 f"site URL must be an origin such as https://www.example.com "
                 f"(sitemaps sit at its root), got {site_url!r}"
@@ -180,7 +186,7 @@ def _authority(scheme: str, authority: str, field: str) -> tuple[str, str, int |
     if "[" in authority or ":" in written or not (digits or port_text == ""):
         raise InvalidEvent(f"{field}_malformed", f"{field} has no valid host and port")
     port = int(port_text) if port_text else None
-    if port is not None and port > 65535:
+    if port is not None and not 0 < port <= 65535:
         raise InvalidEvent(f"{field}_malformed", f"{field} port {port} is out of range")
     host = _host(written, field)
     return scheme, host, None if port == DEFAULT_PORTS[scheme] else port

@@ -2,19 +2,20 @@
 
 * ``.jsonl`` / ``.ndjson``: a body per non-blank line;
 * one JSON document: an SQS batch (``{"Records": [...]}``) gives each record's body, an array
-  one per element, an object one; a JSON Schema (``"$schema"``) is skipped;
+  one per element, an object one; a JSON Schema (``"$schema"``, no event ``type``) is skipped
+  with a warning;
 * anything else: JSON Lines if it has several lines, else one body.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from sitemap_updater.ops.errors import UserError, utf8_text, warn
+from sitemap_updater.ops.pages import array_elements
 
 EVENT_SUFFIXES = {".json", ".jsonl", ".ndjson"}
 LINE_SUFFIXES = {".jsonl", ".ndjson"}
@@ -42,10 +43,10 @@ def read_file(path: Path) -> Iterator[MessageBody]:
         return
     try:
         document = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        # An array nested too deep to decode still gives its elements one by one, so that
-        # the ingest function rejects only the deep one.
-        elements = _array_elements(text) if isinstance(exc, RecursionError) else None
+    except (ValueError, RecursionError):
+        # An array holding NaN, a number too long for Python or nesting too deep still
+        # gives its elements one by one, so that the ingest function rejects only those.
+        elements = array_elements(text)
         yield from _not_json(path, text) if elements is None else _numbered(path, elements)
         return
     if isinstance(document, dict) and isinstance(document.get("Records"), list):
@@ -53,10 +54,18 @@ def read_file(path: Path) -> Iterator[MessageBody]:
             body = record.get("body") if isinstance(record, dict) else None
             if isinstance(body, str):
                 yield MessageBody(body, f"{path}#Records[{number}]")
+            else:  # SQS carries text only: there is no message to send
+                warn(f"{path}#Records[{number}]: no text body: not sent")
     elif isinstance(document, list):
-        yield from _numbered(path, _array_elements(text) or [])
-    elif not (isinstance(document, dict) and "$schema" in document):
+        yield from _numbered(path, array_elements(text) or [])
+    elif isinstance(document, dict) and "$schema" in document and not _event_type(document):
+        warn(f"{path}: a JSON Schema, not events: skipped")
+    else:
         yield MessageBody(text.strip(), str(path))
+
+
+def _event_type(document: dict[str, object]) -> bool:
+    return document.get("type") in ("publish", "unpublish")  # a schema's is "object"
 
 
 def _not_json(path: Path, text: str) -> Iterator[MessageBody]:
@@ -70,55 +79,6 @@ def _not_json(path: Path, text: str) -> Iterator[MessageBody]:
 def _numbered(path: Path, elements: list[str]) -> Iterator[MessageBody]:
     for number, element in enumerate(elements):
         yield MessageBody(element, f"{path}#{number}")
-
-
-_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[][{}]', re.DOTALL)
-
-
-def _array_elements(text: str) -> list[str] | None:
-    """Each element of the JSON array ``text`` exactly as written (numbers keep all their
-    digits), or None when ``text`` is not one array."""
-    decoder = json.JSONDecoder()
-    position = _skip_space(text, 0)
-    if not text.startswith("[", position):
-        return None
-    elements: list[str] = []
-    position = _skip_space(text, position + 1)
-    while not text.startswith("]", position):
-        try:
-            end = _value_end(decoder, text, position)
-        except ValueError:
-            return None
-        elements.append(text[position:end])
-        position = _skip_space(text, end)
-        if text.startswith(",", position):
-            position = _skip_space(text, position + 1)
-        elif not text.startswith("]", position):
-            return None
-    return elements if _skip_space(text, position + 1) == len(text) else None
-
-
-def _value_end(decoder: json.JSONDecoder, text: str, position: int) -> int:
-    """Where the JSON value starting at ``position`` ends (ValueError if none does)."""
-    try:
-        return decoder.raw_decode(text, position)[1]
-    except RecursionError:  # nested too deep to decode: its end is found bracket by bracket
-        pass
-    depth = 0
-    for token in _STRING_OR_BRACKET.finditer(text, position):
-        if token.group() in ("[", "{"):
-            depth += 1
-        elif token.group() in ("]", "}"):
-            depth -= 1
-            if not depth:
-                return token.end()
-    raise ValueError("unbalanced brackets")
-
-
-def _skip_space(text: str, position: int) -> int:
-    while position < len(text) and text[position] in " \t\r\n":
-        position += 1
-    return position
 
 
 def read_paths(paths: Iterable[Path]) -> list[MessageBody]:

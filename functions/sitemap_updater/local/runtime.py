@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
+from sitemap_updater.domain.events import exact_json
 from sitemap_updater.domain.feed import FEED_KEY
 from sitemap_updater.domain.indexnow import KEY_PATTERN
 from sitemap_updater.domain.sharding import ROBOTS_KEY, SITEMAP_FILE
@@ -213,9 +214,12 @@ MAX_REPORTED_NESTING = 100
 
 
 def _as_json(body: str) -> Any:
-    """The body as the summary reports it: its JSON, else its text."""
+    """The body as the summary reports it: its JSON when that says what the text says (no
+    key given twice, no NaN, no number beyond a float), else its text."""
     try:
+        exact_json(body)  # the contract's reading: refuses a key given twice, NaN
         document = json.loads(body)
+        json.dumps(document, allow_nan=False)  # 1e400 reads as infinity
     except (ValueError, RecursionError):
         return body
     return body if _nested_deeper_than(document, MAX_REPORTED_NESTING) else document

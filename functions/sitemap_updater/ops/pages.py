@@ -96,9 +96,8 @@ def _json_document(path: Path, data: bytes) -> Iterator[Record]:
     try:
         elements = _ARRAY.decode(data) if array else [_ONE_DOCUMENT.decode(data)]
     except (msgspec.DecodeError, RecursionError):
-        # NaN, a lone surrogate, a record nested too deep: each element is read, and
-        # refused, alone.
-        elements = _elements(data) if array else None
+        texts = array_elements(data.decode()) if array else None  # read_records checked UTF-8
+        elements = None if texts is None else [text.encode() for text in texts]
         if elements is None and data.strip().count(b"\n") > 0:
             yield from _json_lines(path, data)
             return
@@ -111,33 +110,37 @@ def _json_document(path: Path, data: bytes) -> Iterator[Record]:
 
 # An array's top level is split at its commas; strings (whose brackets and commas are
 # text) and brackets are what say where that level is.
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[][{},]', re.DOTALL)
-_CLOSES = {b"]": b"[", b"}": b"{"}
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[][{},]', re.DOTALL)
+_CLOSES = {"]": "[", "}": "{"}
+_SPACE = " \t\r\n"  # JSON's whitespace: other text outside a value is no JSON
 
 
-def _elements(data: bytes) -> list[bytes] | None:
-    """The texts of a JSON array's elements, each to be read alone, or None if ``data`` is
-    not one array."""
-    open_: list[bytes] = []
-    elements: list[bytes] = []
+def array_elements(text: str) -> list[str] | None:
+    """The elements of the JSON array ``text``, each exactly as written (to be read, and
+    refused, alone: NaN, a huge number, nesting too deep), or None if ``text`` is not one
+    array. Used by ``build`` and by ``send``/``local`` alike."""
+    if not text.lstrip(_SPACE).startswith("["):
+        return None
+    opened: list[str] = []
+    elements: list[str] = []
     start = 0
-    for token in _TOKEN.finditer(data):
+    for token in _TOKEN.finditer(text):
         mark = token.group()
         if mark in _CLOSES:
-            if not open_ or open_.pop() != _CLOSES[mark]:
+            if not opened or opened.pop() != _CLOSES[mark]:
                 return None
-            if not open_:  # the array's end
-                last = data[start : token.start()]
-                if data[token.end() :].strip() or (elements and not last.strip()):
+            if not opened:  # the array's end
+                last = text[start : token.start()].strip(_SPACE)
+                if text[token.end() :].strip(_SPACE) or (elements and not last):
                     return None  # more after it, or a comma before "]"
-                return [*elements, last] if elements or last.strip() else []
-        elif mark in (b"[", b"{"):
-            open_.append(mark)
-            start = token.end() if len(open_) == 1 else start
-        elif mark == b"," and len(open_) == 1:
-            elements.append(data[start : token.start()])
+                return [*elements, last] if elements or last else []
+        elif mark in ("[", "{"):
+            opened.append(mark)
+            start = token.end() if len(opened) == 1 else start
+        elif mark == "," and len(opened) == 1:
+            elements.append(text[start : token.start()].strip(_SPACE))
             start = token.end()
-            if not elements[-1].strip():  # a comma too many: not an array
+            if not elements[-1]:  # a comma too many: not an array
                 return None
     return None
 

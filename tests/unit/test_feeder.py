@@ -135,7 +135,9 @@ def test_an_sqs_batch_gives_each_records_body_exactly(tmp_path: Path) -> None:
     assert [m.origin for m in messages] == [f"{path}#Records[{n}]" for n in range(3)]
 
 
-def test_a_json_schema_document_is_skipped(tmp_path: Path) -> None:
+def test_a_json_schema_document_is_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     schema = tmp_path / "schema.json"
     schema.write_text(
         json.dumps({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"})
@@ -143,6 +145,9 @@ def test_a_json_schema_document_is_skipped(tmp_path: Path) -> None:
 
     assert read_paths([schema]) == []
     assert read_paths([REPO / "events" / "schema.json"]) == []
+    assert "a JSON Schema, not events: skipped" in capsys.readouterr().err
+    read_paths([REPO / "events"])  # a folder's own schema: skipped quietly
+    assert "JSON Schema" not in capsys.readouterr().err
 
 
 def test_an_event_that_names_a_schema_is_sent_for_the_ingest_to_judge(tmp_path: Path) -> None:

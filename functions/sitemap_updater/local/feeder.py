@@ -36,7 +36,9 @@ def _lines(path: Path, text: str) -> Iterator[MessageBody]:
             yield MessageBody(line.removesuffix("\r"), f"{path}:{number}")
 
 
-def read_file(path: Path) -> Iterator[MessageBody]:
+def read_file(path: Path, in_folder: bool = False) -> Iterator[MessageBody]:
+    """``path``'s bodies; a JSON Schema is skipped, named in a warning when the file was
+    named itself (a folder's, such as events/schema.json, is its own)."""
     text = utf8_text(path, path.read_bytes())  # SQS carries Unicode text only
     if path.suffix.lower() in LINE_SUFFIXES:
         yield from _lines(path, text)
@@ -59,7 +61,8 @@ def read_file(path: Path) -> Iterator[MessageBody]:
     elif isinstance(document, list):
         yield from _numbered(path, array_elements(text) or [])
     elif isinstance(document, dict) and "$schema" in document and not _event_type(document):
-        warn(f"{path}: a JSON Schema, not events: skipped")
+        if not in_folder:
+            warn(f"{path}: a JSON Schema, not events: skipped")
     else:
         yield MessageBody(text.strip(), str(path))
 
@@ -94,7 +97,7 @@ def read_paths(paths: Iterable[Path]) -> list[MessageBody]:
                 warn(f"{path}: skipped {', '.join(skipped[:5])}{more}: not {_EVENT_FILES}")
             for file in files:
                 if file.suffix.lower() in EVENT_SUFFIXES:
-                    bodies.extend(read_file(file))
+                    bodies.extend(read_file(file, in_folder=True))
         elif path.is_file():
             if path.suffix.lower() not in EVENT_SUFFIXES:
                 raise UserError(f"{path}: not one of the {_EVENT_FILES}; {_BACKFILL}")

@@ -62,6 +62,7 @@ def test_a_rejected_event_is_shown_as_json_only_when_that_says_what_its_text_say
         '{"type": "publish", "priority": NaN}',
         '{"type": "publish", "version": 1e400}',
         '{"type": "publish", "version": 1, "version": 2}',
+        '{"type": "publish", "version": 1.00000000000000001}',
     ):
         assert _as_json(text) == text
     assert _as_json('{"type": "publish", "version": 1.5}') == {"type": "publish", "version": 1.5}

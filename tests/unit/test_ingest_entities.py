@@ -162,6 +162,19 @@ def test_an_unpublish_by_id_whose_url_holds_a_newer_version_still_keeps_older_pu
     assert ingest(unpublish(None, 3)).outcome is Outcome.DUPLICATE
 
 
+def test_an_unpublish_by_id_at_its_url_s_own_version_still_keeps_older_publishes_out(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    """The CMS's two unpublishes (by URL, by id) of one instant: in either order, the id is
+    gone at that version."""
+    ingest(publish("/a", 1))
+    ingest(unpublish("/a", 3, entity=None))
+
+    assert ingest(unpublish(None, 3)).outcome is Outcome.APPLIED
+    assert ingest(publish("/c", 2)).outcome is Outcome.STALE
+    assert listed(registry) == set()
+
+
 def clustered(path: str, version: int, lang: str, *declares: str, **kw: str | None) -> PageChange:
     url = f"{SITE}{path}"
     alternates = tuple(sorted((lang, f"{SITE}{href}") for lang, href in declares))

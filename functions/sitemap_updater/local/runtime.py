@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -218,11 +219,17 @@ def _as_json(body: str) -> Any:
     key given twice, no NaN, no number beyond a float), else its text."""
     try:
         exact_json(body)  # the contract's reading: refuses a key given twice, NaN
-        document = json.loads(body)
-        json.dumps(document, allow_nan=False)  # 1e400 reads as infinity
+        document = json.loads(body, parse_float=_float_as_written)
     except (ValueError, RecursionError):
         return body
     return body if _nested_deeper_than(document, MAX_REPORTED_NESTING) else document
+
+
+def _float_as_written(text: str) -> float:
+    value = float(text)
+    if Decimal(repr(value)) != Decimal(text):  # 1e400 (infinity), more digits than a float
+        raise ValueError(text)
+    return value
 
 
 def _nested_deeper_than(document: Any, levels: int) -> bool:

@@ -197,9 +197,10 @@ class ApplyChange:
             known = self.registry.entity(change.entity or "")
             if known is not None and known.url is not None:
                 result = self(msgspec.structs.replace(change, url=known.url))
-                if result.outcome is Outcome.STALE and known.version <= change.version:
-                    # The URL holds a newer version of its own (unpublished by URL, or another
-                    # id's): it stays as it is, but the id's newest event is this unpublish.
+                lost = result.outcome in (Outcome.STALE, Outcome.DUPLICATE)
+                if lost and known.version <= change.version:
+                    # The URL holds this version or a newer one of its own (unpublished by
+                    # URL, or another id's): it stays, but the id's newest is this unpublish.
                     return self._entity_gone(change, known)
                 return replace(result, left=result.left | {known.url})
             if known is not None and known.version >= change.version:

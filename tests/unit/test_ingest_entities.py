@@ -76,7 +76,8 @@ def test_an_unpublish_by_id_alone_unpublishes_the_url_the_registry_has(
     assert listed(registry) == set()
     assert result.left == {f"{SITE}/post"}
     assert registry.entity("42") == EntityRecord(f"{SITE}/post", Decimal(11), False)
-    assert ingest(unpublish(None, 11)).outcome is Outcome.DUPLICATE
+    again = ingest(unpublish(None, 11))  # delivered again: its rebuild is asked for again
+    assert (again.outcome, again.shards) == (Outcome.DUPLICATE, {"pages-00001"})
     assert ingest(publish("/post", 10)).outcome is Outcome.STALE
 
 

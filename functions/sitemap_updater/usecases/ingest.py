@@ -198,10 +198,12 @@ class ApplyChange:
             if known is not None and known.url is not None:
                 result = self(msgspec.structs.replace(change, url=known.url))
                 lost = result.outcome in (Outcome.STALE, Outcome.DUPLICATE)
-                if lost and known.version <= change.version:
+                if lost and known.version < change.version:
                     # The URL holds this version or a newer one of its own (unpublished by
                     # URL, or another id's): it stays, but the id's newest is this unpublish.
                     return self._entity_gone(change, known)
+                if result.outcome is Outcome.STALE and known.version == change.version:
+                    return IngestResult(Outcome.DUPLICATE)  # that unpublish, delivered again
                 return replace(result, left=result.left | {known.url})
             if known is not None and known.version >= change.version:
                 outcome = Outcome.DUPLICATE if known.version == change.version else Outcome.STALE
@@ -221,8 +223,6 @@ class ApplyChange:
 
     def _entity_gone(self, change: PageChange, known: EntityRecord) -> IngestResult:
         """The id unpublished at this version, its URL left as it is."""
-        if known.version == change.version:
-            return IngestResult(Outcome.DUPLICATE)
         expires = self._tombstone_expires_at()
         entity = change.entity or ""
         self.registry.save_entity(

@@ -13,6 +13,7 @@ from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.records import EntityRecord
+from sitemap_updater.domain.render import URLSET_FRAME_BYTES
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.usecases.ingest import ApplyChange, Outcome
 from tests.conftest import FakeClock
@@ -233,3 +234,40 @@ def test_an_unpublished_page_s_declarations_go_with_it_whatever_the_order(
 
     assert links(registry, "/en") == links(registry, "/de") == ()
     assert listed(registry) == {f"{SITE}/en", f"{SITE}/de"}
+
+
+def test_a_page_moved_by_id_never_lists_the_url_it_leaves(
+    ingest: ApplyChange, registry: MemoryRegistry
+) -> None:
+    """Its old URL, unpublished in the same commit, is a member listed nowhere, even when
+    the page still declares it."""
+    ingest(clustered("/old", 1, None, entity="X"))  # type: ignore[arg-type]
+    ingest(clustered("/en", 1, "en"))
+    ingest(clustered("/new", 2, "de", ("en", "/en"), ("fr", "/old"), entity="X"))
+
+    both = (("de", f"{SITE}/new"), ("en", f"{SITE}/en"))
+    assert links(registry, "/new") == links(registry, "/en") == both
+    assert listed(registry) == {f"{SITE}/en", f"{SITE}/new"}
+
+
+@pytest.mark.parametrize("room", range(300, 800, 50))
+def test_a_clustered_move_either_happens_or_leaves_the_page_where_it_was(room: int) -> None:
+    """Its old URL is retired first, on its own: the move is planned as it will be made
+    after that (the old URL listed nowhere), so a move refused for its size refuses before
+    anything is retired."""
+    registry = MemoryRegistry(Limits(max_shard_bytes=room + URLSET_FRAME_BYTES))
+    ingest = ApplyChange(registry, registry.limits, tombstone_ttl_seconds=100, clock=FakeClock())
+    ingest(clustered("/a", 1, "en", ("de", "/de"), entity="X"))
+    ingest(clustered("/de", 1, "de", ("en", "/a")))
+    moved = "/b" + "x" * 200
+    refused = None
+    try:
+        ingest(clustered(moved, 2, "en", ("de", "/de"), entity="X"))
+    except InvalidEvent as exc:
+        refused = exc.code
+    if refused is None:
+        assert listed(registry) == {f"{SITE}{moved}", f"{SITE}/de"}
+    else:
+        assert refused == "entry_too_large"
+        assert listed(registry) == {f"{SITE}/a", f"{SITE}/de"}
+        assert registry.entity("X") == EntityRecord(f"{SITE}/a", Decimal(1), True)

@@ -113,7 +113,8 @@ class ApplyChange:
                 # The delivery that committed it may have died before settling the cluster
                 # or asking for rebuilds: do both again (both are idempotent).
                 return IngestResult(Outcome.DUPLICATE, self._settle(change))
-            write = self._cluster_write(change, state)
+            retiring = self._retired(entity[1], change) if entity is not None else None
+            write = self._cluster_write(change, state, retiring.change.url if retiring else None)
             size = base
             if write is not None and change.live:
                 size += alternates_bytes(alternates(write.cluster, change.url))
@@ -127,7 +128,7 @@ class ApplyChange:
             commit = self._plan(record, change, size, base, move)
             commit = _with_cluster(commit, write, state.cluster)
             if entity is not None:
-                commit = replace(commit, entity=entity[0], retired=self._retired(entity[1], change))
+                commit = replace(commit, entity=entity[0], retired=retiring)
             return _Planned(commit, record.shard if record else None)
 
         retired, left = self._retire_in_cluster(change, plan)
@@ -347,8 +348,11 @@ class ApplyChange:
             max_slots=self.groups.max_urls(group, self.limits),
         )
 
-    def _cluster_write(self, change: PageChange, state: UrlState) -> ClusterWrite | None:
-        """The change's cluster after it, merged, with every URL it declares as a member."""
+    def _cluster_write(
+        self, change: PageChange, state: UrlState, retiring: str | None = None
+    ) -> ClusterWrite | None:
+        """The change's cluster after it, merged, with every URL it declares as a member;
+        ``retiring``, the URL its entity leaves in the same commit, listed nowhere."""
         if not _clustered(change, state.cluster):
             return None
         targets = sorted({href for _, href in change.alternates} - {change.url})
@@ -382,6 +386,11 @@ class ApplyChange:
                 # of many clusters stays within DynamoDB's 100 actions a transaction.
                 version = target.record.version if target.record else None
                 target_writes.append((url, version, target.cluster))
+        if retiring is not None and retiring in cluster.all:
+            gone = msgspec.structs.replace(
+                cluster.all[retiring], lang=None, declares=(), live=False
+            )
+            cluster = with_member(cluster, retiring, gone)
         if too_large(cluster):
             raise InvalidEvent(
                 "cluster_too_large",

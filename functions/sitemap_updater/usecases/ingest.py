@@ -24,7 +24,7 @@ from sitemap_updater.domain.clusters import (
     MAX_CLUSTER_MEMBERS,
     Cluster,
     Member,
-    alternates,
+    Pairs,
     alternates_bytes,
     listings,
     merge,
@@ -117,8 +117,9 @@ class ApplyChange:
             write = self._cluster_write(change, state, retiring.change.url if retiring else None)
             size = base
             if write is not None and change.live:
-                size += alternates_bytes(alternates(write.cluster, change.url))
-                _siblings_fit(write.cluster, change.url, self.limits)
+                listed = listings(write.cluster)
+                size += alternates_bytes(listed.get(change.url, ()))
+                _siblings_fit(write.cluster, listed, change.url, self.limits)
             if size > self.limits.max_entry_bytes:
                 raise InvalidEvent(
                     "entry_too_large",
@@ -457,11 +458,10 @@ class ApplyChange:
         return self._open[group]
 
 
-def _siblings_fit(cluster: Cluster, url: str, limits: Limits) -> None:
+def _siblings_fit(cluster: Cluster, listed: dict[str, Pairs], url: str, limits: Limits) -> None:
     """Refuse a change that would grow a live sibling's entry past its reservation and past
     what a shard holds: no shard, not even a new one, could take it. (A sibling already
     that large, under a higher MAX_SHARD_BYTES, does not hold up its cluster's changes.)"""
-    listed = listings(cluster)
     for other, member in sorted(cluster.all.items()):
         size = member.base + alternates_bytes(listed.get(other, ()))
         if other != url and member.live and size > max(member.reserved, limits.max_entry_bytes):

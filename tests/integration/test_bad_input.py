@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
+from sitemap_updater.domain.records import EntityRecord
 from sitemap_updater.handlers import ingest
 from sitemap_updater.local.poller import FakeLambdaContext
 from tests.conftest import SITE
@@ -180,3 +182,39 @@ def test_an_entry_no_registry_item_can_hold_is_rejected_for_good(
     assert registry.url_state(f"{SITE}/huge").record is None
     # Each small event was committed once, in the batch's transactions.
     assert sorted(committed_urls(recorder)) == sorted(f"{SITE}/p{n}" for n in range(40))
+
+
+def test_a_clustered_move_no_registry_item_can_hold_leaves_the_page_where_it_was(
+    pipeline: Pipeline,
+) -> None:
+    """A move by id out of an hreflang cluster retires its old URL before it moves: when
+    DynamoDB could never store the moved entry, nothing is retired and the page stays."""
+    pipeline.send_events(
+        [
+            publish(
+                "/a",
+                1,
+                id="X",
+                hreflang="en",
+                alternates=[{"hreflang": "de", "href": f"{SITE}/de"}],
+            ),
+            publish("/de", 1, hreflang="de", alternates=[{"hreflang": "en", "href": f"{SITE}/a"}]),
+        ]
+    )
+    pipeline.drain()
+    images = [
+        {"loc": f"https://cdn.example.com/{n}/" + "\u4e2d" * 220 + ".jpg"} for n in range(360)
+    ]
+    moved = publish("/b", 2, id="X", hreflang="en", images=images)
+    moved["alternates"] = [{"hreflang": "de", "href": f"{SITE}/de"}]
+    pipeline.send([json.dumps(moved, ensure_ascii=False)])
+    pipeline.drain()
+
+    assert set(dead_letters_by_reason(pipeline)) == {"entry_too_large"}
+    registry = pipeline.app.registry
+    record = registry.url_state(f"{SITE}/a").record
+    assert record is not None
+    assert record.live
+    assert registry.url_state(f"{SITE}/b").record is None
+    assert registry.entity("X") == EntityRecord(f"{SITE}/a", Decimal(1), True)
+    assert set(site_entries(pipeline.objects())) == {f"{SITE}/a", f"{SITE}/de"}

@@ -277,6 +277,14 @@ class Registry:
 
     def commit(self, commit: Commit) -> None:
         """Apply one planned commit atomically, or raise ConcurrentChange / ShardFull."""
+        reservations = [commit.reservation] if commit.reservation else []
+        self._transact(self._commit_actions(commit), reservations, commit.change.url)
+
+    def check(self, commit: Commit) -> None:
+        """Raise the InvalidEvent ``commit`` would, an item too large; nothing is sent."""
+        self._commit_actions(commit)
+
+    def _commit_actions(self, commit: Commit) -> list[Item]:
         actions = self._record_actions(commit)
         if commit.retired is not None:
             actions.extend(self._record_actions(commit.retired))
@@ -285,8 +293,7 @@ class Registry:
             actions.append(self._entity_action(commit.entity))
         if commit.cluster is not None:
             actions.extend(self._cluster_actions(commit.cluster))
-        reservations = [commit.reservation] if commit.reservation else []
-        self._transact(actions, reservations, commit.change.url)
+        return actions
 
     def transactions(self, commits: Sequence[Commit]) -> list[list[Commit]]:
         """``commits``, in order, cut into groups ``commit_all`` can apply in one transaction

@@ -176,7 +176,8 @@ class ApplyChange:
     ) -> tuple[frozenset[str], frozenset[str]]:
         """Unpublish first, on its own, a URL the entity leaves that is in an hreflang cluster
         (its members change with it): the shards it touched and the URL, if unpublished.
-        Only for a move that ``plan`` makes: not a stale one, nor one it refuses (raised)."""
+        Only for a move that ``plan`` makes and the registry can store: not a stale one, nor
+        one refused (raised)."""
         none: tuple[frozenset[str], frozenset[str]] = frozenset(), frozenset()
         if change.entity is None:
             return none
@@ -185,8 +186,10 @@ class ApplyChange:
             return none
         if known.version >= change.version or self.registry.url_state(known.url).cluster is None:
             return none
-        if isinstance(plan(False), IngestResult):  # stale, or a duplicate
+        planned = plan(False)
+        if isinstance(planned, IngestResult):  # stale, or a duplicate
             return none
+        self.registry.check(planned.commit)  # an item DynamoDB could never store: refused
         result = self(PageChange(known.url, change.version, None))
         gone = frozenset({known.url}) if result.outcome is Outcome.APPLIED else frozenset()
         return result.shards, gone

@@ -106,3 +106,13 @@ def test_a_backfill_s_changes_keep_the_newest_pages_and_every_unpublished_one() 
         entry("/27", "2026-11-27T00:00:00Z"),
         entry("/26", "2026-11-26T00:00:00Z"),
     )
+
+
+def test_a_page_dated_before_the_year_1000_is_written_and_ordered_as_the_time_it_is() -> None:
+    """Zero dates are common (Go's 0001-01-01, .NET's MinValue): four digits, and older."""
+    zero = PageChange(f"{SITE}/zero", 1, SitemapEntry(f"{SITE}/zero", lastmod="0001-01-01"))
+    assert feed_entry(zero, APPLIED) == FeedEntry(f"{SITE}/zero", "0001-01-01T00:00:00Z")
+    old = PageChange(f"{SITE}/old", 1, SitemapEntry(f"{SITE}/old", lastmod="0999-12-31"))
+    mid = PageChange(f"{SITE}/mid", 1, SitemapEntry(f"{SITE}/mid", lastmod="1999-01-01"))
+    changes = {c.url: feed_entry(c, APPLIED) for c in (old, mid, zero)}
+    assert [e.url for e in merged((), changes, 2)] == [f"{SITE}/mid", f"{SITE}/old"]

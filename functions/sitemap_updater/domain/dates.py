@@ -55,13 +55,13 @@ def _normalise_w3c(value: str, name: str) -> str:
         ).astimezone(UTC)
     except (ValueError, OverflowError) as exc:
         raise ValueError(f"{name} is not a real date or time: {exc}") from exc
-    # Not strftime: glibc's %Y does not pad years before 1000 to four digits.
-    return moment.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+    return w3c(moment)
 
 
 def w3c(when: datetime) -> str:
     """A moment as sitemaps and feeds write it: UTC, to the second (2026-11-20T09:30:00Z)."""
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Not strftime: glibc's %Y does not pad years before 1000 to four digits.
+    return when.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def instant(normalised: str) -> datetime:

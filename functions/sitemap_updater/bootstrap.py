@@ -239,7 +239,7 @@ class App:
         if self.settings.feed_entries:
             from sitemap_updater.usecases.feed import feed_file  # noqa: PLC0415
 
-            feed = partial(feed_file, self.registry, self.settings.site)
+            feed = partial(feed_file, self.registry, self.settings.site, self.settings.feed_entries)
         if not files and feed is None:
             return None
         return PublishSiteFiles(files, self.store, self.settings.cache_control, feed)

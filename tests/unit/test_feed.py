@@ -13,6 +13,7 @@ from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.feed import MAX_TITLE, Feed, FeedEntry, Gathered, feed_entry, merged
 from sitemap_updater.domain.render import render_feed
 from sitemap_updater.domain.urls import Site
+from sitemap_updater.usecases.feed import feed_file
 from tests.atom import read_atom
 
 SITE = "https://www.example.com"
@@ -116,3 +117,14 @@ def test_a_page_dated_before_the_year_1000_is_written_and_ordered_as_the_time_it
     mid = PageChange(f"{SITE}/mid", 1, SitemapEntry(f"{SITE}/mid", lastmod="1999-01-01"))
     changes = {c.url: feed_entry(c, APPLIED) for c in (old, mid, zero)}
     assert [e.url for e in merged((), changes, 2)] == [f"{SITE}/mid", f"{SITE}/old"]
+
+
+def test_the_feed_file_lists_at_most_the_size_set_now() -> None:
+    """A lowered FEED_ENTRIES shows in the next published file, not at the next change."""
+
+    class Stored:
+        def feed(self) -> Feed:
+            return Feed(tuple(entry(f"/{n}", f"2026-11-{20 - n:02d}T00:00:00Z") for n in range(10)))
+
+    file = feed_file(Stored(), Site.parse(SITE), 3)  # type: ignore[arg-type]
+    assert [e.link for e in read_atom(file.body).entries] == [f"{SITE}/0", f"{SITE}/1", f"{SITE}/2"]

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from datetime import datetime
 
+import msgspec
+
 from sitemap_updater.domain.dates import w3c
 from sitemap_updater.domain.errors import ConcurrentChange
 from sitemap_updater.domain.feed import FEED_KEY, Feed, FeedEntry, merged
@@ -49,6 +51,9 @@ class UpdateFeed:
             self.index.request_index(f"feed@{generation}", files=True)
 
 
-def feed_file(registry: FeedRegistry, site: Site) -> SiteFile:
-    """``/feed.atom`` as the registry's feed item says now."""
-    return SiteFile(FEED_KEY, render_feed(registry.feed(), site), ATOM_CONTENT_TYPE)
+def feed_file(registry: FeedRegistry, site: Site, size: int) -> SiteFile:
+    """``/feed.atom`` as the registry's feed item says now, its newest ``size`` entries (a
+    lowered FEED_ENTRIES shows at once, not at the next change)."""
+    feed = registry.feed()
+    feed = msgspec.structs.replace(feed, entries=feed.entries[:size])
+    return SiteFile(FEED_KEY, render_feed(feed, site), ATOM_CONTENT_TYPE)

@@ -17,6 +17,7 @@ from sitemap_updater.domain.render import URLSET_FRAME_BYTES, entry_size
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.build import render_site, write_site
+from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.pages import Record
 from sitemap_updater.schemas import sitemap_schema
 from tests.atom import read_atom
@@ -391,3 +392,14 @@ def test_build_feed_entries_writes_the_feed_of_the_newest_pages_and_lists_it(
         ("https://www.example.com/mid", "https://www.example.com/mid", "2026-06-01T00:00:00Z"),
     ]
     assert urls((out / "sitemap.xml").read_bytes())[-1] == "https://www.example.com/feed.atom"
+
+
+def test_an_owners_robots_txt_over_the_limit_is_refused_only_if_it_would_grow() -> None:
+    """As the index function does: our line already in it, the file is kept as it is."""
+    rules = b"".join(b"Disallow: /private/%d\n" % n for n in range(40_000))
+    assert len(rules) > 512_000
+    ours = b"Sitemap: https://www.example.com/sitemap.xml\n"
+    files = render_site(records(page("/a")), SITE, Limits(), robots=rules + ours).files
+    assert files["robots.txt"] == rules + ours
+    with pytest.raises(UserError, match=r"robots\.txt would be"):
+        render_site(records(page("/a")), SITE, Limits(), robots=rules)

@@ -17,7 +17,7 @@ by pure byte editing.
   line would join a CR and an LF into one CRLF); we never write ``Host:``. Unchanged input
   returns the very ``current`` object, so the caller skips the write.
 
-The caller enforces :data:`MAX_ROBOTS_BYTES` (and writes conditionally).
+The caller enforces :func:`grows_too_large` (and writes conditionally).
 """
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ MAX_ROBOTS_BYTES = 512_000  # Google reads at most 500 KiB
 _BOM = b"\xef\xbb\xbf"
 _DIRECTIVE = re.compile(rb"[ \t\x0b\x0c]*sitemap[ \t\x0b\x0c]*:", re.IGNORECASE)
 _OWN_PATH = re.compile(r"/sitemap(?:-index-[0-9]+)?\.xml")
+
+
+def grows_too_large(before: bytes | None, after: bytes) -> bool:
+    """Whether ``after`` may not replace ``before``: over MAX_ROBOTS_BYTES and larger (an
+    owner's file already over the limit still loses the lines of index files that go)."""
+    return len(after) > MAX_ROBOTS_BYTES and len(after) > len(before or b"")
 
 
 def default_robots(sitemap_urls: Sequence[str]) -> bytes:

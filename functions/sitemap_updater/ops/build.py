@@ -37,7 +37,7 @@ from sitemap_updater.domain.render import (
     render_links,
     rendered_size,
 )
-from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
+from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, grows_too_large, with_sitemaps
 from sitemap_updater.domain.sharding import (
     INDEX_KEY,
     ROBOTS_KEY,
@@ -234,7 +234,7 @@ def render_site(
         files[key] = render_index(listed, stylesheet=href)
         result.index_files.append(key)
     robots_txt = with_sitemaps(robots, [site.url_for(key) for key in result.index_files], site)
-    if len(robots_txt) > MAX_ROBOTS_BYTES:
+    if grows_too_large(robots, robots_txt):
         raise UserError(f"robots.txt would be {len(robots_txt)} bytes, over {MAX_ROBOTS_BYTES}")
     if robots_txt:
         files[ROBOTS_KEY] = robots_txt

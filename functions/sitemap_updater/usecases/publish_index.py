@@ -25,7 +25,7 @@ from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.patch import index_lines, loc_of, patched
 from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput
 from sitemap_updater.domain.render import IndexEntry, index_line, index_of, render_index
-from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, with_sitemaps
+from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, grows_too_large, with_sitemaps
 from sitemap_updater.domain.sharding import (
     INDEX_KEY,
     ROBOTS_KEY,
@@ -343,9 +343,7 @@ class PublishIndex:
                 # After a lost condition the bytes wanted may be our own write, landed with
                 # its answer lost: written, then (so that the CDN's copy is invalidated).
                 return RobotsOutcome.WRITTEN if contested else RobotsOutcome.UNCHANGED
-            if len(after) > MAX_ROBOTS_BYTES and len(after) > len(before or b""):
-                # Refused only when it grows: an owner's file already over the limit still
-                # loses the lines of index files that are going (then deleted).
+            if grows_too_large(before, after):
                 metrics.add_metric(name=Metric.ROBOTS_TOO_LARGE, unit="Count", value=1)
                 logger.error(
                     "robots.txt not updated",

@@ -737,8 +737,8 @@ def test_a_news_language_google_does_not_know_is_refused(language: str) -> None:
     assert rejection(body(publish(news=_news(language)))).code == "invalid_news"
 
 
-@pytest.mark.parametrize("control", ["\u202e", "\u202a", "\u2066", "\u2069"])
-def test_text_that_a_bidi_control_would_reorder_is_refused(control: str) -> None:
+@pytest.mark.parametrize("control", ["\u202e", "\u202a", "\u2066", "\u2069", "\x80", "\x9b"])
+def test_text_that_a_bidi_or_c1_control_would_garble_is_refused(control: str) -> None:
     video = {**VIDEO, "title": f"harmless{control}txt.exe"}
     assert rejection(body(publish(videos=[video]))).code == "invalid_video"
     news = {**_news("en"), "title": f"Launch{control}"}

@@ -32,7 +32,9 @@ _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]
 # Controls that reorder the text around them (embeddings, overrides, isolates): in a title
 # they can make it read as something else. The marks (U+200E, U+200F, U+061C) only hint a
 # direction and are common in right-to-left text: kept.
-_BIDI_REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069]")
+# C1 controls (text decoded in the wrong encoding: readers show them as Windows-1252) and
+# the bidirectional controls that reorder what a reader sees.
+_UNSEEN_CONTROL = re.compile("[\x80-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 class PageChange(Struct, frozen=True, gc=False, omit_defaults=True):
@@ -154,7 +156,7 @@ def normalise_news_language(value: str) -> str:
 
 def text(value: str, limit: int) -> str:
     """A title or description: trimmed, not empty, at most ``limit`` characters, nothing XML
-    forbids and no control that reorders what a reader sees."""
+    forbids, no C1 control and no control that reorders what a reader sees."""
     trimmed = value.strip()
     if not trimmed:
         raise ValueError("must not be empty")
@@ -162,9 +164,10 @@ def text(value: str, limit: int) -> str:
         raise ValueError(f"is {len(trimmed)} characters, over {limit}")
     if _XML_ILLEGAL.search(trimmed):
         raise ValueError("holds a character XML 1.0 forbids")
-    found = _BIDI_REORDERING.search(trimmed)
+    found = _UNSEEN_CONTROL.search(trimmed)
     if found:
-        raise ValueError(f"holds bidirectional control U+{ord(found.group()):04X}")
+        kind = "C1" if found.group() <= "\x9f" else "bidirectional"
+        raise ValueError(f"holds {kind} control U+{ord(found.group()):04X}")
     return trimmed
 
 
@@ -172,7 +175,7 @@ def fitted_text(value: str, limit: int) -> str | None:
     """Text from elsewhere (a CMS's title) made to pass :func:`text`: what it refuses is
     removed, runs of whitespace become one space, and a long text is cut with an ellipsis.
     None when nothing is left."""
-    kept = " ".join(_BIDI_REORDERING.sub("", _XML_ILLEGAL.sub("", value)).split())
+    kept = " ".join(_UNSEEN_CONTROL.sub("", _XML_ILLEGAL.sub("", value)).split())
     if len(kept) > limit:
         kept = kept[: limit - 1].rstrip() + "\u2026"
     return kept or None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import os
+import re
 from collections import Counter
 from typing import Any
 
@@ -24,6 +25,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule, run_s
 from moto import mock_aws
 
 from sitemap_updater.bootstrap import App, build_app
+from sitemap_updater.domain.dates import w3c
 from sitemap_updater.domain.events import parse_event
 from sitemap_updater.domain.sharding import ShardFormat
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF
@@ -386,3 +388,30 @@ def test_freshness_is_measured_from_the_events_sent_timestamp(site: Pipeline) ->
     site.send_events([publish("/c", 2, lastmod="2026-11-20")])
     site.drain()
     assert len(site.app.publish_index.latencies) == before + 1
+
+
+def test_with_several_index_files_a_change_patches_the_file_naming_its_shard(
+    make_pipeline: PipelineFactory, clock: FakeClock
+) -> None:
+    """Past one index file's 50,000 shards (here: 2 a file), a change still reads no shard
+    record: only the file that names its shard is rewritten."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1, MAX_SITEMAPS_PER_INDEX=2)
+    pipeline.send_events([publish(f"/p{n}", 1) for n in range(5)])  # 5 shards, 3 files
+    pipeline.drain()
+    pipeline.send_events([publish("/p0", 2, lastmod="2026-11-01")])  # the files are whole
+    pipeline.drain()
+    recorder = Recorder(pipeline)
+    clock.advance(60)
+    pipeline.send_events([publish("/p3", 2, lastmod="2026-11-20")])  # pages-00004: file 2
+    pipeline.drain()
+
+    assert shard_records_read(recorder) == 0
+    index_puts = [key for key in recorder.puts if "index" in key or key == "sitemap.xml"]
+    assert index_puts == ["sitemap-index-2.xml"]
+    shard_line = re.search(
+        rb"00004.xml.gz</loc><lastmod>([^<]+)<", pipeline.objects()["sitemap-index-2.xml"]
+    )
+    assert shard_line is not None
+    assert shard_line.group(1) == w3c(clock()).encode()  # when its bytes changed
+    assert recorder.violations == []
+    assert_a_full_rebuild_changes_nothing(pipeline.app)

@@ -96,8 +96,8 @@ class Pending:
 
 @dataclass(frozen=True)
 class IndexOutput:
-    """A written index file. ``whole`` (the first file's): the last full publish finished with
-    it as the only index file; only then may a refresh patch it, as robots.txt is then right."""
+    """A written index file. ``whole`` (the first file's): the last full publish finished, so
+    the files and robots.txt name every shard; only then may a refresh patch the files."""
 
     key: str
     generation: int

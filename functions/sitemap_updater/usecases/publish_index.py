@@ -1,8 +1,9 @@
 """Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records, one run
 at a time (docs/DESIGN.md#index).
 
-Shards whose object changed, while the index is one file naming them all (as the last full
-publish left it: ``IndexOutput.whole``), get their lines rewritten. Anything else publishes
+Shards whose object changed, while the index files name them all (as the last full publish
+left them, and finished: ``IndexOutput.whole``), get their lines rewritten in the files
+naming them. Anything else publishes
 in full: mark each shard ``listed`` before naming it, write the files whose bytes changed,
 set robots.txt's own lines, delete the files no longer needed, and clear ``listed`` on
 retiring shards no file names, asking their rebuild to delete them.
@@ -15,7 +16,7 @@ altered; if the registry has moved on, it says the index function must publish.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
@@ -98,10 +99,12 @@ class PublishIndex:
     # Publish-to-visible latencies (ms) of the changes published, newest last (the local
     # runtime reports them; bounded, as a warm function serves many runs).
     latencies: deque[float] = field(default_factory=lambda: deque(maxlen=100_000))
-    # The first index file as last read or written: (ETag, hash, bytes). The index runs one
-    # at a time, mostly in one warm function, so a refresh need not GET what it wrote; the
-    # write stays conditional on the recorded ETag, so an object changed since is found.
-    _last_index: tuple[str, str, bytes] | None = field(default=None, init=False, repr=False)
+    # Each index file as last read or written: (ETag, hash, bytes). The index runs one at a
+    # time, mostly in one warm function, so a refresh need not GET what it wrote; the write
+    # stays conditional on the recorded ETag, so an object changed since is found.
+    _last_index: dict[str, tuple[str, str, bytes]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @property
     def _room(self) -> Limits:
@@ -135,33 +138,71 @@ class PublishIndex:
             self.latencies.append(latency)
 
     def _patch(self, shards: Sequence[str], touched: list[str]) -> bool:
-        """Rewrite the lines of ``shards`` in the one index file, reading only its record and
-        theirs (False: more files, or a full publish not finished; the file not as recorded,
-        its extras not the ones configured, or the set of shards named would change)."""
-        before, outputs = self.registry.index_and_shards(INDEX_KEY, sorted(set(shards)))
-        lines = self._recorded_index(before.obj) if before is not None and before.whole else None
-        if before is None or lines is None:
+        """Rewrite the lines of ``shards`` in the index files naming them, reading only the
+        first file's record and theirs (the other files' records only for a shard the first
+        does not name). False: a full publish not finished, a file not as recorded, its
+        extras not the ones configured, or the set of shards named would change."""
+        first, outputs = self.registry.index_and_shards(INDEX_KEY, sorted(set(shards)))
+        if first is None or not first.whole or not all(o.nameable for o in outputs):
             return False
-        extras = [index_line(IndexEntry(url, None)) for url in self.extras]
-        own = lines[: max(len(lines) - len(extras), 0)]
-        named = {self._shard_of(line) for line in own}
-        if lines[len(own) :] != extras or "" in named:
+        left: dict[str, str | None] = {o.shard: index_line(self._entry(o)) for o in outputs}
+        found: list[tuple[IndexOutput, list[str], dict[str, str | None]]] = []
+        for record in self._index_files(first, lambda: bool(left)):
+            read = self._own_lines(record)
+            if read is None:
+                return False
+            lines, named_here = read
+            named = {shard: left.pop(shard) for shard in named_here if shard in left}
+            if named:
+                found.append((record, lines, named))
+        if left:
             return False
-        if not all(o.nameable and o.shard in named for o in outputs):
-            return False
-        changes: dict[str, str | None] = {o.shard: index_line(self._entry(o)) for o in outputs}
-        own = patched(own, changes, key=self._shard_of)
-        document = index_of([*own, *extras], stylesheet=self.stylesheet)
-        previous = {INDEX_KEY: before}
-        written = self._write_document(INDEX_KEY, len(lines), document, previous, touched)
-        logger.debug("index patched", shards=sorted(changes), written=written)  # per change
+        for record, lines, changes in found:
+            extras = self._extras(record.key)
+            own = patched(lines, changes, key=self._shard_of)
+            document = index_of([*own, *extras], stylesheet=self.stylesheet)
+            count = len(lines) + len(extras)
+            written = self._write_document(
+                record.key, count, document, {record.key: record}, touched
+            )
+            logger.debug("index patched", key=record.key, shards=sorted(changes), written=written)
         return True
 
-    def _recorded_index(self, recorded: ObjectState | None) -> list[str] | None:
-        """The lines of the index file as recorded, if its object is exactly those bytes."""
+    def _index_files(self, first: IndexOutput, wanted: Callable[[], bool]) -> Iterator[IndexOutput]:
+        """The first index file's record, then, while ``wanted``, the others' (one read)."""
+        yield first
+        if wanted():
+            others = self.registry.index_outputs()
+            for key in sorted(set(others) - {INDEX_KEY}, key=lambda k: (len(k), k)):  # 2, .., 10
+                if not wanted():
+                    return
+                yield others[key]
+
+    def _own_lines(self, record: IndexOutput) -> tuple[list[str], list[str]] | None:
+        """The lines of our shards in the index file and the shards they name, if its object
+        is exactly as recorded, its extras are the ones configured, and every line names one
+        of our shards."""
+        lines = self._recorded_index(record.key, record.obj)
+        extras = self._extras(record.key)
+        if lines is None or len(lines) < len(extras):
+            return None
+        own = lines[: len(lines) - len(extras)]
+        shards = [self._shard_of(line) for line in own]
+        if lines[len(own) :] != extras or "" in shards:
+            return None
+        return own, shards
+
+    def _extras(self, key: str) -> list[str]:
+        """The lines of the extra sitemaps, which only the first index file lists."""
+        if key != INDEX_KEY:
+            return []
+        return [index_line(IndexEntry(url, None)) for url in self.extras]
+
+    def _recorded_index(self, key: str, recorded: ObjectState | None) -> list[str] | None:
+        """The lines of an index file as recorded, if its object is exactly those bytes."""
         if recorded is None:
             return None
-        cached = self._last_index
+        cached = self._last_index.get(key)
         if cached is not None and cached[:2] == (recorded.etag, recorded.sha256):
             body: bytes | None = cached[2]
         else:
@@ -169,7 +210,7 @@ class PublishIndex:
         lines = index_lines(body) if body and sha256(body) == recorded.sha256 else None
         if lines is None or index_of(lines, stylesheet=self.stylesheet) != body:
             return None
-        self._last_index = (recorded.etag, recorded.sha256, body)
+        self._last_index[key] = (recorded.etag, recorded.sha256, body)
         return lines
 
     def _shard_of(self, line: str) -> str:
@@ -209,7 +250,7 @@ class PublishIndex:
         # one unlisted with its object, and the next run asks again.
         retired = [o for o in outputs if not o.nameable and (o.listed or o.obj is not None)]
         self._request_rebuilds(outputs, retired)
-        if keys == [INDEX_KEY]:
+        if keys:
             self.registry.set_whole(INDEX_KEY, True)
         if written:
             metrics.add_metric(name=Metric.INDEX_FILES_WRITTEN, unit="Count", value=len(written))
@@ -327,8 +368,7 @@ class PublishIndex:
             written = self._writer.write(state, document, expected)
         save(written)
         touched.append(key)
-        if key == INDEX_KEY:
-            self._last_index = (written.etag, written.sha256, document)
+        self._last_index[key] = (written.etag, written.sha256, document)
         return True
 
     def robots(self, sitemap_urls: list[str]) -> RobotsOutcome:

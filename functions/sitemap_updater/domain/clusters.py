@@ -26,12 +26,12 @@ from msgspec import Struct
 
 from sitemap_updater.domain.contract import X_DEFAULT
 from sitemap_updater.domain.errors import RetryableError
+from sitemap_updater.domain.render import render_links, rendered_size
 
 MAX_CLUSTER_MEMBERS = 64
 # Redirects a read follows from a cluster id to its cluster: merges keep any pointer within
 # log2(MAX_CLUSTER_MEMBERS) = 6 (see ``survivor``); more means the registry is inconsistent.
 MAX_REDIRECTS = 16
-LINK_FRAME = len('<xhtml:link rel="alternate" hreflang="" href=""/>')
 
 
 class Member(Struct, frozen=True, gc=False):
@@ -122,8 +122,8 @@ def alternates(cluster: Cluster, url: str) -> Pairs:
 
 
 def alternates_bytes(pairs: Iterable[tuple[str, str]]) -> int:
-    """Bytes the pairs add to an entry (hrefs are ASCII; '&' is escaped)."""
-    return sum(LINK_FRAME + len(lang) + len(href) + 4 * href.count("&") for lang, href in pairs)
+    """Bytes the pairs add to an entry, as rendered (an href's '&' and "'" are escaped)."""
+    return rendered_size(render_links(pairs))
 
 
 def needed_bytes(cluster: Cluster, url: str) -> int:

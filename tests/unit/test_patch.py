@@ -6,8 +6,9 @@ import re
 
 from hypothesis import given
 from hypothesis import strategies as st
+from lxml import etree
 
-from sitemap_updater.domain.entries import SitemapEntry
+from sitemap_updater.domain.entries import SitemapEntry, Video
 from sitemap_updater.domain.patch import index_lines, loc_of, patched, shard_lines
 from sitemap_updater.domain.render import IndexEntry, render_entry, render_index
 from sitemap_updater.domain.sharding import Limits, render_shard, shard_document
@@ -78,3 +79,23 @@ def test_index_lines_are_patched_in_shard_order() -> None:
     assert [shard_of(line) for line in result] == sorted(
         ["a-00001", "a-0-00001", "a-00001-00001", "a-00002"]
     )
+
+
+def test_text_over_several_lines_keeps_each_entry_on_one_line() -> None:
+    """A video description's line breaks are written as references: the shard stays one
+    ``<url>`` a line, so its next change is patched, and a parser reads the same text."""
+    video = Video(
+        thumbnail_loc="https://cdn.example.com/t.jpg",
+        title="Two\nlines",
+        description="first line\nsecond line\r\n",
+        content_loc="https://cdn.example.com/v.mp4",
+        tags=("a\nb",),
+    )
+    entries = [SitemapEntry("https://www.example.com/a", videos=(video,))]
+    document = render_shard(entries, LIMITS)
+    lines = shard_lines(document)
+    assert lines is not None
+    assert len(lines) == 1
+    description = etree.fromstring(document).find(".//{*}description")
+    assert description is not None
+    assert description.text == "first line\nsecond line\r\n"

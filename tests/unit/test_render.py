@@ -142,7 +142,7 @@ def test_urlset_frame_size_is_what_an_empty_urlset_weighs() -> None:
         ("\"'", "&quot;&apos;"),
         ("&amp;", "&amp;amp;"),
         ("日本", "日本"),
-        ("a\r\nb", "a&#13;\nb"),  # a parser would read a raw CR as LF
+        ("a\r\nb", "a&#13;&#10;b"),  # a parser would read a raw CR as LF; one line a <url>
         ("", ""),
     ],
 )

@@ -34,7 +34,7 @@ def index_lines(document: bytes) -> list[str] | None:
 
 def _lines(document: bytes, opening: str, closing: str, start: str, end: str) -> list[str] | None:
     # Split as bytes, decoded line by line: a shard of 50 MiB decoded whole would take four
-    # bytes a character for a single emoji. The renderer writes no CR (it writes &#13;).
+    # bytes a character for a single emoji. The renderer writes no CR nor LF in a line.
     pieces = document.splitlines(keepends=True)
     frame = opening.encode().splitlines(keepends=True)  # the declaration, the root's tag
     if len(pieces) > 1 and pieces[1].startswith(_STYLESHEET_START):  # the human view's

@@ -35,22 +35,24 @@ ATOM_NS = "http://www.w3.org/2005/Atom"
 URLSET_FRAME_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
 # Bump when a line's rendering changes: shards written before are then rebuilt in full,
 # never patched line by line into a mix of old and new renderings.
-RENDERING = "1"
-
-# A raw carriage return would reach a parser as a line feed (XML end-of-line handling), so it
-# goes out as a character reference, like the five markup characters.
-_ESCAPES = str.maketrans(
-    {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;", "\r": "&#13;"}
-)
+RENDERING = "2"
 
 
 def escape(text: str) -> str:
-    """Escape the five XML special characters and CR (for element text and attribute values).
+    """Escape the five XML special characters, CR and LF (for element text and attribute
+    values). A raw CR would reach a parser as a line feed (XML end-of-line handling); a raw
+    LF would split a ``<url>`` over two lines, and the patch reads a shard line by line.
 
-    ``text.translate(_ESCAPES)``, spelt as replacements ("&" first): a translation table that
-    maps characters to strings is looked up character by character, ten times slower."""
+    Spelt as replacements ("&" first): ``str.translate`` with a table that maps characters to
+    strings is looked up character by character, ten times slower."""
     if not (
-        "&" in text or "<" in text or ">" in text or '"' in text or "'" in text or "\r" in text
+        "&" in text
+        or "<" in text
+        or ">" in text
+        or '"' in text
+        or "'" in text
+        or "\r" in text
+        or "\n" in text
     ):
         return text
     return (
@@ -60,6 +62,7 @@ def escape(text: str) -> str:
         .replace('"', "&quot;")
         .replace("'", "&apos;")
         .replace("\r", "&#13;")
+        .replace("\n", "&#10;")
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from sitemap_updater.bootstrap import build_app
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
@@ -20,6 +21,7 @@ from tests.integration.conftest import (
     site_entries,
     unpublish,
 )
+from tests.pipeline import Pipeline
 
 
 def _site(pipeline_count: int) -> list[dict[str, object]]:
@@ -187,3 +189,30 @@ def test_past_the_index_limit_more_index_files_each_listed_in_robots_txt(
     ]
     assert objects["robots.txt"].decode().count("Sitemap:") == 1
     assert recorder.violations == []  # nothing was deleted while an index named it
+
+
+def test_a_shard_placed_under_a_larger_limit_than_today_s_is_still_rebuilt(
+    make_pipeline: PipelineFactory,
+) -> None:
+    """MAX_URLS_PER_SHARD lowered on a live site: a shard already fuller than the new limit
+    takes its changes (written within the protocol's limits), and new URLs go elsewhere."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=4)
+    pipeline.send_events([publish(f"/p{n}", 1) for n in range(4)])
+    pipeline.drain()
+    settings = type(pipeline.app.settings).model_validate(
+        {**pipeline.app.settings.model_dump(), "max_urls_per_shard": 2}
+    )
+    assert settings.limits.max_urls_per_shard == 2
+    pipeline = Pipeline(pipeline.stack, build_app(settings, clock=pipeline.app.clock))
+    pipeline.send_events([publish("/p1", 2, lastmod="2026-11-20"), publish("/new", 1)])
+    pipeline.drain()
+
+    assert pipeline.dead_letters() == []
+    entries = site_entries(pipeline.objects())
+    assert entries[f"{SITE}/p1"]["lastmod"] == "2026-11-20"
+    assert len(entries) == 5
+    # /p1 grew and moved out; the three left are over today's limit, rebuilt all the same.
+    assert [shard_of(pipeline.objects(), f"{SITE}/p{n}") for n in (0, 2, 3)] == [
+        "sitemap-pages-00001.xml.gz"
+    ] * 3
+    assert shard_of(pipeline.objects(), f"{SITE}/new") != "sitemap-pages-00001.xml.gz"

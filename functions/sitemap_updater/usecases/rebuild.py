@@ -26,7 +26,14 @@ from sitemap_updater.domain.news import current_news
 from sitemap_updater.domain.patch import patched, shard_lines
 from sitemap_updater.domain.records import ObjectState, Pending, ShardOutput
 from sitemap_updater.domain.render import RENDERING, render_entry
-from sitemap_updater.domain.sharding import Limits, ShardFormat, shard_document, text_document
+from sitemap_updater.domain.sharding import (
+    PROTOCOL_MAX_BYTES,
+    PROTOCOL_MAX_URLS,
+    Limits,
+    ShardFormat,
+    shard_document,
+    text_document,
+)
 from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.objects import (
     GZIP_CONTENT_TYPE,
@@ -132,15 +139,30 @@ class RebuildShard:
         if not stored:
             return self._retire(output, touched, read_at)
         moment = self.clock()
-        if self.shard_format.text:  # URLs only: no alternates, no news
-            document = text_document([entry.url for entry, _ in stored], self.limits)
-            expiry = None
-        else:
-            lines, expiry = self._rendered(stored, moment)
-            document = shard_document(lines, self.limits, stylesheet=self.stylesheet)
+        try:
+            document, expiry = self._document(stored, moment, self.limits)
+        except LimitExceeded as exc:
+            # Placed under larger limits than today's (a setting lowered): written within the
+            # protocol's all the same, never left stale and failing; new URLs go elsewhere.
+            logger.warning("shard over its limits", shard=output.shard, reason=str(exc))
+            widest = replace(
+                self.limits,
+                max_urls_per_shard=PROTOCOL_MAX_URLS,
+                max_shard_bytes=PROTOCOL_MAX_BYTES,
+            )
+            document, expiry = self._document(stored, moment, widest)
         news_expiry = w3c(expiry) if expiry is not None else None
         written = _Written(document, len(stored), news_expiry, moment, sent)
         return self._publish(output, written, touched, restore)
+
+    def _document(
+        self, stored: list[tuple[SitemapEntry, str | None]], moment: datetime, limits: Limits
+    ) -> tuple[bytes, datetime | None]:
+        """The shard's document and when its news next ages (LimitExceeded: over ``limits``)."""
+        if self.shard_format.text:  # URLs only: no alternates, no news
+            return text_document([entry.url for entry, _ in stored], limits), None
+        lines, expiry = self._rendered(stored, moment)
+        return shard_document(lines, limits, stylesheet=self.stylesheet), expiry
 
     def _patch(
         self, output: ShardOutput, pending: list[Pending], touched: list[str], sent: int | None

@@ -40,7 +40,6 @@ class ClusterWrite:
     expected: int | None
     absorbed: tuple[tuple[str, int], ...] = ()
     targets: tuple[tuple[str, Decimal | None, str | None], ...] = ()
-    relinks: bool = True  # the alternates another member lists change: their shards rebuild
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,7 @@ class ApplyChange:
         done = self._until_committed(plan, f"{change.url}: gave up after")
         if isinstance(done, IngestResult):
             return replace(done, shards=done.shards | retired, left=left)
-        settled = self._settle(change, done.cluster.relinks) if done.cluster else frozenset()
+        settled = self._settle(change) if done.cluster else frozenset()
         if done.retired is not None:
             left |= {done.retired.change.url}
         return IngestResult(_applied(done), done.touched | settled | retired, left=left)
@@ -368,9 +368,7 @@ class ApplyChange:
             kept = survivor(distinct)
             cluster = replace(merge(distinct, kept.cid), version=kept.version)
             expected: int | None = kept.version
-            before = listings(cluster) if len(distinct) == 1 else None
         else:
-            before = None
             seed = f"{change.url}@{change.version}".encode()
             cluster = Cluster(cid=hashlib.sha256(seed).hexdigest()[:20], members={})
             expected = None
@@ -404,21 +402,17 @@ class ApplyChange:
                 f"{MAX_CLUSTER_MEMBERS}",
             )
         absorbed = tuple((c.cid, c.version) for c in distinct if c.cid != cluster.cid)
-        relinks = before is None or _others(before, change.url) != _others(
-            listings(cluster), change.url
-        )
-        return ClusterWrite(cluster, expected, absorbed, tuple(target_writes), relinks)
+        return ClusterWrite(cluster, expected, absorbed, tuple(target_writes))
 
-    def _settle(self, change: PageChange, relinks: bool = True) -> frozenset[str]:
+    def _settle(self, change: PageChange) -> frozenset[str]:
         """Grow (or move) each sibling whose entry outgrew its reservation, mark each
-        sibling's shard pending; the shards to rebuild: the URL's and its live siblings'
-        (only the URL's when no sibling lists other alternates: ``relinks`` False)."""
+        sibling's shard pending; the shards to rebuild: the URL's and its live siblings'."""
         url = change.url
         state = self.registry.url_state(url)
         own = (
             frozenset({state.record.shard}) if state.record and state.record.shard else frozenset()
         )
-        if state.cluster is None or not relinks:
+        if state.cluster is None:
             return own
         cluster = self.registry.clusters([state.cluster]).get(state.cluster)
         if cluster is None:
@@ -607,11 +601,6 @@ def _applied(commit: Commit) -> Outcome:
         logger.warning("entry repaired", url=commit.change.url, shard=commit.shard)
         return Outcome.REPAIRED
     return Outcome.APPLIED
-
-
-def _others(listed: dict[str, Pairs], url: str) -> dict[str, Pairs]:
-    """The alternates each member but ``url`` lists."""
-    return {other: pairs for other, pairs in listed.items() if other != url}
 
 
 def _clustered(change: PageChange, pointer: str | None) -> bool:

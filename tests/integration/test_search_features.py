@@ -17,6 +17,7 @@ from sitemap_updater.domain.sharding import Limits
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import (
     NS,
+    FaultInjector,
     PipelineFactory,
     Recorder,
     document,
@@ -368,3 +369,28 @@ def test_groups_by_path_rule_and_by_explicit_field_all_in_one_index(
     pipeline.send_events([publish("/about", 2, sitemap="campaigns")])
     pipeline.drain()
     assert shard_of(pipeline.objects(), f"{SITE}/about") == "sitemap-pages-00001.xml.gz"
+
+
+def test_siblings_left_unsettled_are_settled_by_the_page_s_next_version(
+    make_pipeline: PipelineFactory,
+) -> None:
+    """A change of language committed, then its marking of the siblings' shards failed; the
+    page's next version, a new lastmod only, settles them (the failed one, redelivered, is
+    stale by then and settles nothing)."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
+    en, de = f"{SITE}/en", f"{SITE}/de"
+    pipeline.send_events([publish("/en", 1, hreflang="en", alternates=[alt("/de", "de")])])
+    pipeline.drain()
+    pipeline.send_events([publish("/de", 1, hreflang="de", alternates=[alt("/en", "en")])])
+    pipeline.drain()
+    faults = FaultInjector(pipeline)
+    faults.fail("BatchWriteItem", when=lambda params: "PEND#" in str(params))
+    british = {"hreflang": "en-GB", "alternates": [alt("/de", "de")]}
+    pipeline.send_events(
+        [publish("/en", 2, **british), publish("/en", 3, **british, lastmod="2026-11-20")]
+    )
+    pipeline.drain()
+
+    assert faults.fired
+    objects = pipeline.objects()
+    assert hreflang(objects)[en] == hreflang(objects)[de] == {("en-GB", en), ("de", de)}

@@ -246,6 +246,7 @@ class PublishIndex:
             self.store.delete(key)
             touched.append(key)
             self.registry.delete_index_output(key)
+            self._last_index.pop(key, None)
         # Not only those it stops naming now: a run that died before its request leaves
         # one unlisted with its object, and the next run asks again.
         retired = [o for o in outputs if not o.nameable and (o.listed or o.obj is not None)]

@@ -38,14 +38,33 @@ WRITTEN_KEYS = {
 OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
 REBUILD_TABLE_ACTIONS = ("GetItem", "BatchGetItem", "Query", "UpdateItem")
 TABLE_ACTIONS = {
-    # BatchGetItem: hreflang clusters and their members.
-    INGEST.name: ("GetItem", "BatchGetItem", "PutItem", "UpdateItem", "DeleteItem"),
-    REBUILD.name: REBUILD_TABLE_ACTIONS,
-    INDEX.name: ("Query", "UpdateItem", "DeleteItem"),
-    # The rebuild's, the by-shard index, and an entry repaired in a transaction conditional
-    # on its URL record.
+    # BatchGetItem: hreflang clusters and their members; BatchWriteItem: the pending markers
+    # of a cluster's other shards.
+    INGEST.name: (
+        "GetItem",
+        "BatchGetItem",
+        "BatchWriteItem",
+        "PutItem",
+        "UpdateItem",
+        "DeleteItem",
+    ),
+    # BatchWriteItem: the pending markers it applied, deleted.
+    REBUILD.name: (*REBUILD_TABLE_ACTIONS, "BatchWriteItem"),
+    # BatchGetItem: the index file's record with the changed shards' (the patch).
+    INDEX.name: ("BatchGetItem", "Query", "UpdateItem", "DeleteItem"),
+    # The rebuild's reads (it rebuilds with restore, which applies no marker), the by-shard
+    # index, and an entry repaired in a transaction conditional on its URL record.
     RECONCILE.name: (*REBUILD_TABLE_ACTIONS, "PutItem", "DeleteItem", "ConditionCheckItem"),
 }
+
+
+def table_actions(name: str, feed: bool) -> tuple[str, ...]:
+    """The DynamoDB actions function ``name`` is granted on the table."""
+    actions = TABLE_ACTIONS.get(name, ())
+    if name == INDEX.name and feed:  # the feed's one item, read to publish it
+        actions = (*actions, "GetItem")
+    return actions
+
 
 OLDER_RUNTIME = (
     f"python{PYTHON_VERSION} (supported until 2028) rather than the newest runtime: the asset "
@@ -162,17 +181,15 @@ class Functions(Construct):
     def _permissions(self, name: str) -> list[iam.PolicyStatement]:
         table, bucket = self.storage.table.table_arn, self.storage.bucket
         grants: list[tuple[Sequence[str], Sequence[str]]] = []
-        if name in TABLE_ACTIONS:
+        if actions := table_actions(name, self.feed):
             tables = [table, f"{table}/index/*"] if name == RECONCILE.name else [table]
-            grants.append(([f"dynamodb:{action}" for action in TABLE_ACTIONS[name]], tables))
+            grants.append(([f"dynamodb:{action}" for action in actions], tables))
         if name in WRITTEN_KEYS:
             # HeadObject of a missing key answers 404 only with s3:ListBucket (403 without it),
             # and the store treats only 404 as "absent".
             grants.append((OBJECT_ACTIONS, self._objects(WRITTEN_KEYS[name])))
             grants.append((["s3:ListBucket"], [bucket.bucket_arn]))
         grants += [(["sqs:SendMessage"], arns) for arns in self._sends_to(name)]
-        if name == INDEX.name and self.feed:  # the feed's one item, read to publish it
-            grants.append((["dynamodb:GetItem"], [table]))
         if name == INDEX.name and self.site_file_keys:
             # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
             grants.append((["s3:GetObject", "s3:PutObject"], self._objects(self.site_file_keys)))

@@ -76,15 +76,16 @@ def expected(synth: Synthesized, name: str, invalidation: bool) -> set[tuple[str
     objects = {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"}
     common = each(XRAY, "*") | each(LOGS, logs) | each(CONSUME, queue[name])
     own = {
-        "ingest": each({"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:PutItem",
-                        "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, table)
+        "ingest": each({"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem",
+                        "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, table)
         | each({"sqs:SendMessage"}, queue["rebuild"], ingest_dlq),
         "rebuild": each({"dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query",
-                         "dynamodb:UpdateItem"}, table)
+                         "dynamodb:UpdateItem", "dynamodb:BatchWriteItem"}, table)
         | each(objects, f"{bucket}/sitemap-*")
         | each({"s3:ListBucket"}, bucket)
         | each({"sqs:SendMessage"}, queue["index"]),
-        "index": each({"dynamodb:Query", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, table)
+        "index": each({"dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:UpdateItem",
+                       "dynamodb:DeleteItem"}, table)
         | each(objects, *(f"{bucket}/{key}" for key in ("sitemap.xml", "sitemap-index-*",
                                                        "robots.txt")))
         | each({"s3:ListBucket"}, bucket)

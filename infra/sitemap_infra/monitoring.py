@@ -222,7 +222,11 @@ class Monitoring(Construct):
         self.alarm(
             "RegistryThrottled",
             cloudwatch.MathExpression(
-                expression="read + write", using_metrics=throttled, period=PERIOD
+                # DynamoDB publishes a throttle metric only when it throttles: a sum with one
+                # of them absent would have no datapoint at all.
+                expression="FILL(read, 0) + FILL(write, 0)",
+                using_metrics=throttled,
+                period=PERIOD,
             ),
             threshold=1,
             description="DynamoDB throttled the registry; the calls are retried, and records "
@@ -248,7 +252,9 @@ class Monitoring(Construct):
 
     def _reconcile_alarms(self, function: lambda_.Function) -> None:
         repaired = cloudwatch.MathExpression(
-            expression="shards + entries",
+            # Ingest emits only EntriesRepaired: without FILL its repairs show only when a
+            # reconcile run falls in the same period.
+            expression="FILL(shards, 0) + FILL(entries, 0)",
             using_metrics={
                 "shards": self.pipeline_metric(Metric.SHARDS_REPAIRED),
                 "entries": self.pipeline_metric(Metric.ENTRIES_REPAIRED),

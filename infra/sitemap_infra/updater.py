@@ -185,6 +185,9 @@ class SitemapUpdater(Construct):
         )
 
     def _reconcile_schedule(self) -> None:
+        # The schedule's retry_attempts governs only EventBridge's delivery; Lambda would run
+        # a failed run twice more on its own. The next hour's run takes up what one left.
+        self.functions[RECONCILE.name].configure_async_invoke(retry_attempts=0)
         events.Rule(
             self,
             "ReconcileSchedule",

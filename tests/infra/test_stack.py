@@ -16,6 +16,7 @@ from sitemap_updater.resources import (
     MAX_MESSAGE_BYTES,
     NEWS_SWEEP_MINUTES,
     QUEUE_RETENTION_DAYS,
+    RECONCILE,
     TABLE,
     VISIBILITY_TIMEOUT_FACTOR,
     output_key,
@@ -405,7 +406,8 @@ def test_the_stacks_own_alarms(default: Synthesized) -> None:
     (throttled,) = [a for a in alarms(default) if "Throttle" in str(a.get("Metrics"))]
     names = {m["MetricStat"]["Metric"]["MetricName"] for m in throttled["Metrics"][1:]}
     assert names == {"ReadThrottleEvents", "WriteThrottleEvents"}
-    assert throttled["Metrics"][0]["Expression"] == "read + write"
+    # Each throttle metric exists only while DynamoDB throttles: either alone must count.
+    assert throttled["Metrics"][0]["Expression"] == "FILL(read, 0) + FILL(write, 0)"
 
 
 def test_the_cloudfront_alarm_exists_only_where_cloudfront_publishes(default: Synthesized) -> None:
@@ -486,3 +488,21 @@ def test_output_values(default: Synthesized) -> None:
 
 def test_stack_name_comes_from_context(configured: Synthesized) -> None:
     assert configured.stack.stack_name == "Sitemaps-Prod"
+
+
+def test_drift_repaired_by_ingest_alone_still_alarms(default: Synthesized) -> None:
+    """Ingest emits EntriesRepaired without ShardsRepaired (only the reconciler emits that):
+    the sum must not need both."""
+    (drift,) = [a for a in alarms(default) if "EntriesRepaired" in str(a.get("Metrics"))]
+    names = {m["MetricStat"]["Metric"]["MetricName"] for m in drift["Metrics"][1:]}
+    assert names == {"ShardsRepaired", "EntriesRepaired"}
+    assert drift["Metrics"][0]["Expression"] == "FILL(shards, 0) + FILL(entries, 0)"
+
+
+def test_a_failed_reconcile_run_is_not_run_again_by_lambda(default: Synthesized) -> None:
+    """The schedule's retries cover only EventBridge's delivery: Lambda's own two retries of
+    an asynchronous invocation would run a failing 15-minute reconcile three times an hour."""
+    reconcile = default.logical_id(default.stack.updater.functions[RECONCILE.name])
+    (config,) = default.resources("AWS::Lambda::EventInvokeConfig").values()
+    assert config["Properties"]["FunctionName"] == {"Ref": reconcile}
+    assert config["Properties"]["MaximumRetryAttempts"] == 0

@@ -13,13 +13,17 @@ from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from sitemap_infra.functions import new_function
 from sitemap_infra.monitoring import Monitoring
+from sitemap_infra.nag import acknowledge
 from sitemap_infra.queues import QueuePair
 from sitemap_updater.connectors import Connector
 from sitemap_updater.observability import Metric
+from sitemap_updater.resources import DLQ_RETENTION_DAYS
 
 HANDLER = "sitemap_updater.handlers.webhook.handler"
 REFUSED_BURST = 20  # 401s in five minutes: a forger, or a CMS with a stale secret
@@ -38,6 +42,7 @@ class Webhooks(Construct):
         monitoring: Monitoring,
     ) -> None:
         super().__init__(scope, construct_id)
+        self.failed: sqs.Queue | None = None  # partner events that failed (see _partner_rules)
         self.function = new_function(
             self,
             "",
@@ -64,22 +69,55 @@ class Webhooks(Construct):
                 )
         self.url = self.function.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
         CfnOutput(self, "Url", value=self.url.url, description="POST <this>hooks/<name>")
-        for connector in connectors:
-            if connector.event_source:  # its partner bus, created when the source is associated
-                bus = events.EventBus.from_event_bus_name(
-                    self, f"{connector.name}Bus", connector.event_source
-                )
-                events.Rule(
-                    self,
-                    f"{connector.name}Rule",
-                    event_bus=bus,
-                    event_pattern=events.EventPattern(source=[connector.event_source]),
-                    targets=[targets.LambdaFunction(self.function, retry_attempts=8)],
-                )
+        if sources := [c for c in connectors if c.event_source]:
+            self._partner_rules(sources, monitoring)
         monitoring.alarm(
             "RefusedAlarm",
             monitoring.pipeline_metric(Metric.WEBHOOKS_REFUSED),
             threshold=REFUSED_BURST,
             description=f"{REFUSED_BURST}+ webhook requests refused (401) in 5 minutes",
+            scope=self,
+        )
+
+    def _partner_rules(self, connectors: Sequence[Connector], monitoring: Monitoring) -> None:
+        """A rule per partner bus (created when its source is associated), invoking the
+        function asynchronously. An event neither delivered (EventBridge's retries) nor
+        handled (Lambda's) is kept in a queue of its own, and alarms: nothing is lost."""
+        self.failed = sqs.Queue(
+            self,
+            "FailedEvents",
+            retention_period=Duration.days(DLQ_RETENTION_DAYS),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+        )
+        acknowledge(
+            self.failed,
+            "AwsSolutions-SQS3",
+            "It is a dead-letter queue: of the rules' targets and the function's asynchronous "
+            "invocations, which cdk-nag does not recognise as such.",
+        )
+        self.function.configure_async_invoke(on_failure=destinations.SqsDestination(self.failed))
+        for connector in connectors:
+            bus = events.EventBus.from_event_bus_name(
+                self, f"{connector.name}Bus", connector.event_source or ""
+            )
+            target = targets.LambdaFunction(
+                self.function, retry_attempts=8, dead_letter_queue=self.failed
+            )
+            events.Rule(
+                self,
+                f"{connector.name}Rule",
+                event_bus=bus,
+                event_pattern=events.EventPattern(source=[connector.event_source or ""]),
+                targets=[target],
+            )
+        monitoring.alarm(
+            "FailedEventsAlarm",
+            self.failed.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(1), statistic="Maximum"
+            ),
+            threshold=1,
+            description="A partner event (Shopify) could not be delivered to or handled by "
+            "the webhook function: it is kept in the FailedEvents queue (see OPERATIONS).",
             scope=self,
         )

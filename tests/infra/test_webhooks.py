@@ -130,3 +130,33 @@ def test_a_connector_without_an_arn_is_refused_at_synth(tmp_path: Path) -> None:
 def test_cfn_lint_finds_nothing_with_the_endpoint(with_connectors: Synthesized) -> None:
     matches = lint(json.dumps(with_connectors.json), config=ManualArgs(regions=["us-east-1"]))
     assert [str(match) for match in matches] == []
+
+
+def test_a_partner_event_that_fails_is_kept_and_alarms(with_connectors: Synthesized) -> None:
+    """Invoked asynchronously, a failure would be dropped after Lambda's two retries (and an
+    undelivered event after EventBridge's): both go to the FailedEvents queue, which alarms."""
+    webhooks = with_connectors.stack.updater.webhooks
+    assert webhooks is not None
+    assert webhooks.failed is not None
+    failed = with_connectors.logical_id(webhooks.failed)
+    (config,) = [
+        c["Properties"]
+        for c in with_connectors.resources("AWS::Lambda::EventInvokeConfig").values()
+        if c["Properties"]["FunctionName"] == {"Ref": with_connectors.logical_id(webhooks.function)}
+    ]
+    destination = config["DestinationConfig"]["OnFailure"]["Destination"]
+    assert destination == {"Fn::GetAtt": [failed, "Arn"]}
+    (rule,) = [
+        r["Properties"]
+        for r in with_connectors.resources("AWS::Events::Rule").values()
+        if r["Properties"].get("EventBusName") == SHOPIFY_SOURCE
+    ]
+    assert rule["Targets"][0]["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": [failed, "Arn"]}}
+    alarms = with_connectors.resources("AWS::CloudWatch::Alarm").values()
+    watched = [
+        a
+        for a in alarms
+        if {"Name": "QueueName", "Value": {"Fn::GetAtt": [failed, "QueueName"]}}
+        in a["Properties"].get("Dimensions", [])
+    ]
+    assert [a["Properties"]["Threshold"] for a in watched] == [1]

@@ -66,7 +66,9 @@ class FunctionSpec:
 
     @property
     def visibility_timeout_seconds(self) -> int:
-        return self.timeout_seconds * VISIBILITY_TIMEOUT_FACTOR
+        """Six times the timeout, plus the batching window (AWS's guidance for SQS sources:
+        a message gathered at the window's start is held that much longer)."""
+        return self.timeout_seconds * VISIBILITY_TIMEOUT_FACTOR + self.batching_window_seconds
 
 
 TABLE = TableSpec()

@@ -43,7 +43,10 @@ def test_indexnow_has_its_own_standard_queue_and_dead_letter_queue(extras: Synth
     dlq = queues(extras)[extras.logical_id(pair.dead_letter)]["Properties"]
     assert "FifoQueue" not in queue
     assert "FifoQueue" not in dlq
-    assert queue["VisibilityTimeout"] == VISIBILITY_TIMEOUT_FACTOR * INDEXNOW.timeout_seconds
+    # AWS's guidance for an SQS source: six times the timeout, plus the batching window.
+    assert queue["VisibilityTimeout"] == (
+        VISIBILITY_TIMEOUT_FACTOR * INDEXNOW.timeout_seconds + INDEXNOW.batching_window_seconds
+    )
     assert queue["RedrivePolicy"] == {
         "deadLetterTargetArn": {"Fn::GetAtt": [extras.logical_id(pair.dead_letter), "Arn"]},
         "maxReceiveCount": INDEXNOW.max_receive_count,

@@ -105,13 +105,27 @@ def test_an_rss_item_s_page_is_its_own_link_not_an_atom_link_beside_it() -> None
     assert [u.loc for u in document.urls] == ["https://www.example.com/a"]
 
 
-def test_external_entities_are_never_resolved() -> None:
+@pytest.mark.parametrize(
+    "entity", ['<!ENTITY e SYSTEM "file:///etc/passwd">', '<!ENTITY e "https://www.example.com">']
+)
+def test_a_document_declaring_a_doctype_is_unreadable_and_its_entities_never_read(
+    entity: str,
+) -> None:
+    """Left unexpanded, an entity would make a <loc> other than the one meant (and the
+    schema check cannot take it): the document is refused, with its reason."""
     body = (
-        b'<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY e SYSTEM "file:///etc/passwd">]>'
-        b"<urlset><url><loc>&e;</loc></url></urlset>"
-    )
-    urls = load_document("u", ok("u", body)).urls
-    assert "root:" not in (urls[0].loc or "")
+        f'<?xml version="1.0"?><!DOCTYPE urlset [{entity}]>'
+        "<urlset><url><loc>&e;/a</loc></url></urlset>"
+    ).encode()
+    document = load_document("u", ok("u", body))
+    assert (document.kind, document.urls) == (UNREADABLE, [])
+    assert document.error == "declares a DOCTYPE: a sitemap has none"
+
+
+def test_a_value_is_its_whole_text_around_comments_and_instructions() -> None:
+    body = urlset("<loc>https://www.example.com/a<!-- x -->bc<?pi y?>d</loc>")
+    (entry,) = load_document("u", ok("u", body)).urls
+    assert entry.loc == "https://www.example.com/abcd"
 
 
 def test_documents_say_what_they_are_or_why_they_cannot_be_read() -> None:

@@ -120,7 +120,9 @@ def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
         for part in element:
             name = local_name(part.tag)
             if name in PAGE_FIELDS and name not in values:
-                values[name] = (part.text or "").strip()
+                # Its whole text: a comment or an instruction inside does not end it.
+                text = part.text if len(part) == 0 else "".join(part.itertext())
+                values[name] = (text or "").strip()
         loc = values.pop("loc", None)
         found.append(Entry(loc, element.sourceline, **values, element=element))
     return (kind, found, []) if kind == URLSET else (kind, [], found)
@@ -160,8 +162,14 @@ def load_document(
         if document.error is None and fetched.body.removeprefix(_BOM).lstrip()[:1] not in b"<":
             document.kind, document.urls = TEXT, text_entries(fetched.body)
         elif document.error is None:
-            document.root = etree.fromstring(fetched.body, parser)
-            document.kind, document.urls, document.sitemaps = read_entries(document.root)
+            root = etree.fromstring(fetched.body, parser)
+            if root.getroottree().docinfo.doctype:
+                # Its entities would be left unexpanded (never read: no XXE), so values
+                # would not be the ones meant; and the schema check cannot take them.
+                document.error = "declares a DOCTYPE: a sitemap has none"
+            else:
+                document.root = root
+                document.kind, document.urls, document.sitemaps = read_entries(root)
     except etree.XMLSyntaxError as exc:
         document.error = f"not well-formed XML: {exc}"
     except UnicodeDecodeError as exc:

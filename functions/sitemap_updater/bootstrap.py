@@ -177,6 +177,7 @@ class App:
             period=timedelta(hours=self.settings.reconcile_period_hours),
             interval=timedelta(minutes=RECONCILE_MINUTES),
             clock=self.clock,
+            groups=self.settings.groups.named,
         )
 
     @_once

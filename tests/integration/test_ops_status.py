@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 
 from sitemap_updater.cli import main
+from sitemap_updater.domain.events import parse_event
 from sitemap_updater.local.stack import register_stack
+from sitemap_updater.ops.status import shard_statuses
+from sitemap_updater.usecases.reconcile import known_shards
 from tests.integration.conftest import STACK, PipelineFactory, publish, unpublish
 from tests.pipeline import Pipeline
 
@@ -126,3 +129,26 @@ def test_dead_letters_are_counted_per_reason_code_with_a_sample_and_left_visible
     assert table[-4].startswith("dead letters: 4 by reason_code")
     assert table[-3].startswith("  ingest DLQ: 2 malformed_json, e.g. ")
     assert table[-1] == f"  ingest DLQ: 1 retries_exhausted, e.g. {samples['retries_exhausted']}"
+
+
+def test_a_rule_group_s_shards_whose_rebuilds_were_lost_are_still_known(
+    make_pipeline: Any,
+) -> None:
+    """Pages committed to a GROUP_RULES group whose rebuild requests never went (a backfill
+    killed between the two): status, rebuild --all and the reconciler still see its shards,
+    although none has a record yet; a rule's group with no page adds none."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=2, GROUP_RULES="/shop/=shop, /blog/=blog")
+    app = pipeline.app
+    for n in range(5):  # committed only: no rebuild asked for
+        app.apply_change(parse_event(publish(f"/shop/p{n}", 1), app.settings.site))
+    groups = app.settings.groups.named
+
+    known = [output.shard for output in known_shards(app.registry, groups)]
+    assert known == ["pages-00001", "shop-00001", "shop-00002", "shop-00003"]
+    statuses = shard_statuses(app.registry, app.settings.limits, [], groups)
+    assert [(s.shard, s.slots) for s in statuses if s.shard.startswith("shop")] == [
+        ("shop-00001", 2),
+        ("shop-00002", 2),
+        ("shop-00003", 1),
+    ]
+    assert app.reconcile.groups == groups  # its shards are in the reconciler's round too

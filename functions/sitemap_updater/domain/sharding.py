@@ -298,6 +298,11 @@ class GroupRules:
         prefixes.sort(key=lambda rule: -len(rule[0]))
         return cls(prefixes=tuple(prefixes), default=default, news=news_groups)
 
+    @property
+    def named(self) -> frozenset[str]:
+        """The groups these rules name (an event may name others: its ``sitemap``)."""
+        return frozenset({self.default, *self.news, *(group for _, group in self.prefixes)})
+
     def group_for(self, url: str, explicit: str | None = None) -> str:
         if explicit is not None:
             return explicit

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     app = resolve(args).app
     from sitemap_updater.usecases.reconcile import known_shards  # noqa: PLC0415 - after resolve()
 
-    known = [output.shard for output in known_shards(app.registry)]
+    known = [output.shard for output in known_shards(app.registry, app.settings.groups.named)]
     if unknown := [shard for shard in args.shard or [] if shard not in known]:
         raise UserError(
             f"--shard {unknown[0]}: the registry has no such shard (it has {len(known):,}: "

@@ -12,10 +12,11 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
-from sitemap_updater.domain.sharding import DEFAULT_GROUP, Limits, parse_shard_id
+from sitemap_updater.domain.sharding import Limits, parse_shard_id
 from sitemap_updater.ops.errors import exit_status
 from sitemap_updater.ops.progress import print_lines
 from sitemap_updater.ops.resolve import Deployment, resolve
+from sitemap_updater.usecases.reconcile import known_shards
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -55,12 +56,13 @@ class QueueStatus:
 
 
 def shard_statuses(
-    registry: Registry, limits: Limits, records: list[ShardOutput]
+    registry: Registry, limits: Limits, records: list[ShardOutput], groups: frozenset[str]
 ) -> list[ShardStatus]:
-    outputs = {output.shard: output for output in records}
-    groups = {DEFAULT_GROUP} | {parse_shard_id(shard)[0] for shard in outputs}
-    open_shards = {registry.open_shard(group) for group in groups}
-    shards = sorted(set(outputs) | open_shards, key=parse_shard_id)
+    """Every shard the registry knows (``known_shards``; ``groups``: the rules')."""
+    outputs = {output.shard: output for output in known_shards(registry, groups, records)}
+    named = {parse_shard_id(shard)[0] for shard in outputs}
+    open_shards = {registry.open_shard(group) for group in named}
+    shards = sorted(outputs, key=parse_shard_id)
     statuses = []
     for shard, (slots, reserved) in registry.capacities(shards).items():
         output = outputs.get(shard)
@@ -231,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
     deployment = resolve(args)
     settings, registry = deployment.settings, deployment.app.registry
     outputs = registry.shard_outputs()
-    shards = shard_statuses(registry, settings.limits, outputs)
+    shards = shard_statuses(registry, settings.limits, outputs, settings.groups.named)
     queues = queue_statuses(deployment, datetime.now(UTC))
     indexes = {key: out.obj for key, out in sorted(registry.index_outputs().items()) if out.obj}
     listed = (s.lastmod for s in shards if s.lastmod and s.state == "listed")

@@ -9,7 +9,7 @@ the shard by the rebuild's restore path, and records the check (``status`` shows
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from math import ceil
@@ -25,16 +25,28 @@ from sitemap_updater.usecases.rebuild import Rebuilt
 REPAIRS = {Rebuilt.WRITTEN, Rebuilt.RESTORED, Rebuilt.DELETED}
 
 
-def known_shards(registry: KnownShards) -> list[ShardOutput]:
+def known_shards(
+    registry: KnownShards, groups: Iterable[str] = (), outputs: Iterable[ShardOutput] | None = None
+) -> list[ShardOutput]:
     """Every shard the registry knows, in shard order: those with a record, and every number
-    up to each group's open shard (filled but never rendered: a blank record)."""
-    outputs = {output.shard: output for output in registry.shard_outputs()}
-    groups = {DEFAULT_GROUP} | {parse_shard_id(shard)[0] for shard in outputs}
-    for group in sorted(groups):
+    up to the open shard of each group that has one, or that ``groups`` (the rules') names
+    and has placed a page: filled but never rendered, a blank record. (A group only events
+    name is known once one of its shards has a record.)"""
+    records = registry.shard_outputs() if outputs is None else outputs
+    known = {output.shard: output for output in records}
+    recorded = {DEFAULT_GROUP} | {parse_shard_id(shard)[0] for shard in known}
+    for group in sorted(recorded | set(groups)):
         _group, open_number = parse_shard_id(registry.open_shard(group))
+        first = shard_id(group, 1)
+        if (
+            group not in recorded
+            and open_number == 1
+            and not registry.capacities([first])[first][0]
+        ):
+            continue  # a rule's group with no page yet
         for number in range(1, open_number + 1):
-            outputs.setdefault(shard_id(group, number), ShardOutput(shard_id(group, number)))
-    return sorted(outputs.values(), key=lambda output: parse_shard_id(output.shard))
+            known.setdefault(shard_id(group, number), ShardOutput(shard_id(group, number)))
+    return sorted(known.values(), key=lambda output: parse_shard_id(output.shard))
 
 
 @dataclass(frozen=True)
@@ -52,11 +64,12 @@ class Reconcile:
     period: timedelta
     interval: timedelta  # between runs
     clock: Callable[[], datetime]
+    groups: frozenset[str] = frozenset()  # the group rules' (GroupRules.named)
 
     def due(self) -> list[str]:
         """This run's shards: those not checked within the period, least recently checked
         first, as many as keep the pace (shards times interval over period)."""
-        shards = known_shards(self.registry)
+        shards = known_shards(self.registry, self.groups)
         checked_before = w3c(self.clock() - self.period)
         due = [s for s in shards if s.checked is None or s.checked <= checked_before]
         due.sort(key=lambda output: output.checked or "")  # stable: shard order within

@@ -172,10 +172,13 @@ def test_pages_are_placed_by_the_deployments_limits(
 def test_dry_run_validates_and_writes_nothing(
     deployed: Pipeline, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = pages_file(tmp_path, [{"url": f"{SITE}/a"}, {"url": f"{SITE}/b", "priority": 7}])
+    gone = {"type": "unpublish", "url": f"{SITE}/c"}  # valid, as the real run applies it
+    pages = [{"url": f"{SITE}/a"}, {"url": f"{SITE}/b", "priority": 7}, gone]
+    source = pages_file(tmp_path, pages)
     status, out, summary = run(capsys, str(source), "--dry-run")
     assert status == 0
-    assert (summary["valid"], len(summary["rejected"]), summary["applied"]) == (1, 1, 0)
+    assert (summary["valid"], len(summary["rejected"]), summary["applied"]) == (2, 1, 0)
+    assert summary["read"] == summary["valid"] + len(summary["rejected"])
     assert "nothing written" in out[-2]
     deployed.drain()
     assert "sitemap.xml" not in deployed.objects()

@@ -243,10 +243,9 @@ def dry_run(changes: Changes, limits: Limits, result: BackfillResult, progress: 
     """Validate only: what would be applied, what would be rejected and why."""
     for record, change in changes:
         progress.advance()
-        if change.entry is None:
-            continue
         try:
-            checked_entry_size(change.entry, limits)
+            if change.entry is not None:  # an unpublish is valid as parsed
+                checked_entry_size(change.entry, limits)
         except InvalidEvent as rejected:
             result.rejected.append(Problem(record.origin, rejected.reason))
         else:

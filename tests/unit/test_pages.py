@@ -148,6 +148,10 @@ def test_a_csv_quote_never_closed_is_refused_not_the_rest_of_the_file_read_as_on
         "malformed_csv",
         "a quote is never closed: lines 7-8 were read as one row",
     )
+    path.write_text('url,title,priority\nhttps://www.example.com/a,"A,0.5\n')  # the last line
+    (last,) = list(read_records(path))
+    assert last.error is not None
+    assert last.error.detail == "a quote is never closed: line 2"
 
 
 @pytest.mark.parametrize(

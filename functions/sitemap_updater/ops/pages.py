@@ -175,8 +175,10 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
     at, first = f"{path}:", reader.line_num + 1
     for row in reader:
         last = reader.line_num
-        if last > first and _unclosed(stream, text, first):
-            lines = f"lines {first}-{last} were read as one row"
+        if (last > first or len(row) != len(columns)) and _unclosed(stream, text, first):
+            lines = (
+                f"lines {first}-{last} were read as one row" if last > first else f"line {first}"
+            )
             error = InvalidEvent("malformed_csv", f"a quote is never closed: {lines}")
             yield Record(at, error=error, number=first)
         elif len(row) != len(columns) and "".join(row).strip():

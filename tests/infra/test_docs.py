@@ -30,6 +30,7 @@ NAMED_AS = {
     "AWS::CloudWatch::Dashboard": "dashboard",
     "AWS::Events::Rule": "EventBridge schedule",
     "AWS::Lambda::Permission": "permission to invoke",
+    "AWS::Lambda::EventInvokeConfig": "asynchronous invocation config",
 }
 PART_OF_ANOTHER = {
     "AWS::IAM::Policy",

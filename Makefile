@@ -60,7 +60,7 @@ test:
 	$(MAKE) --no-print-directory pytest
 
 # Render speed against sitemap.js, AWS work per event and in a burst, cold start: one table
-# each (a printout; the README's Performance section records a run). Several minutes.
+# each (a printout; docs/PERFORMANCE.md records a run). Several minutes.
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
 

@@ -28,23 +28,31 @@ class SiteHandler(BaseHTTPRequestHandler):
     server: SiteServer
 
     def do_POST(self) -> None:
+        """A webhook, as the function URL answers it (405 for another method on /hooks/)."""
         webhook = self.server.webhook
         if webhook is None:  # as http.server answers a method it has no handler for
             self.send_error(HTTPStatus.NOT_IMPLEMENTED, f"Unsupported method ({self.command!r})")
             return
         length = self.headers.get("Content-Length", "")
+        if self.command != "POST":
+            length = "0"  # refused for its method, unread
         if not length.isdigit():  # chunked or none: the size would be known only once read
             self._send(HTTPStatus.LENGTH_REQUIRED, {}, b"")
             return
         answer = webhook.too_large(int(length))
         if answer is None:
             body = self.rfile.read(int(length))
-            received = request("POST", self.path, self.headers.items(), body, time.time())
+            received = request(self.command, self.path, self.headers.items(), body, time.time())
             answer = webhook(received, uuid.uuid4().hex)
         json_type = {"Content-Type": "application/json"}
         self._send(HTTPStatus(answer.status), json_type, json.dumps(answer.body).encode())
 
+    do_PUT = do_DELETE = do_PATCH = do_POST
+
     def do_GET(self) -> None:
+        if self.server.webhook is not None and self.path.startswith("/hooks/"):
+            self.do_POST()
+            return
         response = self._object(unquote(urlsplit(self.path).path).lstrip("/"))
         if response is None:
             plain = {"Content-Type": "text/plain; charset=utf-8"}

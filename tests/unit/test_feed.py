@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -13,7 +14,9 @@ from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.feed import MAX_TITLE, Feed, FeedEntry, Gathered, feed_entry, merged
 from sitemap_updater.domain.render import render_feed
 from sitemap_updater.domain.urls import Site
-from sitemap_updater.usecases.feed import feed_file
+from sitemap_updater.usecases.feed import ATOM_CONTENT_TYPE, feed_file
+from sitemap_updater.usecases.ports import StoredObject
+from sitemap_updater.usecases.site_files import PublishSiteFiles, SiteFile
 from tests.atom import read_atom
 
 SITE = "https://www.example.com"
@@ -128,3 +131,30 @@ def test_the_feed_file_lists_at_most_the_size_set_now() -> None:
 
     file = feed_file(Stored(), Site.parse(SITE), 3)  # type: ignore[arg-type]
     assert [e.link for e in read_atom(file.body).entries] == [f"{SITE}/0", f"{SITE}/1", f"{SITE}/2"]
+
+
+def test_the_feed_file_is_written_again_when_it_returns_to_earlier_bytes() -> None:
+    """A, then A and B, then A again (B unpublished within the same second): the warm index
+    function must not take A for written because it once wrote it."""
+
+    class Bucket:
+        def __init__(self) -> None:
+            self.objects: dict[str, StoredObject] = {}
+
+        def head(self, key: str) -> StoredObject | None:
+            return self.objects.get(key)
+
+        def put(self, key: str, body: bytes, **options: Any) -> str:
+            self.objects[key] = StoredObject("etag", options["metadata"], body)
+            return "etag"
+
+    bodies = iter([b"A", b"A+B", b"A"])
+    bucket = Bucket()
+    publish = PublishSiteFiles(
+        (),
+        bucket,
+        "max-age=60",
+        lambda: SiteFile("feed.atom", next(bodies), ATOM_CONTENT_TYPE),  # type: ignore[arg-type]
+    )
+    assert [publish(), publish(), publish()] == [["feed.atom"]] * 3
+    assert bucket.objects["feed.atom"].body == b"A"

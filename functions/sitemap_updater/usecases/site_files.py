@@ -31,13 +31,14 @@ class PublishSiteFiles:
     store: ObjectStore
     cache_control: str
     feed: Callable[[], SiteFile] | None = None  # rendered for each run
-    _current: set[str] = field(default_factory=set, init=False)  # digests checked or written
+    # Each key's digest as last checked or written (the feed may go back to earlier bytes).
+    _current: dict[str, str] = field(default_factory=dict, init=False)
 
     def __call__(self, *, verify: bool = False) -> list[str]:
         """The keys written. ``verify`` checks every file again (the operators' restore)."""
         written = []
         for file in [*self.files, *([self.feed()] if self.feed is not None else [])]:
-            if file.digest in self._current and not verify:
+            if self._current.get(file.key) == file.digest and not verify:
                 continue
             found = self.store.head(file.key)
             if found is None or found.metadata.get("sha256") != file.digest:
@@ -50,7 +51,7 @@ class PublishSiteFiles:
                     metadata={"sha256": file.digest},
                 )
                 written.append(file.key)
-            self._current.add(file.digest)
+            self._current[file.key] = file.digest
         if written:
             metrics.add_metric(name=Metric.SITE_FILES_WRITTEN, unit="Count", value=len(written))
             logger.info("site files written", keys=written)

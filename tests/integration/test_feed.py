@@ -9,7 +9,14 @@ from typing import Any
 from sitemap_updater.domain.feed import FEED_KEY
 from tests.atom import read_atom
 from tests.conftest import SITE, FakeClock
-from tests.integration.conftest import Recorder, index_locs, publish, unpublish
+from tests.integration.conftest import (
+    FaultInjector,
+    Recorder,
+    index_locs,
+    publish,
+    site_entries,
+    unpublish,
+)
 
 
 def test_the_feed_lists_the_newest_changes_and_the_index_names_it(
@@ -109,3 +116,20 @@ def test_pages_named_by_their_cms_id_leave_the_feed_when_they_move_or_go(
     pipeline.drain()
     feed = read_atom(pipeline.objects()[FEED_KEY])
     assert [e.link for e in feed.entries] == [f"{SITE}/other"]
+
+
+def test_a_batched_commit_whose_answer_was_lost_still_reaches_the_feed(
+    make_pipeline: Any,
+) -> None:
+    """The batch's transaction lands, its answer is lost: applied again one by one, its
+    events are duplicates of themselves, and must still be merged (and sent to IndexNow)."""
+    pipeline = make_pipeline(FEED_ENTRIES=10)
+    faults = FaultInjector(pipeline)
+    faults.fail("TransactWriteItems", occurrence=1, after=True)
+    pipeline.send_events([publish("/a", 1), publish("/b", 1)])
+    pipeline.drain()
+
+    assert faults.fired
+    assert set(site_entries(pipeline.objects())) == {f"{SITE}/a", f"{SITE}/b"}
+    listed = {entry.link for entry in read_atom(pipeline.objects()[FEED_KEY]).entries}
+    assert listed == {f"{SITE}/a", f"{SITE}/b"}

@@ -491,7 +491,7 @@ class Ingest:
 
     def __call__(self, messages: Sequence[Message]) -> dict[str, IngestResult]:
         parsed = {message.message_id: self._parse(message) for message in messages}
-        together = self._apply_together(parsed)
+        together, uncertain = self._apply_together(parsed)
         results: dict[str, IngestResult] = {}
         touched: dict[str, list[str]] = defaultdict(list)
         changed: dict[str, PageChange | None] = {}  # for IndexNow and the feed, in order
@@ -504,9 +504,11 @@ class Ingest:
             for shard in result.shards:
                 touched[shard].append(message.message_id)
             # IndexNow hears of every applied change (an unpublished page too: crawlers should
-            # see its 404), and of a redelivered duplicate: the delivery that applied it may
-            # have died before queueing its URL.
-            replay = result.outcome is Outcome.DUPLICATE and message.redelivered
+            # see its 404), and of a duplicate that may be its own: redelivered (the delivery
+            # that applied it may have died before queueing its URL), or left out of a batched
+            # commit that failed (its answer lost, the commit may have landed).
+            mine = message.redelivered or message.message_id in uncertain
+            replay = result.outcome is Outcome.DUPLICATE and mine
             if isinstance(change, PageChange) and (result.outcome is Outcome.APPLIED or replay):
                 # An entity's previous URL, or the one an id alone names, is unpublished too.
                 urls = [*sorted(result.left), *([change.url] if change.url else [])]
@@ -531,26 +533,27 @@ class Ingest:
 
     def _apply_together(
         self, parsed: dict[str, PageChange | InvalidEvent]
-    ) -> dict[str, IngestResult]:
+    ) -> tuple[dict[str, IngestResult], set[str]]:
         """The outcomes of the plain changes applied together, by message id (a URL given
-        twice is applied one by one, in order). A failure here costs requests, never an
-        event: each is then applied on its own."""
+        twice is applied one by one, in order), and the ids of those left to be applied on
+        their own (a failed transaction's among them: it may have landed). A failure here
+        costs requests, never an event."""
         changes = {key: change for key, change in parsed.items() if isinstance(change, PageChange)}
         times = Counter(change.url for change in changes.values())
-        plain = [change for change in changes.values() if times[change.url] == 1]
+        plain = {key: change for key, change in changes.items() if times[change.url] == 1}
         if len(plain) < 2:
-            return {}
+            return {}, set()
         try:
-            results = self.apply.apply_plain(plain)
+            results = self.apply.apply_plain(list(plain.values()))
         except Exception as exc:  # noqa: BLE001 - each event is applied on its own instead
             logger.warning(
                 "batched apply failed; events applied one by one",
                 reason=f"{type(exc).__name__}: {exc}",
                 events=len(plain),
             )
-            return {}
-        message_of = {change.url: key for key, change in changes.items()}
-        return {message_of[url]: result for url, result in results.items()}
+            return {}, set(plain)
+        done = {key: results[c.url] for key, c in plain.items() if c.url in results}
+        return done, set(plain) - set(done)
 
     def _result(
         self, message: Message, change: PageChange | InvalidEvent, done: IngestResult | None

@@ -218,3 +218,19 @@ def test_a_clustered_move_no_registry_item_can_hold_leaves_the_page_where_it_was
     assert registry.url_state(f"{SITE}/b").record is None
     assert registry.entity("X") == EntityRecord(f"{SITE}/a", Decimal(1), True)
     assert set(site_entries(pipeline.objects())) == {f"{SITE}/a", f"{SITE}/de"}
+
+
+def test_a_rejected_event_is_dead_lettered_once_when_its_batch_fails_after_it(
+    pipeline: Pipeline,
+) -> None:
+    """The rebuild request fails: the good event is delivered again, the rejected one is
+    not (its dead letter is written already)."""
+    faults = FaultInjector(pipeline)
+    faults.fail("SendMessageBatch")
+    pipeline.send([json.dumps(publish("/ok", 1)), "{not json"])
+    pipeline.drain()
+
+    assert faults.fired
+    assert set(dead_letters_by_reason(pipeline)) == {"malformed_json"}
+    assert len(pipeline.dead_letters()) == 1
+    assert set(site_entries(pipeline.objects())) == {f"{SITE}/ok"}

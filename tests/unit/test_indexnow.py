@@ -469,12 +469,15 @@ def test_a_queue_failure_never_fails_the_batch() -> None:
 
 
 def test_urls_are_queued_even_when_the_rebuild_request_fails() -> None:
-    """The batch is retried (its events come back as duplicates, which are not queued), so
-    this is the one chance to queue them."""
+    """The message is retried (it comes back a duplicate, which is not queued), so this is
+    the one chance to queue it. A rejected one beside it is not retried: it is dead-lettered
+    already, and would be twice."""
     notifier = FakeNotifier()
     ingest = ingest_with(notifier, FakeRebuilds(broken=True))
+    results = ingest([Message("1", event("publish", "/a", 1)), Message("2", "{not json")])
     with pytest.raises(RetryableError, match="rebuild queue"):
-        ingest([Message("1", event("publish", "/a", 1))])
+        results["1"].value_or_raise()
+    assert results["2"].value_or_raise() == "rejected"
     assert notifier.queued == [[f"{SITE.origin}/a"]]
 
 

@@ -18,6 +18,7 @@ from sitemap_updater.observability import logged, metrics
 def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None
 ) -> PartialItemFailureResponse:
-    # Raises when the rebuild requests cannot be sent: SQS delivers the whole batch again.
+    # When the rebuild requests cannot be sent, every message but the rejected fails: SQS
+    # delivers them again.
     outcomes = (app_ or app()).ingest(messages_of(event))
     return report(event, context, lambda record: outcomes[record.message_id].value_or_raise())

@@ -479,8 +479,8 @@ def _siblings_fit(cluster: Cluster, listed: dict[str, Pairs], url: str, limits: 
 class Ingest:
     """One invocation's messages, each one's outcome by message id. Plain changes commit
     together, the rest one by one; then one rebuild request per touched shard and the feed's
-    update (each raises if it cannot: SQS delivers the batch again, and its committed events,
-    duplicates now, ask again); then IndexNow, which never raises."""
+    update (if either fails, every message but the rejected fails: SQS delivers them again,
+    and the committed events, duplicates now, ask again); then IndexNow, which never raises."""
 
     site: Site
     max_event_bytes: int
@@ -520,6 +520,13 @@ class Ingest:
             if self.feed is not None and changed:
                 entries = {url: feed_entry(c, applied) if c else None for url, c in changed.items()}
                 self.feed(entries, applied, replayed)
+        except Exception as error:  # noqa: BLE001 - every message but the rejected is retried
+            # SQS delivers them again (duplicates then, they ask again); a rejected one is
+            # in the dead-letter queue already, and would be put there a second time.
+            failed = IngestResult(Outcome.FAILED, error=error)
+            return {
+                key: r if r.outcome is Outcome.REJECTED else failed for key, r in results.items()
+            }
         finally:
             self._notify(list(changed))
         return results

@@ -3,10 +3,10 @@ at a time (docs/DESIGN.md#index).
 
 Shards whose object changed, while the index files name them all (as the last full publish
 left them, and finished: ``IndexOutput.whole``), get their lines rewritten in the files
-naming them. Anything else publishes
-in full: mark each shard ``listed`` before naming it, write the files whose bytes changed,
-set robots.txt's own lines, delete the files no longer needed, and clear ``listed`` on
-retiring shards no file names, asking their rebuild to delete them.
+naming them. Anything else publishes in full: mark each shard ``listed`` before naming it,
+write the files whose bytes changed, set robots.txt's own lines, delete the files no longer
+needed, and clear ``listed`` on retiring shards no file names, asking their rebuild to
+delete them.
 
 :meth:`PublishIndex.restore` (``sitemap-updater rebuild``, outside the index's message group)
 only writes back index files whose recorded bytes are current but whose object is missing or

@@ -133,3 +133,27 @@ def test_a_batched_commit_whose_answer_was_lost_still_reaches_the_feed(
     assert set(site_entries(pipeline.objects())) == {f"{SITE}/a", f"{SITE}/b"}
     listed = {entry.link for entry in read_atom(pipeline.objects()[FEED_KEY]).entries}
     assert listed == {f"{SITE}/a", f"{SITE}/b"}
+
+
+def test_a_publish_whose_batch_failed_after_its_commit_still_shows_in_the_feed(
+    make_pipeline: Any,
+) -> None:
+    """Its redelivery is a duplicate: it must still replace what an older version listed."""
+    pipeline = make_pipeline(FEED_ENTRIES=10)
+    pipeline.send_events([publish("/a", 1, title="Old title", lastmod="2026-11-01")])
+    pipeline.send_events([publish("/b", 1, title="B")])  # no lastmod: its place is its time
+    pipeline.drain()
+    faults = FaultInjector(pipeline)
+    faults.fail("SendMessageBatch")  # the rebuild request: the batch is delivered again
+    pipeline.send_events([publish("/a", 2, title="New title", lastmod="2026-11-20")])
+    pipeline.drain()
+    faults.fail("SendMessageBatch")
+    pipeline.send_events([publish("/b", 2, title="B, again")])
+    pipeline.drain()
+
+    assert len(faults.fired) == 2
+    entries = {
+        e.link: (e.title, e.updated) for e in read_atom(pipeline.objects()[FEED_KEY]).entries
+    }
+    assert entries[f"{SITE}/a"] == ("New title", "2026-11-20T00:00:00Z")
+    assert entries[f"{SITE}/b"][0] == "B, again"

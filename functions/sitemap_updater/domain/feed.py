@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence, Set
 from datetime import datetime
 
+import msgspec
 from msgspec import Struct
 
 from sitemap_updater.domain.contract import PageChange
@@ -48,12 +49,15 @@ def merged(
     replayed: Set[str] = frozenset(),
 ) -> tuple[FeedEntry, ...]:
     """The ``size`` newest of ``entries`` with ``changes`` (URL -> its entry, or None: gone).
-    A ``replayed`` page (a duplicate publish delivered again) keeps the entry it has."""
-    listed = {entry.url for entry in entries}
+    A ``replayed`` page (a duplicate publish delivered again, its time the time of this
+    delivery) keeps its place and takes its title: the entry listed may be an older
+    version's, if the first delivery died before the feed was written."""
+    listed = {entry.url: entry for entry in entries}
     changes = {
-        url: e
+        url: msgspec.structs.replace(listed[url], title=e.title)
+        if e is not None and url in replayed and url in listed
+        else e
         for url, e in changes.items()
-        if e is None or url not in replayed or url not in listed
     }
     kept = {entry.url: entry for entry in entries if entry.url not in changes}
     kept.update((url, entry) for url, entry in changes.items() if entry is not None)

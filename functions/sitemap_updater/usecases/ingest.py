@@ -513,7 +513,9 @@ class Ingest:
                 # An entity's previous URL, or the one an id alone names, is unpublished too.
                 urls = [*sorted(result.left), *([change.url] if change.url else [])]
                 changed.update((url, change if url == change.url else None) for url in urls)
-                replayed.update(urls if replay else ())
+                # A lastmod dates its entry whatever the delivery: merged as any other.
+                dated = change.entry is not None and change.entry.lastmod is not None
+                replayed.update(urls if replay and not dated else ())
         try:
             if touched:
                 self.queues.request_rebuilds(touched)

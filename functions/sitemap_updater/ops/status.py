@@ -60,9 +60,9 @@ def shard_statuses(
 ) -> list[ShardStatus]:
     """Every shard the registry knows (``known_shards``; ``groups``: the rules')."""
     outputs = {output.shard: output for output in known_shards(registry, groups, records)}
-    named = {parse_shard_id(shard)[0] for shard in outputs}
-    open_shards = {registry.open_shard(group) for group in named}
     shards = sorted(outputs, key=parse_shard_id)
+    # known_shards goes up to each group's open shard: its last, in shard order.
+    open_shards = set({parse_shard_id(shard)[0]: shard for shard in shards}.values())
     statuses = []
     for shard, (slots, reserved) in registry.capacities(shards).items():
         output = outputs.get(shard)

@@ -33,7 +33,7 @@ SHARD_KEYS = ("sitemap-*",)
 WRITTEN_KEYS = {
     REBUILD.name: SHARD_KEYS,
     RECONCILE.name: SHARD_KEYS,
-    INDEX.name: (INDEX_KEY, "sitemap-index-*", ROBOTS_KEY),
+    INDEX.name: (INDEX_KEY, "sitemap-index-*"),
 }
 OBJECT_ACTIONS = ("s3:GetObject", "s3:PutObject", "s3:DeleteObject")
 REBUILD_TABLE_ACTIONS = ("GetItem", "BatchGetItem", "Query", "UpdateItem")
@@ -190,9 +190,11 @@ class Functions(Construct):
             grants.append((OBJECT_ACTIONS, self._objects(WRITTEN_KEYS[name])))
             grants.append((["s3:ListBucket"], [bucket.bucket_arn]))
         grants += [(["sqs:SendMessage"], arns) for arns in self._sends_to(name)]
-        if name == INDEX.name and self.site_file_keys:
-            # HEAD (s3:GetObject) to compare, PUT when different; never deleted.
-            grants.append((["s3:GetObject", "s3:PutObject"], self._objects(self.site_file_keys)))
+        if name == INDEX.name:
+            # HEAD (s3:GetObject) to compare, PUT when different; never deleted (robots.txt
+            # is the owner's).
+            site_files = self._objects((ROBOTS_KEY, *self.site_file_keys))
+            grants.append((["s3:GetObject", "s3:PutObject"], site_files))
         if self.distribution_arn is not None and name in (REBUILD.name, RECONCILE.name, INDEX.name):
             grants.append((["cloudfront:CreateInvalidation"], [self.distribution_arn]))
         return [iam.PolicyStatement(actions=list(a), resources=list(r)) for a, r in grants]

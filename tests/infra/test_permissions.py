@@ -86,8 +86,8 @@ def expected(synth: Synthesized, name: str, invalidation: bool) -> set[tuple[str
         | each({"sqs:SendMessage"}, queue["index"]),
         "index": each({"dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:UpdateItem",
                        "dynamodb:DeleteItem"}, table)
-        | each(objects, *(f"{bucket}/{key}" for key in ("sitemap.xml", "sitemap-index-*",
-                                                       "robots.txt")))
+        | each(objects, f"{bucket}/sitemap.xml", f"{bucket}/sitemap-index-*")
+        | each(objects - {"s3:DeleteObject"}, f"{bucket}/robots.txt")
         | each({"s3:ListBucket"}, bucket)
         | each({"sqs:SendMessage"}, queue["rebuild"]),
     }[name]  # fmt: skip

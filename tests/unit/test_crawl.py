@@ -51,7 +51,9 @@ def test_sitemap_lines_are_found_in_any_case_with_comments_bom_and_crlf() -> Non
         b"  SITEMAP :/b.xml # ours\r\n"
         b"# Sitemap: https://www.example.com/commented.xml\n"
         b"sitemap:\n"
-        b"Sitemaps: https://www.example.com/not-a-directive.xml\r"
+        b"Sitemaps: https://www.example.com/plural.xml\r"  # Google reads any "sitemap..." key
+        b"Sitemap /e.xml\n"  # and two words without a colon
+        b"Sitemap /not /a-directive.xml\n"
         b"\x0bSitemap:\x0c/c.xml\x0b\n"
         b"Sitemap: /d.xml and more\n"
     )
@@ -60,8 +62,10 @@ def test_sitemap_lines_are_found_in_any_case_with_comments_bom_and_crlf() -> Non
         (1, "https://www.example.com/a.xml", "https://www.example.com/a.xml"),
         (3, "/b.xml", "https://www.example.com/b.xml"),
         (5, "", ""),
-        (7, "/c.xml", "https://www.example.com/c.xml"),
-        (8, "/d.xml and more", "https://www.example.com/d.xml and more"),
+        (6, "https://www.example.com/plural.xml", "https://www.example.com/plural.xml"),
+        (7, "/e.xml", "https://www.example.com/e.xml"),
+        (9, "/c.xml", "https://www.example.com/c.xml"),
+        (10, "/d.xml and more", "https://www.example.com/d.xml and more"),
     ]
 
 

@@ -42,7 +42,13 @@ def protego_sitemaps(data: bytes) -> list[str]:
     return list(Protego.parse(data.decode("utf-8", "replace")).sitemaps)
 
 
-_ORACLE = re.compile(rb"[ \t\x0b\x0c]*sitemap[ \t\x0b\x0c]*:([^#\r\n]*)", re.I)
+# Google's reading: a key starting "sitemap" or "site-map" up to the first colon, or, with
+# no colon, a first word of exactly two.
+_ORACLE = re.compile(
+    rb"[ \t\x0b\x0c]*site-?map(?:[^:#\r\n]*:([^#\r\n]*)"
+    rb"|[^ \t:#\r\n]*[ \t]+([^ \t\x0b\x0c:#\r\n]+)[ \t\x0b\x0c]*(?:#[^\r\n]*)?[\r\n]*$)",
+    re.I,
+)
 _HOST = re.compile(rb"\s*host\s*:", re.I)
 
 
@@ -52,7 +58,8 @@ def own_lines(data: bytes) -> list[int]:
     for number, text in enumerate(data.splitlines(keepends=True)):
         body = text.removeprefix(BOM) if number == 0 else text
         match = _ORACLE.match(body)
-        value = match.group(1).strip().decode("utf-8", "replace") if match else ""
+        value = (match.group(1) or match.group(2) or b"").strip() if match else b""
+        value = value.decode("utf-8", "replace")
         if match and is_own_sitemap_url(value, SITE):
             found.append(number)
     return found
@@ -307,7 +314,7 @@ OTHERS = (
     b"sitemap:/sitemap_news.xml\n"
     b"Sitemap: https://example.com/sitemap.xml\n"
     b"Sitemap: https://www.example.com:8443/sitemap.xml\n"
-    b"Sitemaps: https://www.example.com/sitemap.xml\n"
+    b"Sitemaps: https://www.example.com/sitemaps.xml\n"
     b"Sitemap:\n"
 )
 
@@ -323,13 +330,35 @@ def test_owners_other_sitemap_lines_are_untouched() -> None:
     assert with_sitemaps(current, [], SITE) is current
 
 
-def test_sitemaps_plural_is_read_by_protego_but_not_ours() -> None:
-    # Protego also reads "Sitemaps:", "Site-map:" and "Sitemap <url>"; RobotFileParser
-    # reads only "Sitemap:". Our rule is "Sitemap:" only: such lines stay the owner's.
-    current = b"Sitemaps: https://www.example.com/sitemap.xml\n"
-    assert protego_sitemaps(current) == [S1]
-    assert robotparser_sitemaps(current) == []
-    assert with_sitemaps(current, [S1], SITE) == current + b"\n" + line(S1)
+@pytest.mark.parametrize(
+    "own",
+    [
+        b"Sitemaps: https://www.example.com/sitemap.xml",
+        b"site-map: /sitemap.xml",
+        b"Sitemap https://www.example.com/sitemap.xml",  # key "Sitemap https", as Google reads
+        b"Sitemap /sitemap.xml",
+        b"sitemap\t/sitemap.xml  # the index",
+    ],
+)
+def test_lines_google_reads_as_sitemaps_are_ours_when_they_name_our_index(own: bytes) -> None:
+    # Google's parser takes any key starting with "sitemap" or "site-map" and, with no colon,
+    # two words; protego follows it. Left alone, such a line would list the index twice, or a
+    # deleted index file for good.
+    current = OWNER + own + b"\n"
+    assert protego_sitemaps(current) != []
+    assert with_sitemaps(current, [S1], SITE) == OWNER + line(S1)
+    assert with_sitemaps(current, [], SITE) == OWNER
+
+
+@pytest.mark.parametrize(
+    "other", [b"Sitemap", b"Sitemap /sitemap.xml extra", b"Sitemapper /x.xml", b"Site map: /x"]
+)
+def test_other_colon_less_lines_stay_the_owners(other: bytes) -> None:
+    current = OWNER + other + b"\n"
+    result = with_sitemaps(current, [S1], SITE)
+    assert result.startswith(current)
+    assert result.endswith(line(S1))
+    assert with_sitemaps(current, [], SITE) is current
 
 
 def test_a_value_is_the_whole_rest_of_the_line_as_crawlers_read_it() -> None:
@@ -496,7 +525,8 @@ FRAGMENTS = [
     b"Sitemap: https://www.example.com/sitemap.xml?x=1",
     b"sitemap :/sitemap_news.xml  # news",
     b"Sitemap:",
-    b"Sitemaps: https://www.example.com/sitemap.xml",
+    b"Sitemaps: https://www.example.com/news.xml",
+    b"Sitemap /sitemap.xml and more",
     b"\x1cSitemap: https://www.example.com/sitemap.xml",  # str.splitlines() breaks at \x1c
     b"\xc2\xa0Sitemap: https://www.example.com/sitemap.xml",  # str.strip() drops NBSP
     BOM,
@@ -513,7 +543,9 @@ owner_content = st.lists(st.tuples(owner_line, st.sampled_from([*ENDINGS, b""]))
 )
 own_line = st.builds(
     lambda key, value, tail: key + value + tail,
-    st.sampled_from([b"Sitemap: ", b"sitemap:", b"SITEMAP :", b"  Sitemap:\t"]),
+    st.sampled_from(
+        [b"Sitemap: ", b"sitemap:", b"SITEMAP :", b"  Sitemap:\t", b"Sitemaps: ", b"site-map "]
+    ),
     st.sampled_from(
         [
             S1.encode(),

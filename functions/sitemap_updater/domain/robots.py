@@ -1,10 +1,12 @@
 """robots.txt belongs to the site's owner: we keep only our own ``Sitemap:`` lines right,
 by pure byte editing.
 
-* A Sitemap directive is a line starting (after ASCII whitespace, and a BOM on the first
-  line) with ``sitemap``, any case, then ``:``; its value is the rest of the line before
-  ``#``, stripped of ASCII whitespace, as Google's parser (the RFC 9309 reference) reads it:
-  a value with trailing words names another URL, so such a line is the owner's.
+* A line is read as Google's parser (the RFC 9309 reference) reads it: before ``#`` (and
+  after a BOM on the first line), its key is what precedes the first ``:``, or, with no
+  ``:``, the first of exactly two words; it is a Sitemap directive when the key, stripped,
+  starts with ``sitemap`` or ``site-map`` in any case. Its value is the rest, stripped of
+  ASCII whitespace: a value with trailing words names another URL, so such a line is the
+  owner's.
 * It is *ours* when its value, resolved against the site, is on the site's host and port
   (either scheme: a wrong one is corrected), with no query or fragment, and its path is
   exactly ``/sitemap.xml`` or ``/sitemap-index-N.xml``. Nothing else is ever touched.
@@ -31,7 +33,7 @@ from sitemap_updater.domain.urls import DEFAULT_PORTS, Site
 MAX_ROBOTS_BYTES = 512_000  # Google reads at most 500 KiB
 
 _BOM = b"\xef\xbb\xbf"
-_DIRECTIVE = re.compile(rb"[ \t\x0b\x0c]*sitemap[ \t\x0b\x0c]*:", re.IGNORECASE)
+_SPACE = b" \t\x0b\x0c"
 _OWN_PATH = re.compile(r"/sitemap(?:-index-[0-9]+)?\.xml")
 
 
@@ -111,10 +113,16 @@ def _is_blank(line: bytes, first: bool) -> bool:
 
 def sitemap_value(line: bytes) -> str | None:
     """The value of a Sitemap directive (``""`` when it has none), or None for other lines."""
-    match = _DIRECTIVE.match(line)
-    if match is None:
+    text = line.split(b"#", 1)[0].strip(_SPACE + b"\r\n")
+    key, colon, value = text.partition(b":")
+    if not colon:  # Google accepts a forgotten colon between exactly two words
+        words = text.split()
+        if len(words) != 2:
+            return None
+        key, value = words
+    if not key.strip(_SPACE).lower().startswith((b"sitemap", b"site-map")):
         return None
-    return line[match.end() :].split(b"#", 1)[0].strip().decode("utf-8", "replace")
+    return value.strip().decode("utf-8", "replace")
 
 
 def _own_path(value: str, site: Site) -> str | None:

@@ -213,6 +213,12 @@ class MemoryRegistry:
             for shard in shards:
                 self.marked[shard].append(change)
 
+    def set_settled(self, cid: str, version: int) -> None:
+        with self.lock:
+            found = self.cluster_records.get(cid)
+            if isinstance(found, Cluster) and found.version == version:
+                self.cluster_records[cid] = replace(found, settled=version)
+
     def open_shard(self, group: str) -> str:
         with self.lock:
             return shard_id(group, self.open.get(group, 1))

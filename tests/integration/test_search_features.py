@@ -394,3 +394,31 @@ def test_siblings_left_unsettled_are_settled_by_the_page_s_next_version(
     assert faults.fired
     objects = pipeline.objects()
     assert hreflang(objects)[en] == hreflang(objects)[de] == {("en-GB", en), ("de", de)}
+
+
+def test_a_new_lastmod_in_a_settled_cluster_asks_only_for_its_own_shard(
+    make_pipeline: PipelineFactory,
+) -> None:
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
+    pages = {"/en": "en", "/de": "de", "/fr": "fr"}
+    every = [alt(path, lang) for path, lang in pages.items()]
+    pipeline.send_events(
+        [publish(path, 1, hreflang=lang, alternates=every) for path, lang in pages.items()]
+    )
+    pipeline.drain()
+    recorder = Recorder(pipeline)
+    pipeline.send_events([publish("/en", 2, hreflang="en", alternates=every, lastmod="2026-11-28")])
+    pipeline.drain()
+
+    asked = [
+        json.loads(entry["MessageBody"])
+        for name, params in recorder.calls
+        if name == "SendMessageBatch" and "rebuild" in params["QueueUrl"]
+        for entry in params["Entries"]
+    ]
+    assert len(asked) == 1
+    assert shard_of(pipeline.objects(), f"{SITE}/en").endswith(f"{asked[0]['shard']}.xml.gz")
+    links = {(lang, f"{SITE}{path}") for path, lang in pages.items()}
+    assert {path: hreflang(pipeline.objects())[f"{SITE}{path}"] for path in pages} == dict.fromkeys(
+        pages, links
+    )

@@ -7,6 +7,7 @@ import itertools
 from decimal import Decimal
 
 import pytest
+from msgspec.structs import replace
 
 from sitemap_updater.domain.clusters import MAX_CLUSTER_MEMBERS, listings
 from sitemap_updater.domain.entries import SitemapEntry
@@ -271,3 +272,29 @@ def test_a_clustered_move_either_happens_or_leaves_the_page_where_it_was(room: i
         assert refused == "entry_too_large"
         assert listed(registry) == {f"{SITE}/a", f"{SITE}/de"}
         assert registry.entity("X") == EntityRecord(f"{SITE}/a", Decimal(1), True)
+
+
+def test_a_change_no_sibling_lists_differently_rebuilds_only_its_own_shard() -> None:
+    """A new lastmod of one translation leaves every sibling's line as it is: once the
+    cluster is settled, their shards are neither marked nor rebuilt. A new language rebuilds
+    them, and so does a redelivery."""
+    registry = MemoryRegistry(Limits(max_urls_per_shard=1))  # a shard per page
+    ingest = ApplyChange(registry, registry.limits, tombstone_ttl_seconds=100, clock=FakeClock())
+    every = (("en", "/en"), ("de", "/de"), ("fr", "/fr"))
+    for version, (lang, path) in enumerate(every, start=1):
+        ingest(clustered(path, version, lang, *every))
+    records = {path: registry.url_state(f"{SITE}{path}").record for _, path in every}
+    shards = {path: record.shard for path, record in records.items() if record is not None}
+    assert len(set(shards.values())) == 3
+    registry.marked.clear()
+
+    dated = clustered("/en", 10, "en", *every)
+    dated = replace(dated, entry=SitemapEntry(f"{SITE}/en", lastmod="2026-11-28"))
+    assert ingest(dated).shards == {shards["/en"]}
+    assert set(registry.marked) <= {shards["/en"]}
+    assert ingest(dated).shards == set(shards.values())  # a redelivery settles them all
+
+    registry.marked.clear()
+    british = ingest(clustered("/en", 11, "en-GB", ("en-GB", "/en"), *every[1:]))
+    assert british.shards == set(shards.values())
+    assert set(registry.marked) >= {shards["/de"], shards["/fr"]}

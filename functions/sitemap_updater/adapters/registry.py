@@ -11,7 +11,8 @@ One table, string keys ``pk``/``sk``, TTL attribute ``expires_at``; items by (pk
   SQS sent time, cluster)
 - ``GROUP#<group>``, ``#OPEN``: the group's open shard number
 - ``CLUSTER#<id>``, ``CLUSTER``: an hreflang cluster's members (languages, declarations,
-  placement), or a redirect to the cluster it was merged into
+  placement) and the version it was last settled at, or a redirect to the cluster it was
+  merged into
 - ``ENTITY#<id>``, ``ENTITY``: a CMS entity's newest version and URL
 - ``SHARDS``, ``<shard>``: the shard's published object (ShardOutput), when last reconciled
 - ``INDEXES``, ``<key>``: a published index file (IndexOutput)
@@ -386,6 +387,7 @@ class Registry:
     def _cluster_actions(self, write: ClusterWrite) -> list[Item]:
         cid = write.cluster.cid
         values = {"version": (write.expected or 0) + 1, "members": _members_json(write.cluster)}
+        values["settled"] = write.cluster.settled
         item = _sized(_attrs(values, cluster_key(cid)), "cluster_too_large", "the hreflang cluster")
         expected = _version_is(write.expected, "attribute_not_exists(pk)")
         actions = [self._action("Put", item, *expected)]
@@ -443,6 +445,13 @@ class Registry:
         """Record ``change`` pending in each shard (the siblings of a cluster that changed)."""
         items = [_marker_item(shard, [change]) for shard in shards]
         self._batch_write([{"PutRequest": {"Item": item}} for item in items])
+
+    def set_settled(self, cid: str, version: int) -> None:
+        """Mark cluster ``cid`` settled at ``version`` (see Cluster.settled), unless it moved
+        on: the change that moved it settles it."""
+        with contextlib.suppress(ConcurrentChange):
+            values = {":version": {"N": str(version)}}
+            self._update(cluster_key(cid), "SET settled = :version", values, "version = :version")
 
     def clear_pending(self, shard: str, applied: Sequence[Pending]) -> None:
         """Delete the markers that listed the changes applied, and only those: a marker
@@ -753,4 +762,5 @@ def _cluster(cid: str, item: Item) -> Cluster:
     for url, fields in stored.items():
         declares = tuple((lang, urls[h] if type(h) is int else h) for lang, h in fields["declares"])
         members[url] = Member(**{**fields, "declares": declares})
-    return Cluster(cid=cid, version=int(item["version"]["N"]), members=members)
+    settled = int(item["settled"]["N"]) if "settled" in item else 0
+    return Cluster(cid, int(item["version"]["N"]), members, settled)

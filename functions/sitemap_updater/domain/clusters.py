@@ -50,6 +50,9 @@ class Cluster:
     cid: str
     version: int = 0  # grows with every change (the registry's compare-and-set)
     members: Mapping[str, Member] | None = None
+    # The last version whose siblings' shards were all marked for rebuild: a change that alters
+    # no sibling's alternates may skip them only when nothing before it left them unmarked.
+    settled: int = 0
 
     @property
     def all(self) -> Mapping[str, Member]:
@@ -162,7 +165,7 @@ def merge(clusters: Iterable[Cluster], cid: str) -> Cluster:
     for cluster in clusters:
         for url, member in cluster.all.items():
             members.setdefault(url, member)
-    return Cluster(cid=cid, version=0, members=members)
+    return Cluster(cid=cid, members=members)
 
 
 def with_member(cluster: Cluster, url: str, member: Member) -> Cluster:

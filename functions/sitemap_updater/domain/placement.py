@@ -40,6 +40,7 @@ class ClusterWrite:
     expected: int | None
     absorbed: tuple[tuple[str, int], ...] = ()
     targets: tuple[tuple[str, Decimal | None, str | None], ...] = ()
+    relinks: bool = True  # it changes the alternates another member lists: their shards rebuild
 
 
 @dataclass(frozen=True)

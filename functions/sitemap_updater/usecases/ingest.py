@@ -136,7 +136,7 @@ class ApplyChange:
         done = self._until_committed(plan, f"{change.url}: gave up after")
         if isinstance(done, IngestResult):
             return replace(done, shards=done.shards | retired, left=left)
-        settled = self._settle(change) if done.cluster else frozenset()
+        settled = self._settle(change, done.cluster.relinks) if done.cluster else frozenset()
         if done.retired is not None:
             left |= {done.retired.change.url}
         return IngestResult(_applied(done), done.touched | settled | retired, left=left)
@@ -364,10 +364,14 @@ class ApplyChange:
         pointers = {state.cluster, *(s.cluster for s in target_states.values())} - {None}
         found = self.registry.clusters(c for c in pointers if c is not None)
         distinct = sorted({c.cid: c for c in found.values()}.values(), key=lambda c: c.cid)
+        before = None
         if distinct:
             kept = survivor(distinct)
-            cluster = replace(merge(distinct, kept.cid), version=kept.version)
+            merged = merge(distinct, kept.cid)
+            cluster = replace(merged, version=kept.version, settled=kept.settled)
             expected: int | None = kept.version
+            if len(distinct) == 1 and kept.settled == kept.version:
+                before = listings(cluster)
         else:
             seed = f"{change.url}@{change.version}".encode()
             cluster = Cluster(cid=hashlib.sha256(seed).hexdigest()[:20], members={})
@@ -402,17 +406,23 @@ class ApplyChange:
                 f"{MAX_CLUSTER_MEMBERS}",
             )
         absorbed = tuple((c.cid, c.version) for c in distinct if c.cid != cluster.cid)
-        return ClusterWrite(cluster, expected, absorbed, tuple(target_writes))
+        relinks = before is None or _others(before, change.url) != _others(
+            listings(cluster), change.url
+        )
+        if not relinks:  # settled, and no sibling's line changes: settled at what it commits
+            cluster = replace(cluster, settled=cluster.version + 1)
+        return ClusterWrite(cluster, expected, absorbed, tuple(target_writes), relinks)
 
-    def _settle(self, change: PageChange) -> frozenset[str]:
+    def _settle(self, change: PageChange, relinks: bool = True) -> frozenset[str]:
         """Grow (or move) each sibling whose entry outgrew its reservation, mark each
-        sibling's shard pending; the shards to rebuild: the URL's and its live siblings'."""
+        sibling's shard pending, then the cluster settled; the shards to rebuild: the URL's
+        and its live siblings' (only the URL's when no sibling's line changed: ``relinks``)."""
         url = change.url
         state = self.registry.url_state(url)
         own = (
             frozenset({state.record.shard}) if state.record and state.record.shard else frozenset()
         )
-        if state.cluster is None:
+        if state.cluster is None or not relinks:
             return own
         cluster = self.registry.clusters([state.cluster]).get(state.cluster)
         if cluster is None:
@@ -426,6 +436,8 @@ class ApplyChange:
         if siblings - own:  # its own shard's marker was committed with the change
             marker = Pending(url, str(change.version), change.sent, cluster.cid)
             self.registry.mark_pending(sorted(siblings - own), marker)
+        if cluster.settled != cluster.version:
+            self.registry.set_settled(cluster.cid, cluster.version)
         return frozenset(shards | siblings)
 
     def _resize(self, url: str) -> frozenset[str]:
@@ -459,6 +471,11 @@ class ApplyChange:
         if group not in self._open:
             self._open[group] = self.registry.open_shard(group)
         return self._open[group]
+
+
+def _others(listed: dict[str, Pairs], url: str) -> dict[str, Pairs]:
+    """The alternates each member but ``url`` lists."""
+    return {other: pairs for other, pairs in listed.items() if other != url}
 
 
 def _siblings_fit(cluster: Cluster, listed: dict[str, Pairs], url: str, limits: Limits) -> None:

@@ -4,6 +4,7 @@ values), safe about how (no network, DTD or entities), in the order found (repea
 
 from __future__ import annotations
 
+from codecs import BOM_UTF8, BOM_UTF16_BE, BOM_UTF16_LE
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,8 +23,6 @@ FEED = "feed"  # an Atom or RSS 2.0 feed, which sitemaps.org accepts as a sitema
 UNREADABLE = "unreadable"  # not fetched, or not XML
 UNKNOWN = "unknown"  # XML, but neither a urlset, a sitemap index nor a feed
 MAX_DEPTH = 5  # index -> index -> ... : sitemaps.org allows none; we follow a few
-_BOM = b"\xef\xbb\xbf"
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _ELSEWHERE = "on another origin than the index naming it; not followed"
 PAGE_FIELDS = ("loc", "lastmod", "changefreq", "priority")
 
@@ -103,7 +102,7 @@ def _atom_entry(entry: Any) -> Entry:
 
 def text_entries(body: bytes) -> list[Entry]:
     """The URLs of a text sitemap, one per line (UnicodeDecodeError: not UTF-8)."""
-    lines = body.removeprefix(_BOM).decode("utf-8").split("\n")
+    lines = body.removeprefix(BOM_UTF8).decode("utf-8").split("\n")
     return [Entry(line.strip(), number) for number, line in enumerate(lines, 1) if line.strip()]
 
 
@@ -131,7 +130,7 @@ def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
 def sitemap_lines(body: bytes, robots_url: str) -> list[SitemapLine]:
     """The ``Sitemap:`` lines of a robots.txt, values resolved against its URL."""
     lines = []
-    for number, line in enumerate(body.removeprefix(_BOM).splitlines(), start=1):
+    for number, line in enumerate(body.removeprefix(BOM_UTF8).splitlines(), start=1):
         value = sitemap_value(line)
         if value is not None:
             lines.append(SitemapLine(number, value, urljoin(robots_url, value) if value else ""))
@@ -156,10 +155,10 @@ def load_document(
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
     )
-    if document.error is None and fetched.body.startswith(_UTF16_BOMS):
+    if document.error is None and fetched.body.startswith((BOM_UTF16_LE, BOM_UTF16_BE)):
         document.error = "encoded as UTF-16: the protocol asks for UTF-8"
     try:
-        if document.error is None and fetched.body.removeprefix(_BOM).lstrip()[:1] not in b"<":
+        if document.error is None and fetched.body.removeprefix(BOM_UTF8).lstrip()[:1] not in b"<":
             document.kind, document.urls = TEXT, text_entries(fetched.body)
         elif document.error is None:
             root = etree.fromstring(fetched.body, parser)

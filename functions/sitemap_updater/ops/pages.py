@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from codecs import BOM_UTF8
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from itertools import compress
@@ -27,7 +28,6 @@ from sitemap_updater.ops.errors import UserError, utf8_text, warn
 
 FIELDS = ("type", "url", "version", "lastmod", "changefreq", "priority", "title")
 _LINE_SUFFIXES = {".jsonl", ".ndjson"}
-_BOM = b"\xef\xbb\xbf"
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
 _ONE_DOCUMENT = msgspec.json.Decoder(msgspec.Raw)
@@ -225,12 +225,11 @@ def read_records(path: Path) -> Iterator[Record]:
     """Every record of one file, in order."""
     data = read_bytes(path)
     text = utf8_text(path, data)
+    data = data.removeprefix(BOM_UTF8)
     suffix = path.suffix.lower()
     if suffix == ".csv":
         yield from _csv(path, text)
-        return
-    data = data.removeprefix(_BOM)
-    if suffix in _LINE_SUFFIXES:
+    elif suffix in _LINE_SUFFIXES:
         yield from _json_lines(path, data)
     else:
         yield from _json_document(path, data)

@@ -67,7 +67,6 @@ _SHOW_SHARDS = 20
 
 
 class ShardFile(msgspec.Struct, frozen=True):
-    shard: str
     key: str
     entries: int
     bytes: int  # uncompressed
@@ -281,7 +280,7 @@ def _render_shards(
             bodies[key] = pool.submit(document, shard_format)
             newest = lastmod or max([e.lastmod for _, _, e in entries if e.lastmod], default=None)
             index_entries[shard] = IndexEntry(site.url_for(key), newest)
-            result.shards.append(ShardFile(shard, key, len(entries), len(document), newest))
+            result.shards.append(ShardFile(key, len(entries), len(document), newest))
     files.update((key, body) for key, (body,) in bodies.items())
     return index_entries
 
@@ -416,12 +415,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         gc.enable()
     result = built.result
-    if not result.pages:  # a site of no pages would replace the one in --out: write nothing
-        _report(result, args.out, as_json=args.json)
-        return 1
-    result.stale_removed = write_site(built.files, args.out)
+    if result.pages:  # a site of no pages would replace the one in --out: write nothing
+        result.stale_removed = write_site(built.files, args.out)
     _report(result, args.out, as_json=args.json)
-    return 1 if args.strict and result.rejected else 0
+    return 0 if result.pages and not (args.strict and result.rejected) else 1
 
 
 def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
@@ -443,10 +440,7 @@ def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
         "duplicates": result.duplicates,
         "unpublished": result.removed,
         "rejected": msgspec.to_builtins(result.rejected),
-        "shards": [
-            {"key": s.key, "entries": s.entries, "bytes": s.bytes, "lastmod": s.lastmod}
-            for s in result.shards
-        ],
+        "shards": msgspec.to_builtins(result.shards),
         "index_files": result.index_files,
         "stale_removed": result.stale_removed,
         "seconds": round(result.seconds, 3),
@@ -461,7 +455,7 @@ def _written(result: BuildResult, out_dir: Path) -> list[str]:
     if result.feed:
         lines.append(f"  {out_dir}/{FEED_KEY}")
     lines.extend(f"  {out_dir}/{key}" for key in result.index_files)
-    shown = result.shards if len(result.shards) <= _SHOW_SHARDS else result.shards[:_SHOW_SHARDS]
+    shown = result.shards[:_SHOW_SHARDS]
     lines.extend(
         f"  {out_dir}/{s.key}  {s.entries:,} entries, {s.bytes:,} bytes uncompressed" for s in shown
     )

@@ -72,8 +72,7 @@ class BackfillResult:
 
 
 def entry_record(origin: str, entry: crawl.Entry, extensions: Extensions) -> Record:
-    """A sitemap ``<url>`` as a page record, extensions included (empty elements count as
-    absent)."""
+    """A sitemap ``<url>`` and its extensions as a page record; empty elements are absent."""
     record: dict[str, Any] = {} if entry.loc is None else {"url": entry.loc}
     for name in ("lastmod", "changefreq", "priority"):
         if getattr(entry, name):

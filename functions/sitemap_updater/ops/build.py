@@ -115,8 +115,7 @@ def collect(
 
 
 def _parsed(records: Sequence[Record], site: Site) -> list[_Page | str]:
-    """Each record's change, its entry's ``<url>`` line and the line's size, or the reason
-    it is refused."""
+    """Each record's change, its ``<url>`` line and that line's size, or why it is refused."""
     return [
         c.reason if isinstance(c, InvalidEvent) else _with_line(c)
         for c in parse_records([record_value(record) for record in records], site)
@@ -148,8 +147,7 @@ def cluster_links(pages: dict[str, _Page]) -> dict[str, Pairs]:
 def _placed(
     pages: dict[str, _Page], limits: Limits, rules: GroupRules, result: BuildResult
 ) -> dict[str, list[_Placed]]:
-    """Every live page's entry placed as ingest places new URLs: shard id -> its entries.
-    Entries no shard could hold are rejected."""
+    """Shard id -> its live entries, placed as ingest places new URLs (too large: rejected)."""
     links = cluster_links(pages)
     markup: dict[Pairs, str] = {}  # a cluster's links, rendered once for all its members
     groups: dict[str, tuple[list[_Placed], list[int]]] = {}
@@ -265,8 +263,7 @@ def _render_shards(
     now: datetime,
     href: str | None,
 ) -> dict[str, IndexEntry]:
-    """Each shard's document into ``files`` (gzipped on other threads: zlib lets go of the
-    GIL), and its index entry."""
+    """Each shard's document into ``files`` (gzipped by ``_Gzip``), and its index entry."""
     index_entries: dict[str, IndexEntry] = {}
     bodies: dict[str, list[bytes]] = {}
     with _Gzip(workers=os.cpu_count() or 1) as pool:

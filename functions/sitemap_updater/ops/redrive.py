@@ -142,8 +142,7 @@ class _Mover:
         return len(done) - len(failures)
 
     def release(self) -> None:
-        """Make the messages not moved visible again at once (best effort: else they are
-        after VISIBILITY_SECONDS)."""
+        """The messages not moved visible at once (best effort: else after VISIBILITY_SECONDS)."""
         from sitemap_updater.local import poller  # noqa: PLC0415 - it logs: after resolve()
 
         for start in range(0, len(self.unmoved), MAX_BATCH_ENTRIES):
@@ -157,8 +156,7 @@ class _Mover:
 
 
 def move(sqs: SQSClient, report: Moved, budget: int, progress: Progress) -> None:
-    """Move at most ``budget`` messages, those there when it started: one that fails again
-    is not looped."""
+    """At most ``budget`` messages, of those there at the start: one failing again is not looped."""
     mover = _Mover(sqs, report)
     try:
         with interruptible(report):

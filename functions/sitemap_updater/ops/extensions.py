@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import partial
 from typing import Any
 
 from sitemap_updater.domain.errors import InvalidEvent
@@ -68,7 +69,7 @@ class Extensions:
         news: dict[str, Read] = {
             "publication_date": text,
             "title": text,
-            "publication": self._publication,
+            "publication": partial(self.fields, readers={"name": text, "language": text}),
         }
         page_fields: set[str] = set()  # the crawl keeps the first of each
         for child in url:
@@ -120,9 +121,6 @@ class Extensions:
             "platform": _choice("platforms"),
             "uploader": self._uploader,
         }
-
-    def _publication(self, element: Any) -> dict[str, Any]:
-        return self.fields(element, {"name": text, "language": text})
 
     def _uploader(self, element: Any) -> dict[str, Any]:
         uploader = {"name": text(element)}

@@ -117,8 +117,7 @@ _SPACE = " \t\r\n"  # JSON's whitespace: other text outside a value is no JSON
 
 def array_elements(text: str) -> list[str] | None:
     """The elements of the JSON array ``text``, each exactly as written (to be read, and
-    refused, alone: NaN, a huge number, nesting too deep), or None if ``text`` is not one
-    array. Used by ``build`` and by ``send``/``local`` alike."""
+    refused, alone: NaN, a huge number, nesting too deep), or None if it is not one array."""
     if not text.lstrip(_SPACE).startswith("["):
         return None
     opened: list[str] = []

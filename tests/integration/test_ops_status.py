@@ -145,10 +145,26 @@ def test_a_rule_group_s_shards_whose_rebuilds_were_lost_are_still_known(
 
     known = [output.shard for output in known_shards(app.registry, groups)]
     assert known == ["pages-00001", "shop-00001", "shop-00002", "shop-00003"]
-    statuses = shard_statuses(app.registry, app.settings.limits, [], groups)
+    statuses = shard_statuses(app.registry, app.settings.limits, [], app.settings.groups)
     assert [(s.shard, s.slots) for s in statuses if s.shard.startswith("shop")] == [
         ("shop-00001", 2),
         ("shop-00002", 2),
         ("shop-00003", 1),
     ]
     assert app.reconcile.groups == groups  # its shards are in the reconciler's round too
+
+
+def test_a_news_shard_fills_against_its_group_s_limit(make_pipeline: Any) -> None:
+    """A news group's shards hold 1,000 URLs (Google News), not MAX_URLS_PER_SHARD."""
+    pipeline = make_pipeline(GROUP_RULES="/news/=news")
+    app = pipeline.app
+    for n in range(3):
+        app.apply_change(parse_event(publish(f"/news/{n}", 1), app.settings.site))
+        app.apply_change(parse_event(publish(f"/page/{n}", 1), app.settings.site))
+    statuses = {
+        s.shard: s
+        for s in shard_statuses(app.registry, app.settings.limits, [], app.settings.groups)
+    }
+    assert (statuses["news-00001"].slots, statuses["news-00001"].max_slots) == (3, 1000)
+    assert statuses["news-00001"].fill == pytest.approx(3 / 1000)
+    assert statuses["pages-00001"].max_slots == app.settings.limits.max_urls_per_shard

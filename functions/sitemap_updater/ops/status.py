@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE, REASON_CODE_ATTRIBUTE
-from sitemap_updater.domain.sharding import Limits, parse_shard_id
+from sitemap_updater.domain.sharding import GroupRules, Limits, parse_shard_id
 from sitemap_updater.ops.errors import exit_status
 from sitemap_updater.ops.progress import print_lines
 from sitemap_updater.ops.resolve import Deployment, resolve
@@ -37,6 +37,7 @@ class ShardStatus:
     entries: int  # listed in the published object
     bytes: int  # the object's uncompressed size
     slots: int  # placed URLs, unpublished ones included: a republish lands in place
+    max_slots: int  # its group's (a news group's shards hold 1,000 at most)
     reserved_bytes: int
     fill: float  # 0..1: how close placement is to closing the shard
     lastmod: str | None
@@ -56,10 +57,11 @@ class QueueStatus:
 
 
 def shard_statuses(
-    registry: Registry, limits: Limits, records: list[ShardOutput], groups: frozenset[str]
+    registry: Registry, limits: Limits, records: list[ShardOutput], groups: GroupRules
 ) -> list[ShardStatus]:
-    """Every shard the registry knows (``known_shards``; ``groups``: the rules')."""
-    outputs = {output.shard: output for output in known_shards(registry, groups, records)}
+    """Every shard the registry knows (``known_shards`` of the groups the rules name)."""
+    named = groups.named
+    outputs = {output.shard: output for output in known_shards(registry, named, records)}
     shards = sorted(outputs, key=parse_shard_id)
     # known_shards goes up to each group's open shard: its last, in shard order.
     open_shards = set({parse_shard_id(shard)[0]: shard for shard in shards}.values())
@@ -70,13 +72,24 @@ def shard_statuses(
         state = "unpublished"
         if output is not None and obj is not None:
             state = "retiring" if output.retiring else "listed" if output.listed else "unlisted"
-        fill = max(slots / limits.max_urls_per_shard, reserved / limits.max_entry_bytes)
+        max_slots = groups.max_urls(parse_shard_id(shard)[0], limits)
+        fill = max(slots / max_slots, reserved / limits.max_entry_bytes)
         entries, size, lastmod = (obj.entries, obj.bytes, obj.lastmod) if obj else (0, 0, None)
         checked = output.checked if output else None
         is_open = shard in open_shards
         statuses.append(
             ShardStatus(
-                shard, entries, size, slots, reserved, fill, lastmod, state, is_open, checked
+                shard,
+                entries,
+                size,
+                slots,
+                max_slots,
+                reserved,
+                fill,
+                lastmod,
+                state,
+                is_open,
+                checked,
             )
         )
     return statuses
@@ -167,7 +180,7 @@ def _age(seconds: float | None) -> str:
     return f"{seconds / 3600:.1f}h"
 
 
-def _shard_lines(shards: list[ShardStatus], limits: Limits) -> list[str]:
+def _shard_lines(shards: list[ShardStatus]) -> list[str]:
     shown = shards
     if len(shards) > SHOW_SHARDS:  # the open shards and the fullest others
         fullest = sorted(shards, key=lambda s: (not s.open, -s.fill))[:SHOW_SHARDS]
@@ -178,7 +191,7 @@ def _shard_lines(shards: list[ShardStatus], limits: Limits) -> list[str]:
     ]
     lines.extend(
         f"  {s.shard:<16} {s.entries:>9,} {s.bytes:>12,} "
-        f"{f'{s.slots:,}/{limits.max_urls_per_shard:,}':>13} {s.fill:>5.0%}  "
+        f"{f'{s.slots:,}/{s.max_slots:,}':>13} {s.fill:>5.0%}  "
         f"{s.lastmod or '-':<20}  {s.checked or '-':<20}  {s.state}{' (open)' if s.open else ''}"
         for s in shown
     )
@@ -197,7 +210,7 @@ def _table(
         f"limits: {limits.max_urls_per_shard:,} URLs and {limits.max_shard_bytes:,} bytes "
         f"per shard, {limits.max_sitemaps_per_index:,} shards per index file",
         "shards (fill: how close placement is to closing the shard, by slots or bytes):",
-        *_shard_lines(shards, limits),
+        *_shard_lines(shards),
         "queues:",
         f"  {'queue':<12} {'visible':>8} {'in flight':>10} {'delayed':>8} {'oldest':>7}",
         *(
@@ -233,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
     deployment = resolve(args)
     settings, registry = deployment.settings, deployment.app.registry
     outputs = registry.shard_outputs()
-    shards = shard_statuses(registry, settings.limits, outputs, settings.groups.named)
+    shards = shard_statuses(registry, settings.limits, outputs, settings.groups)
     queues = queue_statuses(deployment, datetime.now(UTC))
     indexes = {key: out.obj for key, out in sorted(registry.index_outputs().items()) if out.obj}
     listed = (s.lastmod for s in shards if s.lastmod and s.state == "listed")

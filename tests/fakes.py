@@ -87,7 +87,9 @@ class MemoryRegistry:
     def save_entity(self, write: EntityWrite) -> None:
         with self.lock:
             self._check_entity(write)
-            self.entities[write.entity] = EntityRecord(write.url, write.version, write.live)
+            self.entities[write.entity] = EntityRecord(
+                write.url, write.version, write.live, write.left
+            )
 
     def _check_entity(self, write: EntityWrite) -> None:
         known = self.entities.get(write.entity)
@@ -151,7 +153,9 @@ class MemoryRegistry:
                     self.entries[retired.shard].pop(retired.change.url, None)
             if commit.entity is not None:
                 entity = commit.entity
-                self.entities[entity.entity] = EntityRecord(entity.url, entity.version, entity.live)
+                self.entities[entity.entity] = EntityRecord(
+                    entity.url, entity.version, entity.live, entity.left
+                )
             if write is not None:
                 self.cluster_records[write.cluster.cid] = replace(
                     write.cluster, version=(write.expected or 0) + 1

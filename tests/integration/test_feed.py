@@ -118,6 +118,24 @@ def test_pages_named_by_their_cms_id_leave_the_feed_when_they_move_or_go(
     assert [e.link for e in feed.entries] == [f"{SITE}/other"]
 
 
+def test_a_move_whose_answer_was_lost_still_takes_the_old_url_out_of_the_feed(
+    make_pipeline: Any, clock: FakeClock
+) -> None:
+    """Delivered again, the move is a duplicate: the registry still knows the URL it left."""
+    pipeline = make_pipeline(FEED_ENTRIES=5)
+    pipeline.send_events([publish("/old-slug", 1, id="42"), publish("/other", 1, id="7")])
+    pipeline.drain()
+    clock.advance(60)
+    faults = FaultInjector(pipeline)
+    faults.fail("TransactWriteItems", occurrence=1, after=True)
+    pipeline.send_events([publish("/new-slug", 2, id="42")])
+    pipeline.drain()
+
+    assert faults.fired
+    feed = read_atom(pipeline.objects()[FEED_KEY])
+    assert [e.link for e in feed.entries] == [f"{SITE}/new-slug", f"{SITE}/other"]
+
+
 def test_a_batched_commit_whose_answer_was_lost_still_reaches_the_feed(
     make_pipeline: Any,
 ) -> None:

@@ -61,9 +61,13 @@ def test_a_new_slug_retires_the_old_url_in_the_same_commit(
     assert old is not None
     assert not old.live
     assert old.version == 20
-    assert registry.entity("42") == EntityRecord(f"{SITE}/new-slug", Decimal(20), True)
+    old_url = f"{SITE}/old-slug"
+    assert registry.entity("42") == EntityRecord(f"{SITE}/new-slug", Decimal(20), True, old_url)
     assert result.shards == {"pages-00001"}
-    assert result.left == {f"{SITE}/old-slug"}  # for the feed and IndexNow
+    assert result.left == {old_url}  # for the feed and IndexNow
+    again = ingest(publish("/new-slug", 20))  # its answer lost: delivered again
+    assert again.outcome is Outcome.DUPLICATE
+    assert again.left == {old_url}  # still named, for the feed and IndexNow
     assert ingest(publish("/newer-slug", 30)).left == {f"{SITE}/new-slug"}
 
 
@@ -137,7 +141,9 @@ def test_any_delivery_order_ends_with_the_newest_url_only(order: tuple[int, ...]
     for position in order:  # every one again: duplicates change nothing
         ingest(HISTORY[position])
     assert listed(registry) == {f"{SITE}/third"}
-    assert registry.entity("42") == EntityRecord(f"{SITE}/third", Decimal(40), True)
+    entity = registry.entity("42")
+    assert entity is not None
+    assert (entity.url, entity.version, entity.live) == (f"{SITE}/third", Decimal(40), True)
 
 
 def test_a_retired_url_that_moved_on_is_left_alone(

@@ -13,7 +13,7 @@ One table, string keys ``pk``/``sk``, TTL attribute ``expires_at``; items by (pk
 - ``CLUSTER#<id>``, ``CLUSTER``: an hreflang cluster's members (languages, declarations,
   placement) and the version it was last settled at, or a redirect to the cluster it was
   merged into
-- ``ENTITY#<id>``, ``ENTITY``: a CMS entity's newest version and URL
+- ``ENTITY#<id>``, ``ENTITY``: a CMS entity's newest version and URL (and the URL it moved from)
 - ``SHARDS``, ``<shard>``: the shard's published object (ShardOutput), when last reconciled
 - ``INDEXES``, ``<key>``: a published index file (IndexOutput)
 - ``FEED``, ``FEED``: the feed of recent changes (Feed), as JSON
@@ -194,7 +194,7 @@ class Registry:
     def entity(self, entity: str) -> EntityRecord | None:
         """A CMS entity's record (strongly consistent)."""
         item = self._get(entity_key(entity))
-        return _load(EntityRecord, item, url=None) if item else None
+        return _load(EntityRecord, item, url=None, left=None) if item else None
 
     def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]:
         """The URLs of these live records whose entry is missing, or is not their version's
@@ -403,6 +403,7 @@ class Registry:
 
     def _entity_action(self, write: EntityWrite) -> Item:
         values = {"url": write.url, "version": write.version, "live": write.live}
+        values["left"] = write.left
         item = _attrs({**values, TTL_ATTRIBUTE: write.expires_at}, entity_key(write.entity))
         return self._action("Put", item, *_version_is(write.expected))
 

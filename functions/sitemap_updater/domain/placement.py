@@ -54,6 +54,7 @@ class EntityWrite:
     live: bool
     expected: Decimal | None
     expires_at: int | None = None  # a tombstone's, as the URL's
+    left: str | None = None  # the live URL it moves from
 
 
 @dataclass(frozen=True)

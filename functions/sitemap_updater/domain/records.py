@@ -28,6 +28,7 @@ class EntityRecord:
     url: str | None
     version: Decimal
     live: bool
+    left: str | None = None  # the URL that change unpublished: told again on its redelivery
 
 
 @dataclass(frozen=True)

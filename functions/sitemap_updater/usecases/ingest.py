@@ -111,8 +111,10 @@ class ApplyChange:
                 and not self._repairs(change, record)
             ):
                 # The delivery that committed it may have died before settling the cluster
-                # or asking for rebuilds: do both again (both are idempotent).
-                return IngestResult(Outcome.DUPLICATE, self._settle(change))
+                # or asking for rebuilds: do both again (both are idempotent), and name the
+                # URL it moved from again, for the feed and IndexNow.
+                left = self._moved_from(entity[1] if entity else None, change)
+                return IngestResult(Outcome.DUPLICATE, self._settle(change), left=left)
             retiring = self._retired(entity[1], change) if entity is not None else None
             write = self._cluster_write(change, state, retiring.change.url if retiring else None)
             size = base
@@ -135,10 +137,13 @@ class ApplyChange:
         retired, left = self._retire_in_cluster(change, plan)
         done = self._until_committed(plan, f"{change.url}: gave up after")
         if isinstance(done, IngestResult):
-            return replace(done, shards=done.shards | retired, left=left)
+            return replace(done, shards=done.shards | retired, left=done.left | left)
         settled = self._settle(change, done.cluster.relinks) if done.cluster else frozenset()
         if done.retired is not None:
             left |= {done.retired.change.url}
+        elif done.entity is not None and done.entity.left not in left:
+            # Unpublished before its commit: on its own (a cluster's), or by a lost attempt.
+            left |= self._moved_from(done.entity.left, change)
         return IngestResult(_applied(done), done.touched | settled | retired, left=left)
 
     def _entity_write(self, change: PageChange) -> tuple[EntityWrite, str | None] | IngestResult:
@@ -151,6 +156,10 @@ class ApplyChange:
             or (known.version == change.version and known.url != change.url)
         ):
             return IngestResult(Outcome.STALE)
+        if known is not None and known.version == change.version:  # this change, again
+            leaves = known.left
+        else:
+            leaves = known.url if known and known.live and known.url != change.url else None
         write = EntityWrite(
             change.entity,
             change.url or None,
@@ -158,9 +167,16 @@ class ApplyChange:
             change.live,
             known.version if known else None,
             None if change.live else self._tombstone_expires_at(),
+            leaves,
         )
-        leaves = known.url if known and known.live and known.url != change.url else None
         return write, leaves
+
+    def _moved_from(self, url: str | None, change: PageChange) -> frozenset[str]:
+        """``url``, the one the change's entity moved from, if this change unpublished it."""
+        record = self.registry.url_state(url).record if url else None
+        if record is None or record.live or record.version != change.version:
+            return frozenset()
+        return frozenset({record.url})
 
     def _retired(self, url: str | None, change: PageChange) -> Commit | None:
         """The unpublish of the URL an entity leaves, to commit with its change."""

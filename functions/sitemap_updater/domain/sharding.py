@@ -17,6 +17,7 @@ from zlib_ng import zlib_ng
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent, LimitExceeded
 from sitemap_updater.domain.feed import FEED_KEY
+from sitemap_updater.domain.news import MAX_NEWS_PER_SITEMAP
 from sitemap_updater.domain.render import (
     URLSET_FRAME_BYTES,
     render_entry,
@@ -32,7 +33,6 @@ PROTOCOL_MAX_BYTES = 52_428_800  # 50 MiB, uncompressed
 PROTOCOL_MAX_INDEX_ENTRIES = 50_000
 DEFAULT_GROUP = "pages"
 _GZIP = 31  # zlib's window bits for a gzip wrapper
-MAX_NEWS_URLS_PER_SHARD = 1000  # Google News: at most 1,000 news:news per sitemap
 INDEX_KEY = "sitemap.xml"
 ROBOTS_KEY = "robots.txt"
 # The names of index files and shards (use fullmatch): what a build or a local run may remove.
@@ -40,7 +40,7 @@ SITEMAP_FILE = re.compile(
     r"sitemap\.xml|sitemap-index-[0-9]+\.xml|sitemap-[a-z0-9-]+-[0-9]{5,}\.(?:xml(?:\.gz)?|txt)"
 )
 GROUP_NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?", re.ASCII)  # use fullmatch
-_SHARD_ID = re.compile(r"^([a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?)-(\d{5,})$", re.ASCII)
+_SHARD_ID = re.compile(rf"({GROUP_NAME.pattern})-([0-9]{{5,}})", re.ASCII)  # use fullmatch
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def shard_id(group: str, number: int) -> str:
 
 def parse_shard_id(shard: str) -> tuple[str, int]:
     """``pages-00012`` -> (``pages``, 12); raises ValueError for anything else."""
-    match = _SHARD_ID.fullmatch(shard)  # not match: "$" also matches before a final "\n"
+    match = _SHARD_ID.fullmatch(shard)
     if not match:
         raise ValueError(f"not a shard id: {shard!r}")
     return match.group(1), int(match.group(2))
@@ -271,11 +271,10 @@ class GroupRules:
     prefix, else the default. News groups hold at most 1,000 URLs per sitemap (Google News)."""
 
     prefixes: tuple[tuple[str, str], ...] = ()  # (path prefix, group)
-    default: str = DEFAULT_GROUP
     news: frozenset[str] = frozenset({"news"})
 
     @classmethod
-    def parse(cls, rules: str, news: str = "news", default: str = DEFAULT_GROUP) -> GroupRules:
+    def parse(cls, rules: str, news: str = "news") -> GroupRules:
         """``"/news/=news, /products/=products"``; ``news`` names the news groups."""
         prefixes = []
         for rule in filter(None, (part.strip() for part in rules.split(","))):
@@ -292,31 +291,31 @@ class GroupRules:
                 raise ValueError(f"group rule {rule!r}: {exc}") from None
             prefixes.append((prefix, group))
         news_groups = frozenset(filter(None, (part.strip() for part in news.split(","))))
-        for group in (default, *news_groups):
+        for group in news_groups:
             if not GROUP_NAME.fullmatch(group):
                 raise ValueError(f"{group!r} is not a valid group name")
         prefixes.sort(key=lambda rule: -len(rule[0]))
-        return cls(prefixes=tuple(prefixes), default=default, news=news_groups)
+        return cls(prefixes=tuple(prefixes), news=news_groups)
 
     @property
     def named(self) -> frozenset[str]:
         """The groups these rules name (an event may name others: its ``sitemap``)."""
-        return frozenset({self.default, *self.news, *(group for _, group in self.prefixes)})
+        return frozenset({DEFAULT_GROUP, *self.news, *(group for _, group in self.prefixes)})
 
     def group_for(self, url: str, explicit: str | None = None) -> str:
         if explicit is not None:
             return explicit
         if not self.prefixes:
-            return self.default
+            return DEFAULT_GROUP
         path = urlsplit(url).path
         for prefix, group in self.prefixes:
             if path.startswith(prefix):
                 return group
-        return self.default
+        return DEFAULT_GROUP
 
     def max_urls(self, group: str, limits: Limits) -> int:
         if group in self.news:
-            return min(limits.max_urls_per_shard, MAX_NEWS_URLS_PER_SHARD)
+            return min(limits.max_urls_per_shard, MAX_NEWS_PER_SITEMAP)
         return limits.max_urls_per_shard
 
 
@@ -331,14 +330,11 @@ class Reservation:
     max_slots: int = PROTOCOL_MAX_URLS
 
     def bounds(self, limits: Limits) -> tuple[int, int]:
-        """See :func:`claim_bounds`."""
-        return claim_bounds(limits, self.max_slots, self.slots, self.bytes)
-
-
-def claim_bounds(limits: Limits, max_slots: int, slots: int, size: int) -> tuple[int, int]:
-    """The most slots and bytes a shard may already hold for a claim to fit (negative: none
-    can): the one rule of a shard's room, for the registry's conditional write and ``build``."""
-    return min(limits.max_urls_per_shard, max_slots) - slots, limits.max_entry_bytes - size
+        """The most slots and bytes a shard may already hold for this claim to fit (negative:
+        none can): the one rule of a shard's room, for the registry's conditional write and
+        ``build``."""
+        slots = min(limits.max_urls_per_shard, self.max_slots) - self.slots
+        return slots, limits.max_entry_bytes - self.bytes
 
 
 def fill(
@@ -346,8 +342,8 @@ def fill(
 ) -> list[tuple[str, int]]:
     """New URLs placed without a registry (``build``): the group's shards, each with how
     many of the entries (of ``sizes`` bytes, in order) it takes. A shard that cannot take
-    the next entry closes for the next number, by the registry's rule (:func:`claim_bounds`)."""
-    max_slots, max_bytes = claim_bounds(limits, groups.max_urls(group, limits), 1, 0)
+    the next entry closes for the next number, by the registry's rule (``Reservation.bounds``)."""
+    max_slots, max_bytes = Reservation(group, 1, 0, groups.max_urls(group, limits)).bounds(limits)
     counts: list[int] = []
     count = used = 0
     for size in sizes:

@@ -314,35 +314,34 @@ def _integer(text: str) -> int | Decimal:
     return int(text) if len(text) <= 4000 else Decimal(text)
 
 
-# Numbers with a fraction as Decimal, not JsonNumber: a str, which a text field would take.
-_EXACT = json.JSONDecoder(
+# The standard library's reading of a JSON text, as the contract takes it: ValueError for a
+# key given twice, NaN or Infinity; numbers with a fraction as Decimal, not JsonNumber (a str,
+# which a text field would take).
+exact_json = json.JSONDecoder(
     parse_float=Decimal,
     parse_int=_integer,
     parse_constant=_no_constant,
     object_pairs_hook=_unique_keys,
-)
+).decode
 
 
-def exact_json(text: str) -> Any:
-    """The standard library's reading of a JSON text, as the contract takes it: ValueError
-    for a key given twice, NaN or Infinity; numbers with a fraction as Decimal."""
-    return _EXACT.decode(text)
-
-
-def _exactly(data: bytes, record: bool) -> Publish | Unpublish:
-    """The standard library's reading of ``data``: for what msgspec refuses or may read
-    otherwise (a lone surrogate, a key given twice), with the exact reason."""
+def _exactly(data: bytes, record: bool) -> Publish | Unpublish | InvalidEvent:
+    """The standard library's reading of ``data``, or why not: for what msgspec refuses or
+    may read otherwise (a lone surrogate, a key given twice), with the exact reason."""
     try:
         text = data.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError as exc:
-        raise InvalidEvent(
+        return InvalidEvent(
             "not_utf8", f"not UTF-8 text: byte 0x{data[exc.start]:02X} at {exc.start}"
-        ) from None
+        )
     try:
         document = exact_json(text)
     except (ValueError, RecursionError) as exc:
-        raise InvalidEvent("malformed_json", f"not JSON: {exc}") from None
-    return _convert(document, record)
+        return InvalidEvent("malformed_json", f"not JSON: {exc}")
+    try:
+        return _convert(document, record)
+    except InvalidEvent as refused:
+        return refused
 
 
 def _convert(document: Any, record: bool) -> Publish | Unpublish:
@@ -388,7 +387,7 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
             events.append(decoder.decode(text))
             quick.append(position)
         except _DECODE_ERRORS:
-            events.append(_refusal_or(_exactly, text, record))
+            events.append(_exactly(text, record))
     # Encoded, an event writes each key that holds a value once: the texts wrote as many.
     every = len(quick) == len(texts)
     written = b"\n".join(texts if every else [texts[position] for position in quick])
@@ -402,19 +401,12 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
             if (typed and text.count(b'"type":') > 1) or (
                 differ and _differs(text, events[position])
             ):
-                events[position] = _refusal_or(_exactly, text, record)
+                events[position] = _exactly(text, record)
     return events
 
 
 def _differs(text: bytes, event: Any) -> bool:
     return _ESCAPED_COLON in text or _keys_written(text) != _keys_written(_ENCODER.encode(event))
-
-
-def _refusal_or(read: Callable[[bytes, bool], Any], text: bytes, record: bool) -> Any:
-    try:
-        return read(text, record)
-    except InvalidEvent as refused:
-        return refused
 
 
 def _unwrapped(data: bytes) -> bytes:
@@ -585,8 +577,12 @@ def _text(value: str, name: str, limit: int, code: str) -> str:
     return _rule(code, name, contract.text, value, limit)  # type: ignore[no-any-return]
 
 
+def _optional(code: str, name: str, check: Callable[..., Any], value: Any, *args: Any) -> Any:
+    return None if value is None else _rule(code, name, check, value, *args)
+
+
 def _date(value: str | None, name: str, code: str) -> str | None:
-    return None if value is None else _rule(code, name, normalise_w3c, value, name)
+    return _optional(code, name, normalise_w3c, value, name)  # type: ignore[no-any-return]
 
 
 def _videos(videos: tuple[VideoEvent, ...], page: str, site: Site) -> tuple[Video, ...]:
@@ -610,16 +606,10 @@ def _video(video: VideoEvent, page: str, site: Site) -> Video:
         description=_text(video.description, "description", MAX_TEXT, code),
         content_loc=content,
         player_loc=player,
-        duration=None
-        if video.duration is None
-        else _rule(code, "duration", contract.whole, video.duration, 1, MAX_DURATION),
+        duration=_optional(code, "duration", contract.whole, video.duration, 1, MAX_DURATION),
         expiration_date=_date(video.expiration_date, "expiration_date", code),
-        rating=None
-        if video.rating is None
-        else _rule(code, "rating", contract.rating, video.rating),
-        view_count=None
-        if video.view_count is None
-        else _rule(code, "view_count", contract.whole, video.view_count, 0, 10**18),
+        rating=_optional(code, "rating", contract.rating, video.rating),
+        view_count=_optional(code, "view_count", contract.whole, video.view_count, 0, 10**18),
         publication_date=_date(video.publication_date, "publication_date", code),
         tags=tuple(_text(tag, "tag", 256, code) for tag in video.tags or ()),
         family_friendly=video.family_friendly,

@@ -114,6 +114,7 @@ def _yes_no(value: bool | None) -> str | None:
 
 def _video(video: Video) -> str:
     """One ``<video:video>``, its children in the order the video schema requires."""
+    info = f' info="{escape(video.uploader_info)}"' if video.uploader_info else ""
     parts = [
         "<video:video>",
         _element("video", "thumbnail_loc", video.thumbnail_loc),
@@ -128,30 +129,22 @@ def _video(video: Video) -> str:
         _element("video", "publication_date", video.publication_date),
         *(_element("video", "tag", tag) for tag in video.tags),
         _element("video", "family_friendly", _yes_no(video.family_friendly)),
+        _chosen("restriction", video.restriction),
+        _element("video", "requires_subscription", _yes_no(video.requires_subscription)),
+        _element("video", "uploader", video.uploader, info),
+        _chosen("platform", video.platform),
+        _element("video", "live", _yes_no(video.live)),
+        "</video:video>",
     ]
-    if video.restriction is not None:
-        relationship, countries = video.restriction
-        parts.append(
-            _element(
-                "video",
-                "restriction",
-                " ".join(countries),
-                f' relationship="{escape(relationship)}"',
-            )
-        )
-    parts.append(_element("video", "requires_subscription", _yes_no(video.requires_subscription)))
-    if video.uploader is not None:
-        info = f' info="{escape(video.uploader_info)}"' if video.uploader_info else ""
-        parts.append(_element("video", "uploader", video.uploader, info))
-    if video.platform is not None:
-        relationship, platforms = video.platform
-        parts.append(
-            _element(
-                "video", "platform", " ".join(platforms), f' relationship="{escape(relationship)}"'
-            )
-        )
-    parts += [_element("video", "live", _yes_no(video.live)), "</video:video>"]
     return "".join(parts)
+
+
+def _chosen(name: str, choice: tuple[str, tuple[str, ...]] | None) -> str:
+    """A video's restriction or platform: (allow|deny, its items)."""
+    if choice is None:
+        return ""
+    relationship, items = choice
+    return _element("video", name, " ".join(items), f' relationship="{escape(relationship)}"')
 
 
 def _news(news: News) -> str:

@@ -20,9 +20,9 @@ MAX_NEWS_PER_SITEMAP = 1000
 
 
 def current_news(
-    entries: Sequence[SitemapEntry], now: datetime, limit: int = MAX_NEWS_PER_SITEMAP
+    entries: Sequence[SitemapEntry], now: datetime
 ) -> tuple[list[SitemapEntry], datetime | None]:
-    """The entries as they render at ``now`` (of the current news, the ``limit`` most recently
+    """The entries as they render at ``now`` (of the current news, the 1,000 most recently
     published keep it; ties by URL), and when that rendering next changes by itself."""
     recent = []
     changes = []  # when a news block dated in the future appears
@@ -35,7 +35,7 @@ def current_news(
         elif now - published <= NEWS_WINDOW:
             recent.append((published, entry.url, position))
     recent.sort(key=lambda item: (-item[0].timestamp(), item[1]))
-    kept = {position: published for published, _, position in recent[:limit]}
+    kept = {position: published for published, _, position in recent[:MAX_NEWS_PER_SITEMAP]}
     result = [
         entry
         if entry.news is None or position in kept

@@ -29,11 +29,10 @@ _HREFLANG = re.compile(
 )
 _NEWS_LANGUAGE = re.compile(r"zh-cn|zh-tw|[a-z]{2,3}", re.ASCII)
 _XML_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-# Controls that reorder the text around them (embeddings, overrides, isolates): in a title
-# they can make it read as something else. The marks (U+200E, U+200F, U+061C) only hint a
-# direction and are common in right-to-left text: kept.
 # C1 controls (text decoded in the wrong encoding: readers show them as Windows-1252) and
-# the bidirectional controls that reorder what a reader sees.
+# the controls that reorder the text around them (embeddings, overrides, isolates), which can
+# make a title read as something else. The marks (U+200E, U+200F, U+061C) only hint a
+# direction and are common in right-to-left text: kept.
 _UNSEEN_CONTROL = re.compile("[\x80-\x9f\u202a-\u202e\u2066-\u2069]")
 
 

@@ -170,10 +170,8 @@ def rendered_size(rendered: str) -> int:
 
 
 def render_urlset(entries: Iterable[SitemapEntry], *, stylesheet: str | None = None) -> bytes:
-    """A complete ``<urlset>`` document; the caller orders the entries.
-
-    ``stylesheet``: the href of the human view's XSL (see ``domain/stylesheet.py``).
-    """
+    """A complete ``<urlset>`` document; the caller orders the entries. ``stylesheet``: the
+    href of the human view's XSL (see ``domain/stylesheet.py``)."""
     return urlset_of([render_entry(entry) for entry in entries], stylesheet=stylesheet)
 
 

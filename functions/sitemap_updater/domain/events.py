@@ -428,20 +428,11 @@ def _unwrapped(data: bytes) -> bytes:
 
 # --- reasons ------------------------------------------------------------------------------
 
-_FIELD_CODES = {
-    "url": "invalid_url",
-    "id": "invalid_id",
-    "version": "invalid_version",
-    "lastmod": "invalid_lastmod",
-    "changefreq": "invalid_changefreq",
-    "priority": "invalid_priority",
+# A field's refusal code: invalid_<field>, in the singular for a list.
+_FIELD_CODES = {name: f"invalid_{name}" for name in Publish.__struct_fields__} | {
     "images": "invalid_image",
     "videos": "invalid_video",
-    "news": "invalid_news",
-    "hreflang": "invalid_hreflang",
     "alternates": "invalid_alternate",
-    "sitemap": "invalid_sitemap",
-    "title": "invalid_title",
 }
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 _NAMED = re.compile(r"`([^`]*)`")

@@ -182,6 +182,18 @@ def test_news_dated_in_the_last_two_days_of_year_9999_does_not_break_its_shard(
     assert expiry is None  # /far never expires: two days later is past what a datetime holds
 
 
+@pytest.mark.parametrize("published", ["0001-01-01", "0001-01-01T00:03:00Z"])
+def test_news_dated_in_the_first_minutes_of_year_1_does_not_break_its_shard(
+    published: str,
+) -> None:
+    # Five minutes of clock skew before it is before what a datetime can hold.
+    now = datetime(2026, 11, 21, 12, tzinfo=UTC)
+    entries = [_news("/first", published), _news("/young", "2026-11-20T12:00:00Z")]
+    rendered, expiry = current_news(entries, now)
+    assert [e.news is not None for e in rendered] == [False, True]
+    assert expiry == datetime(2026, 11, 22, 12, tzinfo=UTC)
+
+
 def test_news_dated_in_the_future_appears_at_its_date_and_stays_two_days() -> None:
     # A scheduled post announced early: no news block before its date (beyond a few minutes
     # of clock skew), and the rendering says when it changes, for the sweep to rebuild it.

@@ -30,7 +30,7 @@ def current_news(
         if entry.news is None:
             continue
         published = instant(entry.news.publication_date)
-        if published - CLOCK_SKEW > now:
+        if published > now + CLOCK_SKEW:  # not published - CLOCK_SKEW: 0001-01-01 has no before
             changes.append(published - CLOCK_SKEW)
         elif now - published <= NEWS_WINDOW:
             recent.append((published, entry.url, position))

@@ -229,11 +229,7 @@ class ApplyChange:
             if known is not None and known.version >= change.version:
                 outcome = Outcome.DUPLICATE if known.version == change.version else Outcome.STALE
                 return IngestResult(outcome)
-            expires = self._tombstone_expires_at()
-            version = known.version if known else None
-            write = EntityWrite(change.entity or "", None, change.version, False, version, expires)
-            self.registry.save_entity(write)
-            return IngestResult(Outcome.APPLIED)
+            return self._entity_gone(change, known)
 
         return retry(
             attempt,
@@ -242,13 +238,12 @@ class ApplyChange:
             give_up=lambda: RetryableError(f"{change.entity}: gave up after {MAX_ATTEMPTS}"),
         )
 
-    def _entity_gone(self, change: PageChange, known: EntityRecord) -> IngestResult:
-        """The id unpublished at this version, its URL left as it is."""
+    def _entity_gone(self, change: PageChange, known: EntityRecord | None) -> IngestResult:
+        """The id unpublished at this version, its URL (if any) left as it is."""
+        url, version = (known.url, known.version) if known else (None, None)
         expires = self._tombstone_expires_at()
         entity = change.entity or ""
-        self.registry.save_entity(
-            EntityWrite(entity, known.url, change.version, False, known.version, expires)
-        )
+        self.registry.save_entity(EntityWrite(entity, url, change.version, False, version, expires))
         return IngestResult(Outcome.APPLIED)
 
     def _tombstone_expires_at(self) -> int:
@@ -286,9 +281,7 @@ class ApplyChange:
         planned: list[Commit] = []
         for record, change in newer:
             try:
-                size = (
-                    checked_entry_size(change.entry, self.limits) if change.entry is not None else 0
-                )
+                size = checked_entry_size(change.entry, self.limits) if change.entry else 0
             except InvalidEvent:
                 continue
             planned.append(self._plan(record, change, size, size, move=False))

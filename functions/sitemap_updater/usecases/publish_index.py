@@ -25,7 +25,7 @@ from sitemap_updater.domain.dates import w3c
 from sitemap_updater.domain.errors import ConcurrentChange, WriteConflict
 from sitemap_updater.domain.patch import index_lines, loc_of, patched
 from sitemap_updater.domain.records import IndexOutput, ObjectState, ShardOutput
-from sitemap_updater.domain.render import IndexEntry, index_line, index_of, render_index
+from sitemap_updater.domain.render import IndexEntry, index_line, index_of
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, grows_too_large, with_sitemaps
 from sitemap_updater.domain.sharding import (
     INDEX_KEY,
@@ -329,10 +329,8 @@ class PublishIndex:
         return IndexEntry(self.site.url_for(output.obj.key), output.obj.lastmod)
 
     def _render(self, key: str, shards: list[ShardOutput]) -> tuple[int, bytes]:
-        entries = [self._entry(s) for s in shards if s.obj]
-        if key == INDEX_KEY:
-            entries += [IndexEntry(url, None) for url in self.extras]
-        return len(entries), render_index(entries, stylesheet=self.stylesheet)
+        lines = [*(index_line(self._entry(s)) for s in shards if s.obj), *self._extras(key)]
+        return len(lines), index_of(lines, stylesheet=self.stylesheet)
 
     def _write_document(
         self,

@@ -38,11 +38,8 @@ def known_shards(
     for group in sorted(recorded | set(groups)):
         _group, open_number = parse_shard_id(registry.open_shard(group))
         first = shard_id(group, 1)
-        if (
-            group not in recorded
-            and open_number == 1
-            and not registry.capacities([first])[first][0]
-        ):
+        unrecorded = group not in recorded and open_number == 1
+        if unrecorded and not registry.capacities([first])[first][0]:
             continue  # a rule's group with no page yet
         for number in range(1, open_number + 1):
             known.setdefault(shard_id(group, number), ShardOutput(shard_id(group, number)))

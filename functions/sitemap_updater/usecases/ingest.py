@@ -1,10 +1,8 @@
 """Ingest: validate each message, apply it to the registry if it is newer (the URL record is
 the ordering gate), then ask for one rebuild per touched shard (docs/DESIGN.md#ingest).
-
 An equal version is a duplicate: it changes nothing but asks again for its rebuilds, since
 the delivery that committed it may have died before asking (a duplicate publish whose live
-record lacks its entry commits again: REPAIRED). An event that can never succeed is
-dead-lettered at once with its reason; one that may pass fails its message alone.
+record lacks its entry commits again: REPAIRED).
 """
 
 from __future__ import annotations

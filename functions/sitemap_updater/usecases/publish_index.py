@@ -1,16 +1,8 @@
 """Publish the sitemap index (and robots.txt's Sitemap lines) from the shard records, one run
-at a time (docs/DESIGN.md#index).
-
-Shards whose object changed, while the index files name them all (as the last full publish
-left them, and finished: ``IndexOutput.whole``), get their lines rewritten in the files
-naming them. Anything else publishes in full: mark each shard ``listed`` before naming it,
-write the files whose bytes changed, set robots.txt's own lines, delete the files no longer
-needed, and clear ``listed`` on retiring shards no file names, asking their rebuild to
-delete them.
-
-:meth:`PublishIndex.restore` (``sitemap-updater rebuild``, outside the index's message group)
-only writes back index files whose recorded bytes are current but whose object is missing or
-altered; if the registry has moved on, it says the index function must publish.
+at a time (docs/DESIGN.md#index): only the changed shards' lines while the files name them
+all (as a finished full publish left them: ``IndexOutput.whole``), else in full. A full
+publish marks each shard ``listed`` before naming it, and clears it on the retiring shards
+no file names, asking their rebuild to delete them.
 """
 
 from __future__ import annotations
@@ -272,9 +264,8 @@ class PublishIndex:
             if output.listed:
                 self.registry.set_listed(output.shard, False)
         requests = {o.shard: [f"unlisted@{o.generation}"] for o in retired}
-        # News ageing: a shard whose rendering changes by itself at a known moment (a news
-        # block turning two days old) is rebuilt once that moment has passed. The index
-        # also runs on a schedule, so this happens with no new event for the page.
+        # News ageing: a shard whose rendering changes by itself (news turning two days old)
+        # is rebuilt once that moment has passed, with no new event: the index runs on a schedule.
         now = w3c(self.clock())
         for output in outputs:
             if output.news_expiry is not None and output.news_expiry <= now:
@@ -283,7 +274,9 @@ class PublishIndex:
             self.retire.request_rebuilds(requests)
 
     def restore(self) -> RestoreResult:
-        """Write again the index files (and robots.txt's lines) that went missing."""
+        """Write back the index files (and robots.txt's lines) whose recorded bytes are current
+        but whose object is missing or altered (``sitemap-updater rebuild``, outside the
+        index's message group); BEHIND if the registry moved on: the index must publish."""
         if self.site_files is not None:
             self.site_files(verify=True)
         named = {o.shard: o for o in self.registry.shard_outputs() if o.nameable}

@@ -1,11 +1,9 @@
 """Rebuild one shard: apply its pending changes to the bytes it wrote before, or else render
 it in full from the registry; write only when the bytes changed (docs/DESIGN.md#rebuild).
-
-The record (with the ETag the write is conditional on) is read *before* the entries, so an
-older read can never overwrite newer output. An emptied shard retires: its object is deleted
-once no index names it. Bytes the record says are unchanged are checked with one HEAD: a run
-that died between its PutObject and its record leaves bytes the record does not describe
-(newer: adopted and written again; missing or altered: the recorded bytes written back).
+The record (with the ETag the write is conditional on) is read *before* the entries: an older
+read never overwrites newer output. Bytes the record says are unchanged are checked with one
+HEAD: a run that died between its PutObject and its record leaves bytes the record does not
+describe (newer: adopted and written again; missing or altered: written back as recorded).
 """
 
 from __future__ import annotations
@@ -304,11 +302,9 @@ class RebuildShard:
         for cid, cluster in self._clusters(list(waiting), known or {}):
             listing = listings(cluster)
             for position in waiting.pop(cid, ()):
-                entry = entries[position]
-                alternates = listing.get(entry.url, ())
-                lines[position] = render_entry(
-                    msgspec.structs.replace(entry, alternates=alternates)
-                )
+                alternates = listing.get(entries[position].url, ())
+                entry = msgspec.structs.replace(entries[position], alternates=alternates)
+                lines[position] = render_entry(entry)
         for position in (p for positions in waiting.values() for p in positions):  # not found
             lines[position] = render_entry(entries[position])
         return lines, expiry

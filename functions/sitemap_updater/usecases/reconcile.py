@@ -1,10 +1,8 @@
 """Reconcile: repair where the bucket or the registry drifted from the registry's truth, a
-slice of the shards per run, so that each is visited once per ``period`` at a flat cost.
-
-A visit makes the shard's entries those its live URL records place there (each repair
-conditional on the record: a concurrent commit is never undone; a restored entry has the
-record's URL and cluster only, and a resend of the event restores its fields), re-renders
-the shard by the rebuild's restore path, and records the check (``status`` shows it).
+slice of the shards per run, so that each is visited once per ``period`` at a flat cost. A
+visit makes the shard's entries those its live URL records place there (each repair
+conditional on the record: a concurrent commit is never undone), re-renders the shard by the
+rebuild's restore path, and records the check (``status`` shows it).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
-"""CloudFront: invalidate exactly the paths a write changed (optional, off by default).
-
-The objects already carry a short ``Cache-Control``, so an invalidation only makes a change
-visible sooner. A failed invalidation is therefore logged and counted, never raised: it must
-not fail, block or retry the sitemap update that caused it.
+"""CloudFront: invalidate exactly the paths a write changed (optional, off by default). The
+objects carry a short ``Cache-Control``, so an invalidation only makes a change visible
+sooner: a failure is logged and counted, never raised (it must not fail, block or retry the
+sitemap update that caused it).
 """
 
 from __future__ import annotations

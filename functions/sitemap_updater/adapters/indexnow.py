@@ -1,13 +1,9 @@
 """IndexNow (https://www.indexnow.org/documentation): tell the participating search engines
 which URLs changed, with one POST of JSON to one endpoint (they share what any receives).
-
-* 200, 202 (the key is still being validated): submitted.
-* 400, 422: this request can never succeed (malformed, URLs not on ``host``, a bad key):
-  REJECTED, dead-lettered at once with the reason; retrying would only count against us.
-* 429, 408, 5xx, no answer: may pass. Retried here with exponential backoff and jitter
-  (honouring ``Retry-After``), then FAILED, so SQS retries the URLs later.
-* 403 (the engine could not fetch ``keyLocation`` yet, e.g. right after IndexNow was turned
-  on), a redirect, anything else: FAILED at once; SQS's later retries give the key time.
+What an answer means is domain/indexnow.py's. One that may pass (429, 408, 5xx, none) is
+retried here with exponential backoff and jitter (honouring ``Retry-After``); what is still
+not final then, or at once (403: ``keyLocation`` not fetched yet; a redirect), is FAILED:
+SQS retries the URLs later, which gives a new key time.
 
 Only the standard library. Redirects are not followed (urllib would turn a redirected POST
 into a GET and report its 200 as success): ``INDEXNOW_ENDPOINT`` must be the final URL.

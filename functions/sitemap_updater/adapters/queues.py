@@ -138,10 +138,8 @@ class IndexNowQueue(_DeadLetters):
     def notify(self, urls: Sequence[str]) -> None:
         """Queue ``urls`` for submission (raises if SQS refuses)."""
         for start in range(0, len(urls), URLS_PER_MESSAGE):
-            chunk = list(urls[start : start + URLS_PER_MESSAGE])
-            self.client.send_message(
-                QueueUrl=self.queue_url, MessageBody=encode(UrlsMessage(chunk))
-            )
+            chunk = UrlsMessage(list(urls[start : start + URLS_PER_MESSAGE]))
+            self.client.send_message(QueueUrl=self.queue_url, MessageBody=encode(chunk))
 
 
 @dataclass

@@ -426,9 +426,8 @@ class ApplyChange:
         and its live siblings' (only the URL's when no sibling's line changed: ``relinks``)."""
         url = change.url
         state = self.registry.url_state(url)
-        own = (
-            frozenset({state.record.shard}) if state.record and state.record.shard else frozenset()
-        )
+        record = state.record
+        own = frozenset({record.shard}) if record and record.shard else frozenset()
         if state.cluster is None or not relinks:
             return own
         cluster = self.registry.clusters([state.cluster]).get(state.cluster)

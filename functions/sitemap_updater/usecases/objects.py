@@ -58,9 +58,8 @@ class Writer:
         # (equal within a second: newer, the safe side).
         if "sha256" in meta and meta.get("lastmod", "") >= recorded.lastmod:
             raise NewerOutput(f"{recorded.key} was rewritten since its record was read")
-        return self.write(
-            recorded, body, None if found is None else replace(recorded, etag=found.etag)
-        )
+        previous = None if found is None else replace(recorded, etag=found.etag)
+        return self.write(recorded, body, previous)
 
 
 def recorded_body(store: ObjectStore, recorded: ObjectState) -> bytes | None:

@@ -51,8 +51,7 @@ class ReceiveWebhook:
             return Answer(404, {"error": "no connector at this path"})
         if request.method != "POST":
             return Answer(405, {"error": "POST only"})
-        refused = self.too_large(len(request.body))
-        if refused is not None:
+        if (refused := self.too_large(len(request.body))) is not None:
             return refused
         try:
             verdict = connectors.verify(connector, request, self.secrets.values(connector))
@@ -75,9 +74,8 @@ class ReceiveWebhook:
         for connector in self.connectors.values():
             if connectors.verify_event(connector, event).accepted:
                 body = connectors.encode_event(event).encode()
-                self._deliver(
-                    connector.name, connectors.map_event(connector, event), body, event_id
-                )
+                mapped = connectors.map_event(connector, event)
+                self._deliver(connector.name, mapped, body, event_id)
                 return
         metrics.add_metric(name=Metric.WEBHOOKS_REFUSED, unit="Count", value=1)
         logger.warning("event from no configured source", source=str(event.get("source")))

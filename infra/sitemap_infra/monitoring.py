@@ -33,6 +33,7 @@ NEAR_TIMEOUT = 0.8  # of the function's timeout
 CLOUDFRONT_5XX_PERCENT = 5
 # Two of three periods: a single retried hiccup pages no one, a recurring one does.
 SUSTAINED: dict[str, Any] = {"evaluation_periods": 3, "datapoints_to_alarm": 2}
+PER_MINUTE: dict[str, Any] = {"period": Duration.minutes(1), "statistic": "Maximum"}
 # The dashboard's graphs of the functions' own metrics, by title.
 PIPELINE_GRAPHS = {
     "Events": (
@@ -108,7 +109,6 @@ class Monitoring(Construct):
             self.alarm(
                 "IndexNowUrlsNotQueued",
                 self.pipeline_metric(Metric.INDEXNOW_NOT_QUEUED),
-                threshold=1,
                 description="The ingest function could not queue changed URLs for IndexNow "
                 "(the sitemaps are fine). The URLs are in its log ('IndexNow URLs not queued').",
             )
@@ -162,17 +162,15 @@ class Monitoring(Construct):
         """A queue's dead letters and oldest message; its function's whole-batch failures (a
         bad record is a partial failure and goes to the DLQ), throttles and near-timeouts."""
         spec, name = pair.spec, pair.spec.name
-        minute: dict[str, Any] = {"period": Duration.minutes(1), "statistic": "Maximum"}
         self.alarm(
             f"{name.capitalize()}DeadLetters",
-            pair.dead_letter.metric_approximate_number_of_messages_visible(**minute),
-            threshold=1,
+            pair.dead_letter.metric_approximate_number_of_messages_visible(**PER_MINUTE),
             description=f"Messages in the {name} dead-letter queue: read their reason, fix, "
             "then redrive.",
         )
         self.alarm(
             f"{name.capitalize()}OldestMessage",
-            pair.queue.metric_approximate_age_of_oldest_message(**minute),
+            pair.queue.metric_approximate_age_of_oldest_message(**PER_MINUTE),
             threshold=age_threshold_seconds(spec),
             evaluation_periods=5,
             description=f"The {name} queue is not keeping up, or a message keeps failing "
@@ -181,14 +179,12 @@ class Monitoring(Construct):
         self.alarm(
             f"{name.capitalize()}Errors",
             function.metric_errors(period=PERIOD, statistic="Sum"),
-            threshold=1,
             description=f"The {name} function failed whole batches.",
             **SUSTAINED,
         )
         self.alarm(
             f"{name.capitalize()}Throttles",
             function.metric_throttles(period=PERIOD, statistic="Sum"),
-            threshold=1,
             description=f"Lambda refused to run the {name} function: the account's "
             "concurrency is spent elsewhere. Its messages wait in the queue.",
             **SUSTAINED,
@@ -211,7 +207,6 @@ class Monitoring(Construct):
                 statistic="Sum",
                 period=PERIOD,
             ),
-            threshold=1,
             description="The news sweep's schedule could not queue an index run, even after "
             "its retries (the event is in its dead-letter queue).",
         )
@@ -228,7 +223,6 @@ class Monitoring(Construct):
                 using_metrics=throttled,
                 period=PERIOD,
             ),
-            threshold=1,
             description="DynamoDB throttled the registry; the calls are retried, and records "
             "that still fail are delivered again.",
             **SUSTAINED,
@@ -265,7 +259,6 @@ class Monitoring(Construct):
         self.alarm(
             "DriftRepaired",
             repaired,
-            threshold=1,
             description="The reconciler (or a resent event) repaired a shard object or a "
             "registry entry that had drifted from the registry: the site is right again. "
             "Its log names each one ('shard repaired', 'entry repaired'); find the cause.",
@@ -273,7 +266,6 @@ class Monitoring(Construct):
         self.alarm(
             "ReconcileErrors",
             function.metric_errors(period=Duration.hours(1), statistic="Sum"),
-            threshold=1,
             evaluation_periods=2,
             datapoints_to_alarm=2,
             description="The reconcile function failed two runs in a row.",
@@ -284,14 +276,14 @@ class Monitoring(Construct):
         construct_id: str,
         metric: cloudwatch.IMetric,
         *,
-        threshold: float,
+        threshold: float = 1,
         description: str,
         evaluation_periods: int = 1,
         datapoints_to_alarm: int | None = None,
         scope: Construct | None = None,
     ) -> cloudwatch.Alarm:
-        """An alarm at ``threshold`` or above that notifies the topic (in ``scope``, default
-        here and on the dashboard)."""
+        """An alarm at ``threshold`` or above (default: any one) that notifies the topic (in
+        ``scope``, default here and on the dashboard)."""
         alarm = cloudwatch.Alarm(
             scope or self,
             construct_id,

@@ -21,6 +21,18 @@ from sitemap_updater.resources import (
 )
 
 
+def dead_letter_queue(scope: Construct, construct_id: str, **options: Any) -> sqs.Queue:
+    """Where failed messages or events are kept: encrypted, TLS only, DLQ_RETENTION_DAYS."""
+    return sqs.Queue(
+        scope,
+        construct_id,
+        retention_period=Duration.days(DLQ_RETENTION_DAYS),
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        **options,
+    )
+
+
 @dataclass(frozen=True)
 class QueuePair:
     spec: FunctionSpec
@@ -41,15 +53,8 @@ class Queues(Construct):
         shared: dict[str, Any] = {
             "fifo": True if spec.fifo else None,
             "max_message_size_bytes": MAX_MESSAGE_BYTES,
-            "encryption": sqs.QueueEncryption.SQS_MANAGED,
-            "enforce_ssl": True,
         }
-        dead_letter = sqs.Queue(
-            self,
-            f"{name}DeadLetter",
-            retention_period=Duration.days(DLQ_RETENTION_DAYS),
-            **shared,
-        )
+        dead_letter = dead_letter_queue(self, f"{name}DeadLetter", **shared)
         queue = sqs.Queue(
             self,
             name,
@@ -59,6 +64,8 @@ class Queues(Construct):
             dead_letter_queue=sqs.DeadLetterQueue(
                 queue=dead_letter, max_receive_count=spec.max_receive_count
             ),
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
             **shared,
         )
         return QueuePair(spec=spec, queue=queue, dead_letter=dead_letter)

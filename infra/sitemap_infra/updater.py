@@ -27,14 +27,13 @@ from sitemap_infra.config import ConfigError, validated_concurrency, validated_s
 from sitemap_infra.functions import Functions
 from sitemap_infra.monitoring import Monitoring
 from sitemap_infra.nag import acknowledge
-from sitemap_infra.queues import Queues
+from sitemap_infra.queues import Queues, dead_letter_queue
 from sitemap_infra.storage import Storage
 from sitemap_infra.webhooks import Webhooks
 from sitemap_updater.adapters.queues import INDEX_GROUP
 from sitemap_updater.bootstrap import site_file_keys
 from sitemap_updater.connectors import parse as parse_connectors
 from sitemap_updater.resources import (
-    DLQ_RETENTION_DAYS,
     INDEX,
     INGEST,
     NEWS_SWEEP_MINUTES,
@@ -161,13 +160,7 @@ class SitemapUpdater(Construct):
         out, with no new event. A delivery EventBridge cannot make within one period goes to
         its own dead-letter queue (the NewsSweepFailed alarm): the next sweep does the same
         work."""
-        dead_letter = sqs.Queue(
-            self,
-            "NewsSweepDeadLetter",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(DLQ_RETENTION_DAYS),
-        )
+        dead_letter = dead_letter_queue(self, "NewsSweepDeadLetter")
         acknowledge(dead_letter, "AwsSolutions-SQS3", NEWS_SWEEP_DEAD_LETTER)
         target = targets.SqsQueue(
             self.queues[INDEX.name].queue,

@@ -18,12 +18,11 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from sitemap_infra.functions import new_function
-from sitemap_infra.monitoring import Monitoring
+from sitemap_infra.monitoring import PER_MINUTE, Monitoring
 from sitemap_infra.nag import acknowledge
-from sitemap_infra.queues import QueuePair
+from sitemap_infra.queues import QueuePair, dead_letter_queue
 from sitemap_updater.connectors import Connector
 from sitemap_updater.observability import Metric
-from sitemap_updater.resources import DLQ_RETENTION_DAYS
 
 HANDLER = "sitemap_updater.handlers.webhook.handler"
 REFUSED_BURST = 20  # 401s in five minutes: a forger, or a CMS with a stale secret
@@ -83,13 +82,7 @@ class Webhooks(Construct):
         """A rule per partner bus (created when its source is associated), invoking the
         function asynchronously. An event neither delivered (EventBridge's retries) nor
         handled (Lambda's) is kept in a queue of its own, and alarms: nothing is lost."""
-        self.failed = sqs.Queue(
-            self,
-            "FailedEvents",
-            retention_period=Duration.days(DLQ_RETENTION_DAYS),
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-        )
+        self.failed = dead_letter_queue(self, "FailedEvents")
         acknowledge(
             self.failed,
             "AwsSolutions-SQS3",
@@ -113,10 +106,7 @@ class Webhooks(Construct):
             )
         monitoring.alarm(
             "FailedEventsAlarm",
-            self.failed.metric_approximate_number_of_messages_visible(
-                period=Duration.minutes(1), statistic="Maximum"
-            ),
-            threshold=1,
+            self.failed.metric_approximate_number_of_messages_visible(**PER_MINUTE),
             description="A partner event (Shopify) could not be delivered to or handled by "
             "the webhook function: it is kept in the FailedEvents queue (see OPERATIONS).",
             scope=self,

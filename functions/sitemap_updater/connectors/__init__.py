@@ -50,10 +50,8 @@ _ENCODER = msgspec.json.Encoder(decimal_format="number")
 
 def verify(connector: Connector, request: Request, secrets: Sequence[str]) -> Verdict:
     """Is this request the CMS's, signed with one of ``secrets`` (one, or two while rotating)?"""
-    scheme = cms.HTTP.get(connector.cms)
-    if scheme is None:  # Shopify comes through EventBridge, never over HTTP
-        return Verdict(WRONG_SOURCE)
-    return scheme[0](request, secrets, connector)
+    scheme = cms.HTTP.get(connector.cms)  # None: Shopify, which comes through EventBridge
+    return scheme[0](request, secrets, connector) if scheme else Verdict(WRONG_SOURCE)
 
 
 def map_request(connector: Connector, request: Request) -> Mapped:

@@ -291,9 +291,7 @@ def contentful_verify(request: Request, secrets: Sequence[str], connector: Conne
     except ValueError:  # a lone surrogate: encodeURI throws on it too
         return Verdict(MALFORMED_SIGNATURE)
     verdict = check(signature, secrets, lambda s: hmac_sha256(s, canonical).hex())
-    if not verdict.accepted:
-        return verdict
-    return fresh(timestamp / 1000, request.now, connector.tolerance_seconds)
+    return fresh(verdict, timestamp / 1000, request, connector)
 
 
 def canonical_request(request: Request, headers: dict[str, str], timestamp: int) -> bytes:

@@ -127,9 +127,12 @@ def check(given: str, secrets: Sequence[str], expected: Callable[[str], str]) ->
     return ACCEPTED if matched else Verdict(WRONG_SIGNATURE)
 
 
-def fresh(signed_at: float, now: float, tolerance: float) -> Verdict:
-    """A timestamp within ``tolerance`` seconds of ``now``, either way (clocks drift)."""
-    return ACCEPTED if abs(now - signed_at) <= tolerance else Verdict(STALE_TIMESTAMP)
+def fresh(verdict: Verdict, signed_at: float, request: Request, connector: Connector) -> Verdict:
+    """An accepted signature's timestamp within ``tolerance_seconds`` of the receiver's clock,
+    either way (clocks drift); a refused one stays refused."""
+    if verdict.accepted and abs(request.now - signed_at) > connector.tolerance_seconds:
+        return Verdict(STALE_TIMESTAMP)
+    return verdict
 
 
 def digits(value: str | None) -> int | None:
@@ -174,9 +177,7 @@ class Signed:
         stamp, signature = parsed
         parts = self.message(stamp.encode("ascii"), request.body)
         verdict = check(signature, secrets, lambda s: self.encode(hmac_sha256(s, *parts)))
-        if not verdict.accepted:
-            return verdict
-        return fresh(int(stamp) / self.per_second, request.now, connector.tolerance_seconds)
+        return fresh(verdict, int(stamp) / self.per_second, request, connector)
 
     def stamp(self, request: Request) -> int | None:
         """The timestamp of a request (in the scheme's units): when the CMS sent it."""

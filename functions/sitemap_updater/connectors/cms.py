@@ -105,9 +105,8 @@ GHOST_EVENTS = {
 
 
 def ghost(request: Request, connector: Connector) -> Mapped:
-    document = load_object(request.body)
-    if isinstance(document, Refusal):
-        return mapped([document])
+    if isinstance(document := load_object(request.body), Mapped):
+        return document
     kind = next((k for k in ("post", "page") if k in document), None)
     event = document.get("event")
     if kind is None or not isinstance(document[kind], dict):
@@ -169,9 +168,8 @@ def wp_webhooks(request: Request, connector: Connector) -> Mapped:
     trigger = request.headers.get("x-wp-webhook-name")
     if trigger is not None and trigger not in WP_HANDLED:
         return ignored(f"trigger {trigger!r} is not handled")
-    document = load_object(request.body)
-    if isinstance(document, Refusal):
-        return mapped([document])
+    if isinstance(document := load_object(request.body), Mapped):
+        return document
     post = document.get("post")
     if not isinstance(post, dict):
         return ignored("not a post trigger (no post object)")
@@ -220,9 +218,8 @@ def strapi_verify(request: Request, secrets: Sequence[str], connector: Connector
 
 
 def strapi(request: Request, connector: Connector) -> Mapped:
-    document = load_object(request.body)
-    if isinstance(document, Refusal):
-        return mapped([document])
+    if isinstance(document := load_object(request.body), Mapped):
+        return document
     event = document.get("event", request.headers.get("x-strapi-event"))
     if event not in STRAPI_LIVE | STRAPI_GONE:
         return ignored(f"event {event!r} is not handled")
@@ -317,9 +314,8 @@ def contentful(request: Request, connector: Connector) -> Mapped:
     family, _, action = topic.rpartition(".")
     if family != "ContentManagement.Entry" or action not in {"publish", *CF_GONE}:
         return ignored(f"topic {topic!r} is not handled")
-    document = load_object(request.body)
-    if isinstance(document, Refusal):
-        return mapped([document])
+    if isinstance(document := load_object(request.body), Mapped):
+        return document
     sys, fields = document.get("sys"), document.get("fields", {})
     if not isinstance(sys, dict) or text(sys.get("id")) is None or not isinstance(fields, dict):
         return refused(UNMAPPABLE_PAYLOAD, f"{topic}: no sys.id")
@@ -414,9 +410,8 @@ SANITY = Signed(
 
 
 def sanity(request: Request, connector: Connector) -> Mapped:
-    document = load_object(request.body)
-    if isinstance(document, Refusal):
-        return mapped([document])
+    if isinstance(document := load_object(request.body), Mapped):
+        return document
     operation = document.get("operation") or request.headers.get("sanity-operation")
     if operation not in {"create", "update", "delete"}:
         return ignored(f"operation {operation!r} is not handled")

@@ -219,13 +219,13 @@ def loads(body: bytes | str) -> Any:
         raise ValueError("nested too deep") from exc
 
 
-def load_object(body: bytes) -> dict[str, Any] | Refusal:
+def load_object(body: bytes) -> dict[str, Any] | Mapped:
     try:
         document = loads(body)
     except ValueError as exc:
-        return Refusal(MALFORMED_JSON, f"the body is not JSON: {exc}")
+        return refused(MALFORMED_JSON, f"the body is not JSON: {exc}")
     if not isinstance(document, dict):
-        return Refusal(UNMAPPABLE_PAYLOAD, "the body is not a JSON object")
+        return refused(UNMAPPABLE_PAYLOAD, "the body is not a JSON object")
     return document
 
 

@@ -76,8 +76,7 @@ def _documents(body: bytes) -> list[Any]:
     try:
         document = loads(body)
     except ValueError as whole:
-        lines = [(number, line) for number, line in enumerate(body.splitlines(), 1) if line.strip()]
-        items = [_line(line, number) for number, line in lines]
+        items = [_line(line, n) for n, line in enumerate(body.splitlines(), 1) if line.strip()]
         if len(items) < 2 or not any(isinstance(item, dict) for item in items):
             return [Refusal(MALFORMED_JSON, f"the body is not JSON: {whole}")]  # not JSON Lines
         return items

@@ -79,8 +79,7 @@ class EventSourceMapping:
         return len(messages)
 
     def _warn(self, message: str, exc: Exception) -> None:
-        reason = f"{type(exc).__name__}: {exc}"
-        logger.warning(message, function=self.function_name, reason=reason)
+        logger.warning(message, function=self.function_name, reason=f"{type(exc).__name__}: {exc}")
 
     def _delete(self, done: list[MessageTypeDef]) -> None:
         start = 0

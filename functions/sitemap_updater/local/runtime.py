@@ -286,7 +286,6 @@ def check_replaceable(out: Path, events: Sequence[Path]) -> None:
 
 
 def _written(path: Path) -> bool:
-    """Whether a local run may have written ``path``."""
     return path.is_file() and bool(
         SITEMAP_FILE.fullmatch(path.name)
         or path.name in (ROBOTS_KEY, STYLESHEET_KEY, FEED_KEY)

@@ -72,7 +72,6 @@ class SiteHandler(BaseHTTPRequestHandler):
     do_HEAD = do_GET  # the same headers; _send leaves the body out
 
     def _object(self, key: str) -> Any:
-        """The object's GetObject response, or None when there is no such key."""
         if not key:
             return None
         try:

@@ -8,7 +8,7 @@ import logging
 import os
 import socket
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
@@ -52,7 +52,7 @@ class LocalQueue:
 @dataclass
 class LocalStack:
     settings: Settings
-    queues: dict[str, LocalQueue] = field(default_factory=dict)
+    queues: dict[str, LocalQueue]
 
 
 class MotoServer:

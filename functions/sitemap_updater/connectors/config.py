@@ -158,11 +158,7 @@ def _content_types(entry: dict[str, Any], cms: str) -> dict[str, ContentType]:
             raise ConfigError(f"cms {cms!r} needs [connector.content_types.<type>] url_template")
         title = _TITLE_FIELDS.get(cms, "title")
         return {name: ContentType(title_field=title) for name in _DEFAULT_TYPES[cms]}
-    if (
-        not isinstance(given, dict)
-        or not given
-        or not all(isinstance(t, dict) for t in given.values())
-    ):
+    if not (isinstance(given, dict) and given and all(isinstance(t, dict) for t in given.values())):
         raise ConfigError("content_types: a table of tables, one per content type that is a page")
     types = {}
     for name, table in given.items():

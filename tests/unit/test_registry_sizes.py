@@ -21,9 +21,10 @@ from sitemap_updater.adapters.registry import (
     item_bytes,
 )
 from sitemap_updater.domain.clusters import MAX_CLUSTER_MEMBERS, Cluster, Member
-from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.errors import InvalidEvent, RetryableError
 from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.placement import ClusterWrite, Commit, plan_commit
+from sitemap_updater.domain.records import Pending
 from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
@@ -187,3 +188,18 @@ def test_a_cluster_no_item_can_hold_is_rejected(monkeypatch: pytest.MonkeyPatch)
     with pytest.raises(InvalidEvent) as rejected:
         registry()._cluster_actions(write)
     assert rejected.value.code == "cluster_too_large"
+
+
+def test_a_batch_left_unprocessed_backs_off_between_attempts_not_after_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Throttled:
+        def batch_write_item(self, RequestItems: Any) -> dict[str, Any]:
+            return {"UnprocessedItems": RequestItems}
+
+    sleeps: list[float] = []
+    monkeypatch.setattr(registry_module.time, "sleep", sleeps.append)
+    throttled = Registry("t", Limits(), Throttled())  # type: ignore[arg-type]
+    with pytest.raises(RetryableError, match="UnprocessedItems left"):
+        throttled.mark_pending(["pages-00001"], Pending("u", "1", None, None))
+    assert sleeps == [0.05, 0.1, 0.2, 0.4, 0.8, 1.0, 1.0]  # 8 attempts, 7 pauses

@@ -115,6 +115,7 @@ def _key(pk: str, sk: str) -> Item:
 
 
 _FEED = _key("FEED", "FEED")
+_BATCH_ATTEMPTS = 8
 _CLUSTER = {"#cluster": "cluster"}  # a reserved word in DynamoDB's expressions
 _FEED_JSON = msgspec.json.Decoder(Feed)
 
@@ -573,7 +574,7 @@ class Registry:
             if request:
                 raise RetryableError(f"registry throttled: {unprocessed} left")
 
-        retry(attempt, 8, (RetryableError,), lost=_back_off)
+        retry(attempt, _BATCH_ATTEMPTS, (RetryableError,), lost=_back_off)
         return items
 
     def _partition(self, pk: str, prefix: str | None = None) -> Iterator[Item]:
@@ -597,7 +598,8 @@ class Registry:
 
 
 def _back_off(attempt: int, _: Exception) -> None:
-    time.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
+    if attempt < _BATCH_ATTEMPTS:  # after the last, the error is raised at once
+        time.sleep(min(0.05 * 2 ** (attempt - 1), 1.0))
 
 
 def _marker_item(shard: str, changes: Sequence[Pending]) -> Item:

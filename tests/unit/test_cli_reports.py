@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sitemap_updater.cli import _print_summary, main
-from sitemap_updater.local.runtime import Rejection, Summary, _as_json
+from sitemap_updater.local.runtime import Rejection, Summary, _as_json, freshness
 
 HOSTILE = "caf\u00e9 \ud800 \x1b[2J \x85 \u2028 \u202e \U000e0001"
 
@@ -84,3 +84,12 @@ def test_a_serve_port_out_of_range_is_a_usage_error_before_the_run(
         "sitemap-updater: error: --port must be 1 to 65535, got 99999\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("latencies", "p50", "p99"),
+    [(range(1, 101), 50, 99), ([1, 2], 1, 2), ([7], 7, 7), (range(1, 1001), 500, 990)],
+)
+def test_freshness_is_by_nearest_rank(latencies: range | list[int], p50: int, p99: int) -> None:
+    figures = freshness(list(latencies))
+    assert (figures["p50"], figures["p99"], figures["max"]) == (p50, p99, max(latencies))

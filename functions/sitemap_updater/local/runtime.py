@@ -198,7 +198,7 @@ def freshness(latencies: Iterable[float]) -> dict[str, float]:
     ordered = sorted(latencies)
     if not ordered:
         return {}
-    figures = {f"p{q}": ordered[min(len(ordered) - 1, len(ordered) * q // 100)] for q in (50, 99)}
+    figures = {f"p{q}": ordered[-(-len(ordered) * q // 100) - 1] for q in (50, 99)}  # ceil
     return {**figures, "max": ordered[-1], "changes": len(ordered)}
 
 

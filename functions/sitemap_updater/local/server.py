@@ -36,7 +36,8 @@ class SiteHandler(BaseHTTPRequestHandler):
         length = self.headers.get("Content-Length", "")
         if self.command != "POST":
             length = "0"  # refused for its method, unread
-        if not length.isdigit():  # chunked or none: the size would be known only once read
+        # Chunked or none: the size would be known only once read. (isdigit() takes "²".)
+        if not (length.isascii() and length.isdigit()):
             self._send(HTTPStatus.LENGTH_REQUIRED, {}, b"")
             return
         answer = webhook.too_large(int(length))

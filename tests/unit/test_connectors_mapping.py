@@ -488,6 +488,31 @@ def test_a_payload_that_is_not_the_cms_s_shape_is_refused(
 
 
 @pytest.mark.parametrize(
+    ("folder", "name", "part", "value", "reason"),
+    [
+        ("ghost", "post-published", ("post", "previous"), "oops", "post.previous is not"),
+        ("ghost", "post-published", ("post", "previous"), [], "post.previous is not"),
+        ("contentful", "entry-publish", ("fields",), [1], "fields is not an object"),
+    ],
+)
+def test_the_refusal_names_the_part_that_is_wrong(
+    folder: str, name: str, part: tuple[str, ...], value: Any, reason: str
+) -> None:
+    request = sample(folder, name)
+    body = json.loads(request.body)
+    parent = body
+    for key in part[:-1]:
+        parent = parent[key]
+    parent[part[-1]] = value
+    odd = Request(request.method, request.path, request.headers, json.dumps(body).encode(), NOW)
+
+    result = connectors.map_request(CONNECTORS[folder], odd)
+
+    assert [r.code for r in result.refusals] == [common.UNMAPPABLE_PAYLOAD]
+    assert reason in result.refusals[0].reason
+
+
+@pytest.mark.parametrize(
     ("folder", "name", "path"),
     [
         ("ghost", "post-published", ("post", "current", "updated_at")),

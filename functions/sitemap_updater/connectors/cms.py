@@ -115,8 +115,9 @@ def ghost(request: Request, connector: Connector) -> Mapped:
     if kind not in connector.content_types:
         return ignored(f"{kind}s are not pages of this connector")
     current, previous = document[kind].get("current"), document[kind].get("previous")
-    if not isinstance(current, dict) or not isinstance(previous, dict | None):
-        return refused(UNMAPPABLE_PAYLOAD, f"{kind}.current is not an object")
+    for name, value in (("current", current), ("previous", {} if previous is None else previous)):
+        if not isinstance(value, dict):
+            return refused(UNMAPPABLE_PAYLOAD, f"{kind}.{name} is not an object")
     previous = previous or {}
     if not current:  # deleted: what it was is in previous
         post, gone = previous, True
@@ -316,8 +317,10 @@ def contentful(request: Request, connector: Connector) -> Mapped:
     if isinstance(document := load_object(request.body), Mapped):
         return document
     sys, fields = document.get("sys"), document.get("fields", {})
-    if not isinstance(sys, dict) or text(sys.get("id")) is None or not isinstance(fields, dict):
+    if not isinstance(sys, dict) or text(sys.get("id")) is None:
         return refused(UNMAPPABLE_PAYLOAD, f"{topic}: no sys.id")
+    if not isinstance(fields, dict):
+        return refused(UNMAPPABLE_PAYLOAD, f"{topic}: fields is not an object")
     content_type = lookup(sys, "contentType.sys.id")
     kind = connector.content_types.get(content_type) if isinstance(content_type, str) else None
     if kind is None:

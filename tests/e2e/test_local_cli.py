@@ -472,6 +472,24 @@ def test_large_events_are_sent_and_one_sqs_cannot_carry_is_a_rejected_event(
     assert f"  rejected: not_sent: the ingest queue refused {events}:11" in result.stdout
 
 
+def test_stdout_holds_the_summary_alone_however_many_events_a_function_counts(
+    tmp_path: Path,
+) -> None:
+    """Powertools prints a metric's values once it holds 100, even disabled: the functions'
+    stdout is the command's stderr."""
+    page = {"type": "publish", "version": 1}
+    lines = [json.dumps({**page, "url": f"{SITE}/p{n}"}) for n in range(150)]
+    events = tmp_path / "many.jsonl"
+    events.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    result = run("local", events, "--site-url", SITE, "--out", tmp_path / "out", "--json")
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("events: 150 sent, 150 accepted")
+    assert LocalRun(result, tmp_path / "out").summary["accepted"] == 150
+    assert "CloudWatchMetrics" not in result.stdout
+
+
 def test_a_shard_size_above_the_protocol_limit_is_a_usage_error(tmp_path: Path) -> None:
     result = run(
         "local", EVENTS / "01-publish.json", "--site-url", SITE, "--out", tmp_path / "out",

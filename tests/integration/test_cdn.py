@@ -115,7 +115,7 @@ def test_updates_go_on_when_invalidation_fails(
     pipeline.drain()
     assert {"sitemap.xml", "robots.txt", "sitemap-pages-00001.xml.gz"} <= set(pipeline.objects())
     assert pipeline.function_errors == 0
-    assert '"InvalidationsFailed":[1.0]' in capsys.readouterr().out  # the handlers' EMF lines
+    assert '"InvalidationsFailed":[1.0]' in capsys.readouterr().err  # the handlers' EMF lines
 
 
 def test_invalidation_is_off_by_default(pipeline: Any) -> None:

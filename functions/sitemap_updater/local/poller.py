@@ -4,6 +4,8 @@ the visibility timeout, and a handler that raises fails its whole batch, as on L
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -13,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from sitemap_updater.local.stack import REGION
 from sitemap_updater.local.tuning import release_moto_history
-from sitemap_updater.observability import logger
+from sitemap_updater.observability import logger, metrics
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -67,12 +69,17 @@ class EventSourceMapping:
         context = FakeLambdaContext(self.function_name, 1024, arn, str(uuid.uuid4()))
         self.invocations += 1
         try:
-            result = self.handler(event, context)
+            # A function's stdout (Powertools' metric lines) is the local runtime's stderr, as
+            # its log is: stdout is the command's.
+            with contextlib.redirect_stdout(sys.stderr):
+                result = self.handler(event, context)
         except Exception as exc:  # noqa: BLE001 - Lambda reports it; the batch is retried
             self.errors += 1
             self._warn("function error; batch will be retried", exc)
             self._release(messages)
             return len(messages)
+        finally:  # disabled (the CLI's), Powertools keeps the values until the 100th
+            metrics.clear_metrics()
         failed = {item["itemIdentifier"] for item in (result or {}).get("batchItemFailures", [])}
         self._release([m for m in messages if m["MessageId"] in failed])
         self._delete([m for m in messages if m["MessageId"] not in failed])

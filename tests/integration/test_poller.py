@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import boto3
+import pytest
 from moto import mock_aws
 
-from sitemap_updater.local.poller import EventSourceMapping
+from sitemap_updater.local.poller import EventSourceMapping, drain
 from tests.integration.conftest import publish
 from tests.pipeline import Pipeline
 
@@ -49,6 +50,20 @@ def test_a_large_batch_holds_each_message_once_even_with_no_visibility_timeout()
         assert mapping.poll_once() == 1
         assert [r["body"] for r in batches[1]] == ["m3"]
         assert batches[1][0]["attributes"]["ApproximateReceiveCount"] == "2"
+
+
+def test_drain_gives_up_at_its_deadline_on_a_function_that_keeps_making_work() -> None:
+    with mock_aws():
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        url, arn = make_queue(sqs, visibility=30)
+        sqs.send_message(QueueUrl=url, MessageBody="again")
+
+        def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+            sqs.send_message(QueueUrl=url, MessageBody="again")
+            return {}
+
+        with pytest.raises(TimeoutError, match=r"did not drain within 0\.5 s"):
+            drain(sqs, [EventSourceMapping(sqs, url, arn, "f", handler)], timeout_seconds=0.5)
 
 
 def test_messages_whose_delete_failed_come_back_after_the_queues_own_timeout() -> None:

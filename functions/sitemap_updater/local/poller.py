@@ -190,12 +190,12 @@ def drain(sqs: SQSClient, mappings: Sequence[EventSourceMapping], timeout_second
     """Run the mappings until every source queue is empty, failed messages included."""
     deadline = time.monotonic() + timeout_seconds
     while True:
+        if time.monotonic() > deadline:  # also for functions that keep sending themselves work
+            raise TimeoutError(f"queues did not drain within {timeout_seconds} s")
         if poll_round(mappings):
             continue
         # Empty twice in a row: a message whose visibility timeout ends between the reads of
         # two counts is in neither of one look.
         if all(queue_depth(sqs, m.queue_url) == 0 for _ in range(2) for m in mappings):
             return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"queues did not drain within {timeout_seconds} s")
         time.sleep(0.1)

@@ -3,6 +3,7 @@ secret values of Secrets Manager, CMS times as versions, and URLs from templates
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,7 @@ def test_defaults() -> None:
         ({"name": "blog", "cms": "ghst", "secret": "s"}, "unknown cms 'ghst'"),
         ({"name": "blog", "cms": "ghost"}, "no secret"),
         ({"name": "blog", "cms": "ghost", "secret": ""}, "non-empty strings"),
-        ({"name": "blog", "cms": "ghost", "secrets": ["a", "b", "c"]}, "at most 2"),
+        ({"name": "blog", "cms": "ghost", "secrets": list("abcdefghi")}, "at most 8"),
         ({"name": "blog", "cms": "ghost", "secret": "a", "secrets": ["b"]}, "not both"),
         ({"name": "blog", "cms": "ghost", "secret_arn": "arn:aws:s3:::bucket"}, "not a Secrets"),
         ({"name": "blog", "cms": "ghost", "secret": "s", "secert": "s"}, "unknown key 'secert'"),
@@ -166,7 +167,9 @@ def test_a_secrets_manager_value_holds_one_or_two_secrets(value: str, secrets: t
     assert connectors.parse_secret_string(value) == secrets
 
 
-@pytest.mark.parametrize("value", ["", "[]", '["a", "b", "c"]', '["a", ""]', "[1]", "[oops"])
+@pytest.mark.parametrize(
+    "value", ["", "[]", json.dumps(list("abcdefghi")), '["a", ""]', "[1]", "[oops"]
+)
 def test_a_secrets_manager_value_that_is_neither_is_refused(value: str) -> None:
     with pytest.raises(ConfigError):
         connectors.parse_secret_string(value)
@@ -241,3 +244,12 @@ def test_a_locale_goes_in_as_the_site_names_it() -> None:
     assert kind.url_locale("fr-FR") is None
     assert ContentType(url_template=TEMPLATE).url_locale("pt-BR") == "pt-BR"
     assert common.page_url(TEMPLATE, "x", "pt/BR") == "https://www.example.com/pt%2FBR/blog/x"
+
+
+def test_wp_webhooks_4_static_tokens_of_the_four_triggers_fit_one_connector() -> None:
+    """4.x signs each trigger URL's own date_created and name: four triggers, four tokens,
+    and rotating them, the old four too."""
+    tokens = [f"token-{n}" for n in range(8)]
+    entry = {"name": "wp", "cms": "wp-webhooks", "signature": "static", "secrets": tokens}
+    (connector,) = connectors.parse({"connector": [entry]})
+    assert connector.secrets == tuple(tokens)

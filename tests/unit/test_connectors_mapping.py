@@ -219,7 +219,7 @@ def test_strapi() -> None:
     ]
     assert brief("strapi", "v5-entry-delete") == [("unpublish", None, f"{STRAPI_ID}:en")]
     assert brief("strapi", "v4-entry-update") == [
-        ("publish", "https://www.example.com/opening-hours", "3")
+        ("publish", "https://www.example.com/opening-hours", "3:en")
     ]
     assert mapping("strapi", "v5-entry-update-draft").ignored == "entry.update of a draft"
     assert mapping("strapi", "media-create").ignored == "event 'media.create' is not handled"
@@ -305,9 +305,10 @@ def test_contentful_a_served_locale_without_a_slug_has_no_page() -> None:
     ] == [("unpublish", None, f"{CONTENTFUL_ID}:fr-FR")]
 
 
-def test_contentful_a_locale_whose_slug_is_removed_loses_its_page() -> None:
-    """Contentful leaves a locale without a value out of the payload: nothing else says that
-    its page is gone."""
+def test_contentful_a_locale_without_its_own_slug_takes_the_default_locale_s() -> None:
+    """Contentful leaves a locale without a value out of the payload, as it does every locale
+    but the default of a field that is not localised: Contentful serves the default's value
+    there (through the default fallback, for a localised field)."""
     request = sample("contentful", "entry-publish")
     body = json.loads(request.body)
     del body["fields"]["slug"]["de-DE"]
@@ -319,7 +320,15 @@ def test_contentful_a_locale_whose_slug_is_removed_loses_its_page() -> None:
 
     assert [(e["type"], e.get("url"), e["id"], e["version"] % 10) for e in changes] == [
         ("publish", "https://www.example.com/en/blog/spring-menu", f"{CONTENTFUL_ID}:en-US", 0),
-        ("unpublish", None, f"{CONTENTFUL_ID}:de-DE", 1),
+        ("publish", "https://www.example.com/de/blog/spring-menu", f"{CONTENTFUL_ID}:de-DE", 0),
+    ]
+    del body["fields"]["slug"]["en-US"]  # the default's gone too: so are the pages it made
+    no_default = Request(
+        request.method, request.path, request.headers, json.dumps(body).encode(), NOW
+    )
+    assert [(e["type"], e["id"]) for e in mapping_of("contentful", no_default).events] == [
+        ("unpublish", f"{CONTENTFUL_ID}:en-US"),
+        ("unpublish", f"{CONTENTFUL_ID}:de-DE"),
     ]
 
 
@@ -750,3 +759,75 @@ def test_the_cms_title_is_fitted_to_the_contract_or_left_out() -> None:
         (event,) = connectors.map_request(strapi, bare).events
         assert event.get("title") == expected
         parse_body(json.dumps(event).encode(), Site.parse("https://www.example.com"), 100_000)
+
+
+# --- real payloads the samples do not show ------------------------------------------------------
+
+
+def _post(connector: Connector, body: dict[str, Any], headers: dict[str, str]) -> Mapped:
+    return connectors.map_request(
+        connector, connectors.request("POST", "/hooks/x", headers, json.dumps(body).encode(), NOW)
+    )
+
+
+def test_a_slug_wordpress_stores_escaped_is_not_escaped_twice() -> None:
+    """sanitize_title_with_dashes stores a non-ASCII post_name percent-encoded, in lower case."""
+    kind = ContentType(url_template="https://www.example.com/blog/{slug}")
+    wp = Connector(name="wp", cms="wp-webhooks", content_types={"post": kind})
+    post = {
+        "ID": 7,
+        "post_type": "post",
+        "post_status": "publish",
+        "post_password": "",
+        "post_name": "%d0%bf%d1%80%d0%b8%d0%b2%d0%b5%d1%82-50%",  # "привет-50%"
+        "post_date_gmt": "2026-03-20 09:30:00",
+        "post_modified_gmt": "2026-03-21 10:00:00",
+    }
+    body = {"post_id": 7, "post": post, "post_permalink": "https://wp.example.com/?p=7"}
+    (event,) = _post(wp, body, {"x-wp-webhook-name": "post_update"}).events
+    assert event["url"] == "https://www.example.com/blog/%d0%bf%d1%80%d0%b8%d0%b2%d0%b5%d1%82-50%25"
+
+
+def test_strapi_ignores_a_locale_the_site_does_not_serve_even_without_locale_urls() -> None:
+    """v5 emits entry.publish per locale, all sharing one documentId: a German entry must not
+    move the English page of a site serving English only at /blog/{slug}."""
+    kind = ContentType(url_template="https://www.example.com/blog/{slug}", locales=(("en", "en"),))
+    strapi = Connector(name="s", cms="strapi", content_types={"article": kind})
+    entry = {
+        "id": 13,
+        "documentId": STRAPI_ID,
+        "slug": "fruehlingsmenue",
+        "locale": "de",
+        "updatedAt": "2026-03-20T09:30:59.000Z",
+        "publishedAt": "2026-03-20T09:30:59.000Z",
+    }
+    body = {"event": "entry.publish", "model": "article", "uid": "api::article.article"}
+    assert _post(strapi, {**body, "entry": entry}, {}).events == ()
+    (english,) = _post(strapi, {**body, "entry": {**entry, "locale": "en"}}, {}).events
+    assert english["id"] == f"{STRAPI_ID}:en"  # the locale names the page with the documentId
+
+
+def test_contentful_a_slug_that_is_not_localised_makes_a_page_in_every_locale() -> None:
+    """A field that is not localised holds the default locale's value only."""
+    kind = ContentType(
+        url_template="https://www.example.com/{locale}/blog/{slug}",
+        locales=(("en-US", "en"), ("de-DE", "de")),
+    )
+    contentful = Connector(name="c", cms="contentful", content_types={"blogPost": kind})
+    body = {
+        "sys": {
+            "id": CONTENTFUL_ID,
+            "type": "Entry",
+            "contentType": {"sys": {"type": "Link", "linkType": "ContentType", "id": "blogPost"}},
+            "updatedAt": "2026-03-20T09:30:00.000Z",
+        },
+        "fields": {
+            "slug": {"en-US": "spring-menu"},
+            "title": {"en-US": "Spring menu", "de-DE": "Frühlingsmenü"},
+        },
+    }
+    events = _post(contentful, body, {"x-contentful-topic": "ContentManagement.Entry.publish"})
+    assert [(e["type"], e["url"], e["title"]) for e in events.events] == [
+        ("publish", "https://www.example.com/en/blog/spring-menu", "Spring menu"),
+        ("publish", "https://www.example.com/de/blog/spring-menu", "Frühlingsmenü"),
+    ]

@@ -231,7 +231,7 @@ def strapi(request: Request, connector: Connector) -> Mapped:
     if kind is None:
         return ignored(f"content type {document.get('model')!r} is not a page of this connector")
     locale = text(lookup(entry, kind.locale_field))
-    if kind.localised and locale is not None and kind.url_locale(locale) is None:
+    if locale is not None and kind.url_locale(locale) is None:
         return ignored(f"locale {locale!r} is not one the site serves")
     gone = event in STRAPI_GONE
     if not gone and "publishedAt" in entry and entry["publishedAt"] is None:
@@ -245,7 +245,8 @@ def _strapi_event(
     cms_id = identifier(entry.get("documentId", entry.get("id")))
     if cms_id is None:
         return Refusal(UNMAPPABLE_PAYLOAD, "the entry has no documentId or id")
-    locale = text(lookup(entry, kind.locale_field)) if kind.localised else None
+    # v5's documentId is shared by an entry's locales: the locale names the page too.
+    locale = text(lookup(entry, kind.locale_field))
     url_locale = kind.url_locale(locale) if locale else None
     if kind.localised and url_locale is None:
         return Refusal(UNMAPPABLE_PAYLOAD, f"entry {cms_id}: no {kind.locale_field} for {{locale}}")
@@ -330,24 +331,28 @@ def contentful(request: Request, connector: Connector) -> Mapped:
 
 
 def _cf_locales(fields: dict[str, Any], kind: ContentType) -> list[str | None]:
-    """The CMS locales to name pages by: each one served, or None for a template without one."""
+    """The CMS locales to name pages by: each one served that has a slug, or None for a
+    template without one. A locale without its own takes the first listed locale's: a field
+    that is not localised holds only the default locale's value, which Contentful serves in
+    every locale (as it does a localised one's, through the default fallback)."""
     if not kind.localised:
         return [None]
-    if not fields:  # a DeletedEntry: every locale the site serves
-        return [cms for cms, _ in kind.locales]
+    served = [cms for cms, _ in kind.locales]
     slugs = fields.get(kind.slug_field)
-    present = list(slugs) if isinstance(slugs, dict) else []
-    return [cms for cms in present if kind.url_locale(cms) is not None]
+    if not fields or (isinstance(slugs, dict) and text(slugs.get(served[0]))):
+        return list(served)  # (no fields: a DeletedEntry, every locale the site serves)
+    return [cms for cms in served if isinstance(slugs, dict) and text(slugs.get(cms))]
 
 
 def _cf_field(fields: dict[str, Any], name: str, locale: str | None, kind: ContentType) -> Any:
     values = lookup(fields, name)
     if not isinstance(values, dict) or not values:
         return None
+    served = [cms for cms, _ in kind.locales if cms in values]
     if locale is None:  # no {locale}: the first served locale, else the first in the payload
-        served = [cms for cms, _ in kind.locales if cms in values]
         locale = served[0] if served else next(iter(values))
-    return text(values.get(locale))
+    default = kind.locales[0][0] if kind.locales else locale  # see _cf_locales
+    return text(values.get(locale)) or text(values.get(default))
 
 
 def _cf_url(fields: dict[str, Any], locale: str | None, kind: ContentType) -> str | None:

@@ -37,6 +37,7 @@ MISSING_SLUG = "missing_slug"
 MISSING_VERSION = "missing_version"
 
 _DIGITS = re.compile(r"[0-9]{1,20}", re.ASCII)
+_STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")  # a "%" that begins no escape
 
 
 @dataclass(frozen=True)
@@ -256,9 +257,11 @@ def identifier(value: Any) -> str | None:
 
 
 def page_url(template: str, slug: str, locale: str | None = None) -> str:
-    """The template with ``{slug}`` (``/`` kept, everything else reserved escaped) and
-    ``{locale}`` filled in; the ingest checks the result like any URL."""
-    url = template.replace("{slug}", quote(slug.strip(), safe="/"))
+    """The template with ``{slug}`` (``/`` and percent-escapes kept, everything else reserved
+    escaped: WordPress stores a non-ASCII slug escaped) and ``{locale}`` filled in; the ingest
+    checks the result like any URL."""
+    slug = _STRAY_PERCENT.sub("%25", slug.strip())
+    url = template.replace("{slug}", quote(slug, safe="/%"))
     return url.replace("{locale}", quote(locale or "", safe=""))
 
 

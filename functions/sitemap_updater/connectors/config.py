@@ -24,7 +24,7 @@ _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}", re.ASCII)
 _ARN = re.compile(r"arn:aws[a-z-]*:(secretsmanager|ssm):[a-z0-9-]+:[0-9]{12}:\S+", re.ASCII)
 _PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 _FIELD = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*(\.[A-Za-z_$][A-Za-z0-9_$-]*)*", re.ASCII)
-MAX_SECRETS = 2
+MAX_SECRETS = 8  # rotating, the new and the old; WP Webhooks 4.x: one token per trigger
 
 
 class ConfigError(ValueError):
@@ -141,7 +141,7 @@ def _secrets(entry: dict[str, Any], cms: str) -> tuple[str, ...]:
     if not isinstance(given, list) or not all(isinstance(s, str) and s for s in given):
         raise ConfigError("secrets: a list of non-empty strings")
     if len(given) > MAX_SECRETS:
-        raise ConfigError(f"secrets: at most {MAX_SECRETS}: the new one and, rotating, the old one")
+        raise ConfigError(f"secrets: at most {MAX_SECRETS}")
     if not given and "secret_arn" not in entry and cms != "shopify":
         raise ConfigError("no secret: give secret_arn (the stack) or secrets (the local runtime)")
     return tuple(given)

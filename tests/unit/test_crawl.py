@@ -236,7 +236,8 @@ def test_a_same_origin_fetch_leaves_redirects_to_another_origin(http_site: Stati
         other.stop()
     not_followed = "on another origin; not followed"
     assert [(d.kind, d.error) for d in robots] == [
-        (ROBOTS, f"redirected to {other.url('/robots.txt')}, {not_followed}")
+        (ROBOTS, f"redirected to {other.url('/robots.txt')}, {not_followed}"),
+        (UNREADABLE, "HTTP 404"),  # then /sitemap.xml, where sitemaps usually are
     ]
     assert [(d.url, d.kind, d.referrer, d.error) for d in index] == [
         (http_site.url("/index.xml"), INDEX, None, None),

@@ -7,6 +7,7 @@ import argparse
 import threading
 import time
 import uuid
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -126,7 +127,10 @@ def source_records(
         return list(read_records(path))
     body = read_bytes(path)
     if body.startswith(GZIP_MAGIC):
-        body, too_large = gunzip(body, PROTOCOL_MAX_BYTES)
+        try:
+            body, too_large = gunzip(body, PROTOCOL_MAX_BYTES)
+        except zlib.error as exc:  # e.g. a download cut short
+            raise UserError(f"{path}: bad gzip data: {exc}") from None
         if too_large:
             raise UserError(f"{path}: over 50 MiB uncompressed")
     document = crawl.load_document(str(path), Fetched(str(path), str(path), 200, body))

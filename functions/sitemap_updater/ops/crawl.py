@@ -24,6 +24,7 @@ UNREADABLE = "unreadable"  # not fetched, or not XML
 UNKNOWN = "unknown"  # XML, but neither a urlset, a sitemap index nor a feed
 MAX_DEPTH = 5  # index -> index -> ... : sitemaps.org allows none; we follow a few
 _ELSEWHERE = "on another origin than the index naming it; not followed"
+_TOO_DEEP = f"an index nested more than {MAX_DEPTH} deep; not followed"
 PAGE_FIELDS = ("loc", "lastmod", "changefreq", "priority")
 
 
@@ -204,8 +205,12 @@ class Walk:
         if document.error is None:
             document.sitemap_lines = sitemap_lines(fetched.body, robots)
         yield document
-        lines = [(line.url, f"{robots}:{line.line}", 0) for line in document.sitemap_lines]
-        yield from self.run_from([line for line in lines if line[0]])
+        lines: list[tuple[str, str | None, int]] = [
+            (line.url, f"{robots}:{line.line}", 0) for line in document.sitemap_lines if line.url
+        ]
+        if not any(url_origin(url) for url, _, _ in lines):  # where sitemaps usually are
+            lines.append((robots.removesuffix("robots.txt") + "sitemap.xml", None, 0))
+        yield from self.run_from(lines)
 
     def run_from(self, frontier: Iterable[tuple[str, str | None, int]]) -> Iterator[Document]:
         """Walk from these (url, referrer, depth) in order, following index entries."""
@@ -237,16 +242,17 @@ class Walk:
     ) -> list[Document]:
         """Queue the index entries to follow; the documents left on other origins."""
         left: list[Document] = []
-        for entry in document.sitemaps if document.depth < MAX_DEPTH else []:
+        for entry in document.sitemaps:
             if not entry.loc or not self.accept(document, entry):
                 continue
             url, referrer, depth = entry.loc, f"{document.url}:{entry.line}", document.depth + 1
-            if not self.same_origin or url_origin(url) in (None, url_origin(document.url)):
+            same = not self.same_origin or url_origin(url) in (None, url_origin(document.url))
+            if same and document.depth < MAX_DEPTH:
                 pending.append((url, referrer, depth))
             elif url not in self._seen:
                 self._seen.add(url)
-                elsewhere = Fetched(url, url, None, error=_ELSEWHERE)
-                left.append(load_document(url, elsewhere, referrer, depth))
+                why = _ELSEWHERE if not same else _TOO_DEEP
+                left.append(load_document(url, Fetched(url, url, None, error=why), referrer, depth))
         return left
 
     def _load(self, url: str, target: str, referrer: str | None, depth: int) -> Document:

@@ -15,7 +15,7 @@ from sitemap_updater.ops.crawl import PAGE_FIELDS, local_name
 
 XML_SPACE = " \t\r\n"
 _ELSEWHERE = ("_wrong_scheme", "_foreign_host", "_foreign_port")
-_YES_NO = {"yes": True, "no": False}
+_YES_NO = {"yes": True, "no": False, "true": True, "false": False}  # plugins write true
 # The attributes the contract carries; any other is named as dropped.
 _ATTRIBUTES = {"restriction": {"relationship"}, "platform": {"relationship"}, "uploader": {"info"}}
 

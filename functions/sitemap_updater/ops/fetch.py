@@ -175,7 +175,11 @@ def fetch(url: str, *, timeout: float = 30.0, same_origin: bool = False) -> Fetc
             encoding = (response.headers.get("Content-Encoding") or "").lower()
             raw = _read(response, PROTOCOL_MAX_BYTES + 1)
     except urllib.error.HTTPError as exc:
-        return Fetched(url, exc.geturl() or url, exc.code)
+        final = exc.geturl() or url
+        if 300 <= exc.code < 400:  # a loop (urllib's words), or a redirect to another scheme
+            why = str(exc.msg).split("\n", 1)[0]
+            return Fetched(url, final, exc.code, error=f"HTTP {exc.code}: {why}")
+        return Fetched(url, final, exc.code)
     except _OffOrigin as exc:
         final_url, status = exc.args
         error = f"redirected to {final_url}, on another origin; not followed"

@@ -100,10 +100,11 @@ class Checker:
     def check_robots(self, document: Document) -> None:
         self.counts["robots"] += 1
         where, status, body = document.url, document.fetched.status, document.fetched.body
-        if status is not None and 400 <= status < 500:
+        # Google reads a 4xx as no robots.txt, but 429 as a server error.
+        if status is not None and 400 <= status < 500 and status != 429:
             why = "no robots.txt, so crawlers cannot discover the sitemaps from it"
             self.fault(where, f"HTTP {status}: {why}")
-        elif status is not None and status >= 500:
+        elif status is not None and (status == 429 or status >= 500):
             self.fault(where, f"HTTP {status}: Google then treats the whole site as disallowed")
         elif document.error:
             self.fault(where, document.error)
@@ -150,7 +151,7 @@ class Checker:
             if kind == crawl.UNREADABLE:  # not XML either: what it is, is not ours to guess
                 return
         if kind == crawl.UNREADABLE:
-            dead = "dead link: " if document.fetched.status not in (None, 200) else ""
+            dead = "dead link: " if document.fetched.status in (404, 410) else ""
             self.fault(where, f"{dead}{document.error}{named}")
             return
         if kind == crawl.UNKNOWN:
@@ -284,11 +285,8 @@ def validate(args: argparse.Namespace, site: Site, progress: Progress) -> Checke
         checker.check(document)
         progress.advance()
         if document.kind == ROBOTS and not any(_origin(s.url) for s in document.sitemap_lines):
-            fallback = f"{site.origin}/sitemap.xml"
+            fallback = f"{site.origin}/sitemap.xml"  # walk.run goes on there
             checker.warn(document.url, f"trying {fallback}, where sitemaps usually are")
-            for found in walk.run_from([(fallback, None, 0)]):
-                checker.check(found)
-                progress.advance()
     if walk.truncated:
         stopped = f"stopped after {args.max_sitemaps:,} sitemap file(s) (--max-sitemaps)"
         checker.fault(args.url, f"truncated: {stopped}; the others named were not checked")

@@ -422,3 +422,68 @@ def test_a_new_lastmod_in_a_settled_cluster_asks_only_for_its_own_shard(
     assert {path: hreflang(pipeline.objects())[f"{SITE}{path}"] for path in pages} == dict.fromkeys(
         pages, links
     )
+
+
+def test_a_redelivery_that_settles_its_cluster_marks_its_own_shard_too(
+    make_pipeline: PipelineFactory, clock: FakeClock
+) -> None:
+    """A sibling's change of language commits and its marking fails; a redelivered duplicate
+    then settles the cluster: the marker its own shard had is long applied, so its settle
+    marks that shard too, or the cluster would be settled without it."""
+    make_pipeline()  # moto's mock is on; this pipeline's failed messages wait 5 s
+    pipeline = Pipeline.create(
+        SITE, {"MAX_URLS_PER_SHARD": 1}, visibility_timeout=5, clock=clock, prefix="settle"
+    )
+    ingest = pipeline.mappings["ingest"]
+    a, b, c = f"{SITE}/a", f"{SITE}/b", f"{SITE}/c"
+    french = {"hreflang": "fr-CA", "alternates": [alt("/a", "en"), alt("/b", "de")]}
+    pipeline.send_events(
+        [
+            publish("/a", 1, hreflang="en", alternates=[alt("/b", "de"), alt("/c", "fr-CA")]),
+            publish("/b", 1, hreflang="de", alternates=[alt("/a", "en"), alt("/c", "fr-CA")]),
+            publish("/c", 1, **french),
+        ]
+    )
+    pipeline.drain()
+    three = {("en", a), ("de", b), ("fr-CA", c)}
+    assert hreflang(pipeline.objects()) == dict.fromkeys((a, b, c), three)
+
+    # /c becomes fr (no sibling's entry grows: none is resized): committed, then its marking
+    # of the siblings' shards fails.
+    faults = FaultInjector(pipeline)
+    faults.fail("BatchWriteItem", when=lambda p: "PutRequest" in str(p) and "PEND#" in str(p))
+    french_now = {**french, "hreflang": "fr"}
+    pipeline.send_events([publish("/c", 2, **french_now)])
+    assert ingest.poll_once() == 1
+    assert faults.fired
+    # /a's first event, delivered again (SQS delivers at least once): a duplicate.
+    pipeline.send_events(
+        [publish("/a", 1, hreflang="en", alternates=[alt("/b", "de"), alt("/c", "fr-CA")])]
+    )
+    assert ingest.poll_once() == 1
+    # /c's next version, a new lastmod only, before /c 2 is delivered again (stale then).
+    pipeline.send_events([publish("/c", 3, **french_now, lastmod="2026-11-20")])
+    assert ingest.poll_once() == 1
+    pipeline.drain()
+
+    now = {("en", a), ("de", b), ("fr", c)}
+    assert hreflang(pipeline.objects()) == dict.fromkeys((a, b, c), now)
+
+
+def test_a_page_newly_linked_whose_reservation_already_fits_lists_its_alternates(
+    make_pipeline: PipelineFactory,
+) -> None:
+    """Its entry, not only its URL record, must name the cluster: a rebuild renders the
+    alternates of the entries that name one."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
+    en, de = f"{SITE}/en", f"{SITE}/de"
+    images = [{"loc": f"https://cdn.example.net/{n}-a-long-image-name.jpg"} for n in range(4)]
+    pipeline.send_events([publish("/de", 1, images=images)])  # reserves a large entry
+    pipeline.drain()
+    pipeline.send_events([publish("/de", 2)])  # smaller: the reservation stays
+    pipeline.drain()
+    pipeline.send_events([publish("/en", 1, hreflang="en", alternates=[alt("/de", "de")])])
+    pipeline.drain()
+
+    pair = {("en", en), ("de", de)}
+    assert hreflang(pipeline.objects()) == {en: pair, de: pair}

@@ -360,3 +360,24 @@ def test_a_dead_letter_that_cannot_be_sent_fails_its_message() -> None:
     assert (results["1"].outcome, results["2"].outcome) == (Outcome.FAILED, Outcome.APPLIED)
     with pytest.raises(RetryableError, match="dead-letter"):
         results["1"].value_or_raise()
+
+
+def test_an_unpublish_by_id_at_the_published_version_tells_no_one_the_page_went() -> None:
+    """It is a duplicate and changes nothing: the feed and IndexNow must not hear the live
+    page went, even where a duplicate may be the event's own (a batch that went together)."""
+    registry = MemoryRegistry(Limits())
+    ingest, _ = make_batch(registry)
+    told: list[dict[str, Any]] = []
+    ingest.feed = lambda entries, applied, replayed: told.append(dict(entries))  # type: ignore[assignment]
+    page = f"{SITE.origin}/a"
+    ingest([Message("m1", publish("/a", 5, id="42"))])
+    gone = json.dumps({"type": "unpublish", "id": "42", "version": 5})
+    results = ingest(
+        [Message("m2", gone), Message("m3", publish("/x", 1)), Message("m4", publish("/y", 1))]
+    )
+
+    assert results["m2"].outcome is Outcome.DUPLICATE
+    record = registry.url_state(page).record
+    assert record is not None
+    assert record.live
+    assert page not in told[-1]

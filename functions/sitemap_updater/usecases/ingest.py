@@ -111,7 +111,7 @@ class ApplyChange:
                 # The delivery that committed it may have died before settling the cluster
                 # or asking for rebuilds: do both again (both are idempotent), and name the
                 # URL it moved from again, for the feed and IndexNow.
-                left = self._moved_from(entity[1] if entity else None, change)
+                left = self._left(entity[1] if entity else None, change)
                 return IngestResult(Outcome.DUPLICATE, self._settle(change), left=left)
             retiring = self._retired(entity[1], change) if entity is not None else None
             write = self._cluster_write(change, state, retiring.change.url if retiring else None)
@@ -136,12 +136,12 @@ class ApplyChange:
         done = self._until_committed(plan, f"{change.url}: gave up after")
         if isinstance(done, IngestResult):
             return replace(done, shards=done.shards | retired, left=done.left | left)
-        settled = self._settle(change, done.cluster.relinks) if done.cluster else frozenset()
+        settled = self._settle(change, done.cluster) if done.cluster else frozenset()
         if done.retired is not None:
             left |= {done.retired.change.url}
         elif done.entity is not None and done.entity.left not in left:
             # Unpublished before its commit: on its own (a cluster's), or by a lost attempt.
-            left |= self._moved_from(done.entity.left, change)
+            left |= self._left(done.entity.left, change)
         return IngestResult(_applied(done), done.touched | settled | retired, left=left)
 
     def _entity_write(self, change: PageChange) -> tuple[EntityWrite, str | None] | IngestResult:
@@ -169,8 +169,8 @@ class ApplyChange:
         )
         return write, leaves
 
-    def _moved_from(self, url: str | None, change: PageChange) -> frozenset[str]:
-        """``url``, the one the change's entity moved from, if this change unpublished it."""
+    def _left(self, url: str | None, change: PageChange) -> frozenset[str]:
+        """``url`` (its entity's, left or named by id) if this change is what unpublished it."""
         record = self.registry.url_state(url).record if url else None
         if record is None or record.live or record.version != change.version:
             return frozenset()
@@ -223,7 +223,7 @@ class ApplyChange:
                     return self._entity_gone(change, known)
                 if result.outcome is Outcome.STALE and known.version == change.version:
                     return IngestResult(Outcome.DUPLICATE)  # that unpublish, delivered again
-                return replace(result, left=result.left | {known.url})
+                return replace(result, left=result.left | self._left(known.url, change))
             if known is not None and known.version >= change.version:
                 outcome = Outcome.DUPLICATE if known.version == change.version else Outcome.STALE
                 return IngestResult(outcome)
@@ -420,34 +420,39 @@ class ApplyChange:
             cluster = replace(cluster, settled=cluster.version + 1)
         return ClusterWrite(cluster, expected, absorbed, tuple(target_writes), relinks)
 
-    def _settle(self, change: PageChange, relinks: bool = True) -> frozenset[str]:
-        """Grow (or move) each sibling whose entry outgrew its reservation, mark each
-        sibling's shard pending, then the cluster settled; the shards to rebuild: the URL's
-        and its live siblings' (only the URL's when no sibling's line changed: ``relinks``)."""
+    def _settle(self, change: PageChange, write: ClusterWrite | None = None) -> frozenset[str]:
+        """Grow (or move) each sibling whose entry outgrew its reservation, or that ``write``
+        newly linked, mark each sibling's shard pending, then the cluster settled; the shards
+        to rebuild: the URL's and its live siblings' (only the URL's when ``write`` changed
+        no sibling's line)."""
         url = change.url
         state = self.registry.url_state(url)
         record = state.record
         own = frozenset({record.shard}) if record and record.shard else frozenset()
-        if state.cluster is None or not relinks:
+        if state.cluster is None or (write is not None and not write.relinks):
             return own
         cluster = self.registry.clusters([state.cluster]).get(state.cluster)
         if cluster is None:
             return own
         shards = set(own)
+        linked = {target for target, _, _ in write.targets} if write else set()
         for other, member in sorted(cluster.all.items()):
-            if other != url and member.live and needed_bytes(cluster, other) > member.reserved:
-                shards |= self._resize(other)
+            grows = needed_bytes(cluster, other) > member.reserved
+            if other != url and member.live and (grows or other in linked):
+                shards |= self._resize(other, relink=other in linked)
         cluster = self.registry.clusters([state.cluster])[state.cluster]
         siblings = {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
-        if siblings - own:  # its own shard's marker was committed with the change
+        if siblings:  # its own too: the marker committed with it may be applied already
             marker = Pending(url, str(change.version), change.sent, cluster.cid)
-            self.registry.mark_pending(sorted(siblings - own), marker)
+            self.registry.mark_pending(sorted(siblings), marker)
         if cluster.settled != cluster.version:
             self.registry.set_settled(cluster.cid, cluster.version)
         return frozenset(shards | siblings)
 
-    def _resize(self, url: str) -> frozenset[str]:
-        """Reserve what a sibling's entry now needs, in place or in the open shard."""
+    def _resize(self, url: str, relink: bool = False) -> frozenset[str]:
+        """Reserve what a sibling's entry now needs, in place or in the open shard; ``relink``
+        (a page newly linked): write its entry again even if it fits, for it to name its
+        cluster, which a rebuild renders its alternates from."""
         nothing: frozenset[str] = frozenset()
 
         def plan(move: bool) -> _Planned | frozenset[str]:
@@ -457,7 +462,7 @@ class ApplyChange:
                 return nothing
             cluster = self.registry.clusters([state.cluster])[state.cluster]
             needed = needed_bytes(cluster, url)
-            if needed <= record.reserved:
+            if needed <= record.reserved and not relink:
                 return nothing
             entry = self.registry.entry(record.shard, url)
             if entry is None:  # its own change is half-way through; that change settles it

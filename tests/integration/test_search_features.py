@@ -487,3 +487,46 @@ def test_a_page_newly_linked_whose_reservation_already_fits_lists_its_alternates
 
     pair = {("en", en), ("de", de)}
     assert hreflang(pipeline.objects()) == {en: pair, de: pair}
+
+
+def test_a_page_linked_by_a_change_that_lists_nothing_yet_still_names_its_cluster(
+    make_pipeline: PipelineFactory,
+) -> None:
+    """/a (no language of its own) comes to declare /de while nothing lists anything: no
+    sibling's line changes, yet /de, newly linked and whose old reservation fits, must get
+    an entry naming the cluster. /a's next version gives /a a language: /de is no target any
+    more (its pointer names the cluster) and does not grow, so only then is too late."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
+    a, de = f"{SITE}/a", f"{SITE}/de"
+    images = [{"loc": f"https://cdn.example.net/{n}-a-long-image-name.jpg"} for n in range(4)]
+    pipeline.send_events([publish("/de", 1, images=images)])  # reserves a large entry
+    pipeline.drain()
+    pipeline.send_events([publish("/de", 2)])  # smaller: the reservation stays
+    pipeline.drain()
+    pipeline.send_events([publish("/a", 1, hreflang="en")])  # a cluster of one, settled
+    pipeline.drain()
+    pipeline.send_events([publish("/a", 2, alternates=[alt("/de", "de")])])  # lists nothing
+    pipeline.drain()
+    assert hreflang(pipeline.objects()) == {a: set(), de: set()}  # as build would: one language
+    pipeline.send_events([publish("/a", 3, hreflang="en", alternates=[alt("/de", "de")])])
+    pipeline.drain()
+
+    pair = {("en", a), ("de", de)}
+    assert hreflang(pipeline.objects()) == {a: pair, de: pair}
+
+
+def test_a_move_whose_new_page_declares_the_url_it_leaves(make_pipeline: PipelineFactory) -> None:
+    """Entity 42 moves from /old to /new, the new page declaring /old as its German version:
+    /old is both the URL the move unpublishes (retired) and a page it newly links (a target).
+    After the drain /old is gone and /new lists nothing (one live page). A transaction may
+    touch an item once: /old's record is the retire's alone."""
+    pipeline = make_pipeline()
+    new = f"{SITE}/new"
+    pipeline.send_events([publish("/old", 1, id="42")])
+    pipeline.drain()
+    pipeline.send_events(
+        [publish("/new", 2, id="42", hreflang="en", alternates=[alt("/old", "de")])]
+    )
+    pipeline.drain()
+
+    assert hreflang(pipeline.objects()) == {new: set()}

@@ -394,11 +394,13 @@ class ApplyChange:
             target = target_states[url]
             if url not in cluster.all:
                 cluster = with_member(cluster, url, _member(target.record))
-            if target.cluster not in found:
+            if target.cluster not in found and url != retiring:
                 # Newly linked: its record must point here, as read. A page whose pointer
                 # names one of the clusters merged here keeps it: the redirect the merge
                 # leaves resolves it, that cluster's version guards its state, and a merge
-                # of many clusters stays within DynamoDB's 100 actions a transaction.
+                # of many clusters stays within DynamoDB's 100 actions a transaction. The
+                # URL the entity leaves is not one: the same commit rewrites its record, and
+                # a transaction touches an item once.
                 version = target.record.version if target.record else None
                 target_writes.append((url, version, target.cluster))
         if retiring is not None and retiring in cluster.all:
@@ -413,8 +415,11 @@ class ApplyChange:
                 f"{MAX_CLUSTER_MEMBERS}",
             )
         absorbed = tuple((c.cid, c.version) for c in distinct if c.cid != cluster.cid)
-        relinks = before is None or _others(before, change.url) != _others(
-            listings(cluster), change.url
+        # A page newly linked relinks too: its entry must come to name the cluster.
+        relinks = (
+            bool(target_writes)
+            or before is None
+            or _others(before, change.url) != _others(listings(cluster), change.url)
         )
         if not relinks:  # settled, and no sibling's line changes: settled at what it commits
             cluster = replace(cluster, settled=cluster.version + 1)

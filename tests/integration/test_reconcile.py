@@ -18,6 +18,7 @@ from sitemap_updater.usecases.ingest import Outcome
 from sitemap_updater.usecases.ports import Message
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import STACK, PipelineFactory, publish, site_entries
+from tests.integration.test_search_features import alt
 from tests.pipeline import Pipeline
 
 HOUR = 3600
@@ -130,3 +131,36 @@ def test_status_shows_the_checks_and_flags_a_missing_named_object(
 
 def _messages(events: list[dict[str, Any]]) -> list[Message]:
     return [Message(f"m{n}", json.dumps(event)) for n, event in enumerate(events)]
+
+
+def test_a_relink_leaves_a_restored_entry_to_the_repair_its_resend_promises(
+    make_pipeline: PipelineFactory,
+) -> None:
+    """The reconciler restores /de's lost entry from its record alone (URL and cluster) and
+    says: send the event again to restore its fields. A duplicate of a live record whose
+    entry is not its version's is REPAIRED. /en then newly links /de: rewritten by the relink
+    with its record's version, the entry would look current, and the resend would be a plain
+    duplicate that never brings /de's lastmod back."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1, RECONCILE_PERIOD_HOURS=1)
+    de = f"{SITE}/de"
+    images = [{"loc": f"https://cdn.example.net/{n}-a-long-image-name.jpg"} for n in range(4)]
+    pipeline.send_events([publish("/de", 1, images=images)])  # reserves a large entry
+    pipeline.drain()
+    pipeline.send_events([publish("/de", 2, lastmod="2026-11-01")])
+    pipeline.drain()
+    table = pipeline.app.settings.table_name
+    record = pipeline.app.registry.url_state(de).record
+    assert record is not None
+    shard = record.shard
+    assert shard is not None
+    pipeline.app.registry.client.delete_item(TableName=table, Key=entry_key(shard, de))
+    assert reconcile(pipeline)["entries_repaired"] == 1
+    pipeline.drain()
+    assert site_entries(pipeline.objects())[de]["lastmod"] is None  # restored from the record
+
+    pipeline.send_events([publish("/en", 1, hreflang="en", alternates=[alt("/de", "de")])])
+    pipeline.drain()
+    pipeline.app.ingest(_messages([publish("/de", 2, lastmod="2026-11-01")]))
+    pipeline.drain()
+
+    assert site_entries(pipeline.objects())[de]["lastmod"] == "2026-11-01"

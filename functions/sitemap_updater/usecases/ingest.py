@@ -467,7 +467,10 @@ class ApplyChange:
                 return nothing
             cluster = self.registry.clusters([state.cluster])[state.cluster]
             needed = needed_bytes(cluster, url)
-            if needed <= record.reserved and not relink:
+            # A relink leaves an entry the reconciler restored (no version) to the resend of
+            # its event, which repairs it: written again here, it would look current.
+            fits = needed <= record.reserved
+            if fits and (not relink or self.registry.stale_entries([record])):
                 return nothing
             entry = self.registry.entry(record.shard, url)
             if entry is None:  # its own change is half-way through; that change settles it

@@ -99,13 +99,19 @@ def test_a_duplicate_changes_nothing_in_the_feed(make_pipeline: Any, clock: Fake
     assert pipeline.objects()[FEED_KEY] == before
 
 
-def test_pages_named_by_their_cms_id_leave_the_feed_when_they_move_or_go(
-    make_pipeline: Any, clock: FakeClock
-) -> None:
+def two_pages_named_by_id(make_pipeline: Any, clock: FakeClock) -> Any:
+    """/old-slug (id 42) and /other (id 7) in the feed, a minute ago."""
     pipeline = make_pipeline(FEED_ENTRIES=5)
     pipeline.send_events([publish("/old-slug", 1, id="42"), publish("/other", 1, id="7")])
     pipeline.drain()
     clock.advance(60)
+    return pipeline
+
+
+def test_pages_named_by_their_cms_id_leave_the_feed_when_they_move_or_go(
+    make_pipeline: Any, clock: FakeClock
+) -> None:
+    pipeline = two_pages_named_by_id(make_pipeline, clock)
     pipeline.send_events([publish("/new-slug", 2, id="42")])  # a slug change
     pipeline.drain()
     feed = read_atom(pipeline.objects()[FEED_KEY])
@@ -122,10 +128,7 @@ def test_a_move_whose_answer_was_lost_still_takes_the_old_url_out_of_the_feed(
     make_pipeline: Any, clock: FakeClock
 ) -> None:
     """Delivered again, the move is a duplicate: the registry still knows the URL it left."""
-    pipeline = make_pipeline(FEED_ENTRIES=5)
-    pipeline.send_events([publish("/old-slug", 1, id="42"), publish("/other", 1, id="7")])
-    pipeline.drain()
-    clock.advance(60)
+    pipeline = two_pages_named_by_id(make_pipeline, clock)
     faults = FaultInjector(pipeline)
     faults.fail("TransactWriteItems", occurrence=1, after=True)
     pipeline.send_events([publish("/new-slug", 2, id="42")])

@@ -470,6 +470,15 @@ def test_a_redelivery_that_settles_its_cluster_marks_its_own_shard_too(
     assert hreflang(pipeline.objects()) == dict.fromkeys((a, b, c), now)
 
 
+def publish_with_a_large_reservation(pipeline: Pipeline, path: str) -> None:
+    """``path`` published with images, then without: its shard keeps the larger room."""
+    images = [{"loc": f"https://cdn.example.net/{n}-a-long-image-name.jpg"} for n in range(4)]
+    pipeline.send_events([publish(path, 1, images=images)])
+    pipeline.drain()
+    pipeline.send_events([publish(path, 2)])
+    pipeline.drain()
+
+
 def test_a_page_newly_linked_whose_reservation_already_fits_lists_its_alternates(
     make_pipeline: PipelineFactory,
 ) -> None:
@@ -477,11 +486,7 @@ def test_a_page_newly_linked_whose_reservation_already_fits_lists_its_alternates
     alternates of the entries that name one."""
     pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
     en, de = f"{SITE}/en", f"{SITE}/de"
-    images = [{"loc": f"https://cdn.example.net/{n}-a-long-image-name.jpg"} for n in range(4)]
-    pipeline.send_events([publish("/de", 1, images=images)])  # reserves a large entry
-    pipeline.drain()
-    pipeline.send_events([publish("/de", 2)])  # smaller: the reservation stays
-    pipeline.drain()
+    publish_with_a_large_reservation(pipeline, "/de")
     pipeline.send_events([publish("/en", 1, hreflang="en", alternates=[alt("/de", "de")])])
     pipeline.drain()
 
@@ -498,11 +503,7 @@ def test_a_page_linked_by_a_change_that_lists_nothing_yet_still_names_its_cluste
     more (its pointer names the cluster) and does not grow, so only then is too late."""
     pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
     a, de = f"{SITE}/a", f"{SITE}/de"
-    images = [{"loc": f"https://cdn.example.net/{n}-a-long-image-name.jpg"} for n in range(4)]
-    pipeline.send_events([publish("/de", 1, images=images)])  # reserves a large entry
-    pipeline.drain()
-    pipeline.send_events([publish("/de", 2)])  # smaller: the reservation stays
-    pipeline.drain()
+    publish_with_a_large_reservation(pipeline, "/de")
     pipeline.send_events([publish("/a", 1, hreflang="en")])  # a cluster of one, settled
     pipeline.drain()
     pipeline.send_events([publish("/a", 2, alternates=[alt("/de", "de")])])  # lists nothing

@@ -371,18 +371,7 @@ class ApplyChange:
         pointers = {state.cluster, *(s.cluster for s in target_states.values())} - {None}
         found = self.registry.clusters(c for c in pointers if c is not None)
         distinct = sorted({c.cid: c for c in found.values()}.values(), key=lambda c: c.cid)
-        before = None
-        if distinct:
-            kept = survivor(distinct)
-            merged = merge(distinct, kept.cid)
-            cluster = replace(merged, version=kept.version, settled=kept.settled)
-            expected: int | None = kept.version
-            if len(distinct) == 1 and kept.settled == kept.version:
-                before = listings(cluster)
-        else:
-            seed = f"{change.url}@{change.version}".encode()
-            cluster = Cluster(cid=hashlib.sha256(seed).hexdigest()[:20], members={})
-            expected = None
+        cluster, expected, before = _merged(change, distinct)
         if change.live:
             member = Member(lang=change.hreflang, declares=change.alternates, live=True)
         else:  # its newest event declares nothing: its links go, it stays where it is placed
@@ -490,6 +479,20 @@ class ApplyChange:
         if group not in self._open:
             self._open[group] = self.registry.open_shard(group)
         return self._open[group]
+
+
+def _merged(
+    change: PageChange, distinct: list[Cluster]
+) -> tuple[Cluster, int | None, dict[str, Pairs] | None]:
+    """The clusters the change reaches, merged into one (a new one if none); the version its
+    commit is conditional on; and, when it is settled, what each member lists before."""
+    if not distinct:
+        seed = f"{change.url}@{change.version}".encode()
+        return Cluster(cid=hashlib.sha256(seed).hexdigest()[:20], members={}), None, None
+    kept = survivor(distinct)
+    cluster = replace(merge(distinct, kept.cid), version=kept.version, settled=kept.settled)
+    settled = len(distinct) == 1 and kept.settled == kept.version
+    return cluster, kept.version, listings(cluster) if settled else None
 
 
 def _others(listed: dict[str, Pairs], url: str) -> dict[str, Pairs]:

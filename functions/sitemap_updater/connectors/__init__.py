@@ -49,7 +49,7 @@ _ENCODER = msgspec.json.Encoder(decimal_format="number")
 
 
 def verify(connector: Connector, request: Request, secrets: Sequence[str]) -> Verdict:
-    """Is this request the CMS's, signed with one of ``secrets`` (one, or two while rotating)?"""
+    """Is this request the CMS's, signed with one of ``secrets`` (up to ``MAX_SECRETS``)?"""
     scheme = cms.HTTP.get(connector.cms)  # None: Shopify, which comes through EventBridge
     return scheme[0](request, secrets, connector) if scheme else Verdict(WRONG_SOURCE)
 

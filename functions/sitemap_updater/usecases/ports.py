@@ -118,7 +118,7 @@ class IngestInbox(DeadLetters, Protocol):
 
 
 class SecretValues(Protocol):
-    def values(self, connector: Connector) -> tuple[str, ...]: ...  # one, or two rotating
+    def values(self, connector: Connector) -> tuple[str, ...]: ...  # up to MAX_SECRETS
 
 
 class ChangeNotifier(Protocol):

@@ -473,3 +473,33 @@ def test_what_a_crawled_site_says_reaches_the_terminal_escaped(
     assert "caf\u00e9-\\u001b]0;owned\\u0007\\u001b[2J-\\u009b31m-\\u202e.xml" in out
     report = json.loads(out.splitlines()[-1])  # the JSON line decodes to what the site said
     assert http_site.origin + hostile in [finding["where"] for finding in report["faults"]]
+
+
+def test_extensions_the_contract_refuses_are_faults_as_backfill_refuses_the_page(
+    http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    o, xhtml = http_site.origin, 'xmlns:xhtml="http://www.w3.org/1999/xhtml"'
+    image = f'<image:image xmlns:image="{IMAGE_NS}"><image:loc>{{}}</image:loc></image:image>'
+    link = f'<xhtml:link {xhtml} rel="alternate" hreflang="{{}}" href="{{}}"/>'
+    http_site.put(
+        "/sitemap.xml",
+        urlset(
+            f"<loc>{o}/a</loc>" + image.format("/img/a.jpg"),  # line 3: relative
+            f"<loc>{o}/b</loc>" + image.format("https://cdn.example.org/my photo.jpg"),
+            f"<loc>{o}/c</loc>" + link.format("de", f"{o}/de/c") + link.format("de", f"{o}/c2"),
+            f"<loc>{o}/d</loc>" + link.format("fr", "/fr/d"),  # line 6: relative href
+            f"<loc>{o}/e</loc>" + image.format("https://cdn.example.org/e.jpg"),
+            f"<loc>{o}/f#x</loc>" + image.format("/img/f.jpg"),  # the <loc>'s fault alone
+        ),
+    )
+    status, report = validate(capsys, f"{o}/sitemap.xml")
+    found = messages(report)
+    assert status == 1
+    assert [(where.rpartition(":")[2], message.split(":")[:2]) for where, message in found] == [
+        ("3", ["the page is refused", " image_not_absolute"]),
+        ("4", ["the page is refused", " image_whitespace"]),
+        ("5", ["the page is refused", " invalid_alternate"]),
+        ("6", ["the page is refused", " alternate_not_absolute"]),
+        ("8", ["<loc> has a #fragment; list the page itself", " '" + o.partition(":")[0]]),
+    ]
+    assert "hreflang de is given two hrefs" in found[2][1]

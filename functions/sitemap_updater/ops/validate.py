@@ -15,12 +15,14 @@ from urllib.parse import urlsplit
 from sitemap_updater.domain import sharding
 from sitemap_updater.domain.contract import normalise_lastmod
 from sitemap_updater.domain.errors import InvalidEvent
+from sitemap_updater.domain.events import parse_record
 from sitemap_updater.domain.render import SITEMAP_NS
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES
 from sitemap_updater.domain.urls import DEFAULT_PORTS, MAX_URL_LENGTH, Site, normalise_url
 from sitemap_updater.ops import crawl
 from sitemap_updater.ops.crawl import FEED, INDEX, ROBOTS, TEXT, URLSET, Document
 from sitemap_updater.ops.errors import UserError
+from sitemap_updater.ops.extensions import Extensions
 from sitemap_updater.ops.fetch import fetch
 from sitemap_updater.ops.fetch import url_origin as _origin
 from sitemap_updater.ops.progress import Progress, print_summary
@@ -50,6 +52,10 @@ class Checker:
     )
     _seen: dict[bytes, str] = field(default_factory=dict)  # digests: millions of URLs fit
     _parent: dict[str, str] = field(default_factory=dict)  # document URL -> who named it
+    _extensions: Extensions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._extensions = Extensions(self.site)
 
     @property
     def site_origin(self) -> tuple[str, str, int]:
@@ -204,7 +210,8 @@ class Checker:
             self.fault(at, "<loc> is missing or empty")
             return
         kind = URLSET if document.kind == TEXT else document.kind  # both list the site's pages
-        key = f"{kind} {self.check_loc(at, loc)}"
+        canonical = self.check_loc(at, loc)
+        key = f"{kind} {canonical}"
         if entry.lastmod:
             try:
                 normalise_lastmod(entry.lastmod)
@@ -212,6 +219,7 @@ class Checker:
                 self.fault(at, f"<lastmod> {entry.lastmod!r}: {exc}")
         if kind == URLSET:
             self.counts["urls"] += 1
+            self.check_extensions(at, entry, canonical)
         elif self.leads_back(document.url, loc):
             where = "itself" if loc == document.url else f"{loc[:120]}, which lists this index"
             self.fault(at, f"loop: the index lists {where}")
@@ -223,6 +231,17 @@ class Checker:
             self.warn(at, f"sitemap {loc[:120]} is listed again (first at {first})")
         elif first != at:
             self.fault(at, f"duplicate URL {loc[:120]} (first listed at {first})")
+
+    def check_extensions(self, at: str, entry: crawl.Entry, url: str) -> None:
+        """Fault the images, videos, news and alternates the contract refuses (the schema types
+        their URLs as any URI): backfill and the functions would refuse the page for them."""
+        if entry.element is None or not (record := self._extensions.read(entry.element)):
+            return  # a text sitemap's line, or no extension
+        try:
+            parse_record({"url": url, **record}, self.site)
+        except InvalidEvent as refused:
+            if not refused.code.startswith("url_"):  # check_loc has said what is wrong with it
+                self.fault(at, f"the page is refused: {refused.reason}")
 
     def leads_back(self, url: str, loc: str) -> bool:
         """Whether ``loc`` is ``url`` or one of the documents that led to it."""

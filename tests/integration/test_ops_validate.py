@@ -196,7 +196,7 @@ def test_a_broken_site_gets_every_fault_with_its_location(
     assert has(f"{o}/a.xml:9", "<loc> holds whitespace")
     assert has(f"{o}/a.xml:10", "schema: ")
     assert has(f"{o}/latin1.xml", "encoded as ISO-8859-1; sitemaps must be UTF-8")
-    assert has(f"{o}/html.xml", "not a sitemap: the root element is <html>")
+    assert has(f"{o}/html.xml", "an HTML page, not a sitemap")
     assert has(f"{o}/broken.xml", "not well-formed XML")
     assert "elsewhere.example.org/c.xml" not in " ".join(http_site.requests)  # not followed
 

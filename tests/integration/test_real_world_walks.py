@@ -126,3 +126,37 @@ def test_backfill_of_a_site_root_finds_what_validate_finds_without_a_robots_txt(
     http_site.put("/sitemap.xml", urlset(f"<loc>{SITE}/a</loc>"))
     _status, summary = backfill(capsys, http_site.origin + "/", "--dry-run")
     assert summary["read"] == 1
+
+
+def test_backfill_says_what_it_leaves_of_an_index_that_holds_pages(
+    deployed: Pipeline, http_site: StaticSite, capsys: pytest.CaptureFixture[str]
+) -> None:
+    http_site.put("/pages.xml", urlset(f"<loc>{SITE}/b</loc>"))
+    http_site.put(
+        "/sitemap.xml",
+        sitemapindex(f"<loc>{http_site.url('/pages.xml')}</loc>").replace(
+            "</sitemapindex>", f"<url><loc>{SITE}/a</loc></url><url><loc>{SITE}/c</loc></url>\n"
+        )
+        + "</sitemapindex>\n",
+    )
+    status, summary = backfill(capsys, http_site.url("/sitemap.xml"), "--dry-run")
+    assert (status, summary["read"]) == (1, 1)
+    (fault,) = summary["source_faults"]
+    assert fault["origin"] == http_site.url("/sitemap.xml")
+    assert fault["reason"].startswith("2 <url> entries in a <sitemapindex>: not read")
+
+
+@pytest.mark.parametrize(
+    "page", ["<!DOCTYPE html>\n<html><body><p>Home<br></body></html>", "  <HTML><p>x</HTML>"]
+)
+def test_an_html_page_served_for_a_sitemap_is_named_as_one(
+    deployed: Pipeline, http_site: StaticSite, capsys: pytest.CaptureFixture[str], page: str
+) -> None:
+    http_site.put("/robots.txt", f"Sitemap: {http_site.url('/sitemap.xml')}\n")
+    http_site.put("/sitemap.xml", page, Content_Type="text/html")
+    _status, report = validate(capsys, http_site.origin + "/")
+    assert [f["message"] for f in report["faults"]] == [
+        "an HTML page, not a sitemap" + (f" (named at {http_site.url('/robots.txt')}:1)")
+    ]
+    _status, summary = backfill(capsys, http_site.url("/sitemap.xml"), "--dry-run")
+    assert [f["reason"] for f in summary["source_faults"]] == ["an HTML page, not a sitemap"]

@@ -108,6 +108,8 @@ def document_records(
         elif document.kind in _PAGES:
             for entry in document.urls:
                 yield entry_record(f"{url}:{entry.line}", entry, extensions)
+        if stray := crawl.stray_entries(document):
+            faults.append(Problem(url, f"{stray}{named}"))
 
 
 def source_records(

@@ -128,6 +128,15 @@ def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
     return (kind, found, []) if kind == URLSET else (kind, [], found)
 
 
+def stray_entries(document: Document) -> str | None:
+    """The other kind's entries a sitemap or an index holds, which no crawler reads."""
+    if document.kind not in (URLSET, INDEX):
+        return None
+    stray, kind = ("sitemap", URLSET) if document.kind == URLSET else ("url", INDEX)
+    count = len(_children(document.root, stray))
+    return f"{count:,} <{stray}> entries in a <{kind}>: not read" if count else None
+
+
 def sitemap_lines(body: bytes, robots_url: str) -> list[SitemapLine]:
     """The ``Sitemap:`` lines of a robots.txt, values resolved against its URL."""
     lines = []
@@ -158,8 +167,12 @@ def load_document(
     )
     if document.error is None and fetched.body.startswith((BOM_UTF16_LE, BOM_UTF16_BE)):
         document.error = "encoded as UTF-16: the protocol asks for UTF-8"
+    start = fetched.body.removeprefix(BOM_UTF8).lstrip()[:14].lower()
+    if document.error is None and start.startswith((b"<!doctype html", b"<html")):
+        # What many servers answer for a page they do not have (a soft 404).
+        document.error = "an HTML page, not a sitemap"
     try:
-        if document.error is None and fetched.body.removeprefix(BOM_UTF8).lstrip()[:1] not in b"<":
+        if document.error is None and start[:1] not in b"<":
             document.kind, document.urls = TEXT, text_entries(fetched.body)
         elif document.error is None:
             root = etree.fromstring(fetched.body, parser)

@@ -494,6 +494,25 @@ def test_a_page_newly_linked_whose_reservation_already_fits_lists_its_alternates
     assert hreflang(pipeline.objects()) == {en: pair, de: pair}
 
 
+def test_a_relink_lost_with_its_invocation_is_done_by_the_redelivery(
+    make_pipeline: PipelineFactory,
+) -> None:
+    """The linking commit holds, then the invocation dies before /de's entry is written again
+    to name the cluster: the redelivery is a duplicate, and must still relink /de."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
+    en, de = f"{SITE}/en", f"{SITE}/de"
+    publish_with_a_large_reservation(pipeline, "/de")
+    faults = FaultInjector(pipeline)
+    # Transactions naming /de: /en's into a full shard, /en's (linking /de), the relink.
+    faults.fail("TransactWriteItems", occurrence=3, when=lambda params: "/de" in str(params))
+    pipeline.send_events([publish("/en", 1, hreflang="en", alternates=[alt("/de", "de")])])
+    pipeline.drain()
+
+    assert faults.fired
+    pair = {("en", en), ("de", de)}
+    assert hreflang(pipeline.objects()) == {en: pair, de: pair}
+
+
 def test_a_page_linked_by_a_change_that_lists_nothing_yet_still_names_its_cluster(
     make_pipeline: PipelineFactory,
 ) -> None:

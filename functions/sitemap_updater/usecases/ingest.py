@@ -416,9 +416,9 @@ class ApplyChange:
 
     def _settle(self, change: PageChange, write: ClusterWrite | None = None) -> frozenset[str]:
         """Grow (or move) each sibling whose entry outgrew its reservation, or that ``write``
-        newly linked, mark each sibling's shard pending, then the cluster settled; the shards
-        to rebuild: the URL's and its live siblings' (only the URL's when ``write`` changed
-        no sibling's line)."""
+        newly linked (any, for a redelivery in an unsettled cluster), mark each sibling's
+        shard pending, then the cluster settled; the shards to rebuild: the URL's and its live
+        siblings' (only the URL's when ``write`` changed no sibling's line)."""
         url = change.url
         state = self.registry.url_state(url)
         record = state.record
@@ -430,10 +430,14 @@ class ApplyChange:
             return own
         shards = set(own)
         linked = {target for target, _, _ in write.targets} if write else set()
+        # A redelivery cannot tell whom its commit linked: while the cluster is unsettled,
+        # that commit's relinks may be undone, so every sibling is relinked.
+        unsettled = write is None and cluster.settled != cluster.version
         for other, member in sorted(cluster.all.items()):
             grows = needed_bytes(cluster, other) > member.reserved
-            if other != url and member.live and (grows or other in linked):
-                shards |= self._resize(other, relink=other in linked)
+            relink = unsettled or other in linked
+            if other != url and member.live and (grows or relink):
+                shards |= self._resize(other, relink=relink)
         cluster = self.registry.clusters([state.cluster])[state.cluster]
         siblings = {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
         if siblings:  # its own too: the marker committed with it may be applied already

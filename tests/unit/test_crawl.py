@@ -135,7 +135,9 @@ def test_a_value_is_its_whole_text_around_comments_and_instructions() -> None:
 def test_documents_say_what_they_are_or_why_they_cannot_be_read() -> None:
     assert load_document("u", ok("u", urlset("<loc>x</loc>"))).kind == URLSET
     assert load_document("u", ok("u", sitemapindex("<loc>x</loc>"))).kind == INDEX
-    assert load_document("u", ok("u", "<html/>")).kind == UNKNOWN
+    assert load_document("u", ok("u", "<svg/>")).kind == UNKNOWN
+    html = load_document("u", ok("u", "<html/>"))
+    assert (html.kind, html.error) == (UNREADABLE, "an HTML page, not a sitemap")
     broken = load_document("u", ok("u", "<urlset><url>"))
     assert broken.kind == UNREADABLE
     assert broken.error is not None

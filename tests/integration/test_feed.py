@@ -139,6 +139,23 @@ def test_a_move_whose_answer_was_lost_still_takes_the_old_url_out_of_the_feed(
     assert [e.link for e in feed.entries] == [f"{SITE}/new-slug", f"{SITE}/other"]
 
 
+def test_the_feed_hears_a_batch_in_the_order_its_changes_commit(
+    make_pipeline: Any, clock: FakeClock
+) -> None:
+    """One batch: entity 42 moves away from /old-slug, then /old-slug is published on its own
+    at an older version. The plain publishes commit together first, the move after them, and
+    it unpublishes /old-slug: the feed must not list it."""
+    pipeline = two_pages_named_by_id(make_pipeline, clock)
+    pipeline.send_events(
+        [publish("/new-slug", 3, id="42"), publish("/old-slug", 2), publish("/x", 1)]
+    )
+    pipeline.drain()
+
+    assert f"{SITE}/old-slug" not in site_entries(pipeline.objects())
+    feed = read_atom(pipeline.objects()[FEED_KEY])
+    assert {e.link for e in feed.entries} == {f"{SITE}/new-slug", f"{SITE}/x", f"{SITE}/other"}
+
+
 def test_a_batched_commit_whose_answer_was_lost_still_reaches_the_feed(
     make_pipeline: Any,
 ) -> None:

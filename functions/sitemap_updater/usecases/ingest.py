@@ -540,7 +540,8 @@ class Ingest:
         changed: dict[str, PageChange | None] = {}  # for IndexNow and the feed, in order
         replayed: set[str] = set()  # of those, delivered again as duplicates
         applied = self.apply.clock()
-        for message in messages:
+        # In the order they commit, the batched ones first: what the feed hears last stays.
+        for message in sorted(messages, key=lambda m: m.message_id not in together):
             change = parsed[message.message_id]
             result = self._result(message, change, together.pop(message.message_id, None))
             results[message.message_id] = result

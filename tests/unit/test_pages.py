@@ -114,6 +114,29 @@ def test_csv_reads_the_header_in_any_case_numbers_and_empty_cells(tmp_path: Path
     assert outcome(lambda: page_change(c, SITE))[1].startswith("invalid_priority")
 
 
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_csv_separated_by_semicolons_or_tabs_is_read_by_its_header(
+    tmp_path: Path, sep: str
+) -> None:
+    """What a spreadsheet writes where the comma is the decimal mark, or a tab-separated
+    export: the separator is the one that makes the header name a url column."""
+    path = tmp_path / "pages.csv"
+    rows = [
+        ['\ufeff"URL"', "lastmod", "title"],
+        ["https://www.example.com/a?x=1,2", "2026-11-20", '"Fish; chips, and peas"'],
+        ["https://www.example.com/b", "", '"two\nlines'],
+    ]
+    path.write_text("".join(sep.join(row) + "\n" for row in rows), encoding="utf-8")
+    a, b = list(read_records(path))
+    assert record_value(a) == {
+        "url": "https://www.example.com/a?x=1,2",
+        "lastmod": "2026-11-20",
+        "title": "Fish; chips, and peas",
+    }
+    assert b.error is not None
+    assert b.error.detail == "a quote is never closed: lines 3-4 were read as one row"
+
+
 def test_a_csv_row_with_the_wrong_number_of_cells_is_rejected_alone(tmp_path: Path) -> None:
     path = tmp_path / "pages.csv"
     path.write_text("url,lastmod\nhttps://www.example.com/a,2026-11-20,extra\n")

@@ -164,17 +164,18 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
     # ignored columns hold whole articles.
     csv.field_size_limit(max(len(text), csv.field_size_limit()))
     stream = io.StringIO(text, newline="")
-    reader = csv.reader(stream)
+    delimiter = _delimiter(text)
+    reader = csv.reader(stream, delimiter=delimiter)
     header = next(reader, None)
     if header is None:
         return
-    if reader.line_num > 1 and _unclosed(stream, text, 1):
+    if reader.line_num > 1 and _unclosed(stream, text, 1, delimiter):
         raise UserError(f"{path}: the header row opens a quote that is never closed")
     columns = _columns(path, header)
     at, first = f"{path}:", reader.line_num + 1
     for row in reader:
         last = reader.line_num
-        if (last > first or len(row) != len(columns)) and _unclosed(stream, text, first):
+        if (last > first or len(row) != len(columns)) and _unclosed(stream, text, first, delimiter):
             lines = (
                 f"lines {first}-{last} were read as one row" if last > first else f"line {first}"
             )
@@ -190,7 +191,17 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
         first = last + 1
 
 
-def _unclosed(stream: io.StringIO, text: str, line: int) -> bool:
+def _delimiter(text: str) -> str:
+    """The first of ',', ';' (what spreadsheets write where the comma is the decimal mark)
+    and tab that makes the header name a url column; ',' if none does."""
+    header = text.partition("\n")[0]
+    for delimiter in (",", ";", "\t"):
+        if "url" in (name.strip(' "\r').lower() for name in header.split(delimiter)):
+            return delimiter
+    return ","
+
+
+def _unclosed(stream: io.StringIO, text: str, line: int, delimiter: str) -> bool:
     """Whether the row read from ``line`` on ran to the end of the file inside a quoted
     cell, which csv takes silently (the rest of the file read as one cell)."""
     if stream.tell() < len(text):
@@ -198,7 +209,7 @@ def _unclosed(stream: io.StringIO, text: str, line: int) -> bool:
     rest = io.StringIO(text, newline="")
     for _ in range(line - 1):
         rest.readline()
-    strict = csv.reader(rest, strict=True)
+    strict = csv.reader(rest, delimiter=delimiter, strict=True)
     while True:
         try:
             if next(strict, None) is None:

@@ -80,6 +80,11 @@ class MemoryRegistry:
     def stale_entries(self, records: Sequence[UrlRecord]) -> set[str]:
         return {r.url for r in records if r.live and r.shard and not self.entry(r.shard, r.url)}
 
+    def unlinked(self, entries: Iterable[tuple[str, str]]) -> set[str]:
+        with self.lock:
+            found = [self.entries[shard].get(url) for url, shard in entries]
+            return {pair[0].url for pair in found if pair is not None and pair[1] is None}
+
     def entity(self, entity: str) -> EntityRecord | None:
         with self.lock:
             return self.entities.get(entity)

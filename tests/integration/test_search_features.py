@@ -494,23 +494,42 @@ def test_a_page_newly_linked_whose_reservation_already_fits_lists_its_alternates
     assert hreflang(pipeline.objects()) == {en: pair, de: pair}
 
 
-def test_a_relink_lost_with_its_invocation_is_done_by_the_redelivery(
-    make_pipeline: PipelineFactory,
+# What reaches the cluster after /en 1, whose relink of /de was lost: its redelivery alone;
+# /en 2 (a new lastmod) first, which makes it stale; or /x joining, with no language of its
+# own (no sibling's line changes), first.
+AFTER_A_LOST_RELINK = {
+    "redelivered": [],
+    "overtaken": [
+        publish("/en", 2, hreflang="en", alternates=[alt("/de", "de")], lastmod="2026-11-20")
+    ],
+    "joined": [publish("/x", 1, alternates=[alt("/en", "en")])],
+}
+
+
+@pytest.mark.parametrize("then", list(AFTER_A_LOST_RELINK))
+def test_a_relink_lost_with_its_invocation_is_done_by_the_next_settle(
+    make_pipeline: PipelineFactory, then: str
 ) -> None:
     """The linking commit holds, then the invocation dies before /de's entry is written again
-    to name the cluster: the redelivery is a duplicate, and must still relink /de."""
+    to name the cluster. Whatever settles the cluster next relinks /de."""
     pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
+    ingest = pipeline.mappings["ingest"]
     en, de = f"{SITE}/en", f"{SITE}/de"
     publish_with_a_large_reservation(pipeline, "/de")
     faults = FaultInjector(pipeline)
     # Transactions naming /de: /en's into a full shard, /en's (linking /de), the relink.
     faults.fail("TransactWriteItems", occurrence=3, when=lambda params: "/de" in str(params))
     pipeline.send_events([publish("/en", 1, hreflang="en", alternates=[alt("/de", "de")])])
+    assert ingest.poll_once() == 1
+    assert faults.fired
+    if events := AFTER_A_LOST_RELINK[then]:
+        pipeline.send_events(events)
+        assert ingest.poll_once() == 1  # /en 1 is not visible yet
     pipeline.drain()
 
-    assert faults.fired
     pair = {("en", en), ("de", de)}
-    assert hreflang(pipeline.objects()) == {en: pair, de: pair}
+    listed = hreflang(pipeline.objects())
+    assert {en: listed[en], de: listed[de]} == {en: pair, de: pair}
 
 
 def test_a_page_linked_by_a_change_that_lists_nothing_yet_still_names_its_cluster(
@@ -533,6 +552,35 @@ def test_a_page_linked_by_a_change_that_lists_nothing_yet_still_names_its_cluste
 
     pair = {("en", a), ("de", de)}
     assert hreflang(pipeline.objects()) == {a: pair, de: pair}
+
+
+def test_a_move_whose_invocation_died_after_its_commit_still_unlists_the_url_it_left(
+    make_pipeline: PipelineFactory,
+) -> None:
+    """Entity 42 moves from /old (in a cluster with /fr) to /new, which links /de; /old's
+    unpublish and /new's commit hold, then the invocation dies relinking /de. Delivered again,
+    the move is a duplicate, which must still ask for /old's shard to be rebuilt."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
+    new, de, fr = f"{SITE}/new", f"{SITE}/de", f"{SITE}/fr"
+    publish_with_a_large_reservation(pipeline, "/de")
+    pipeline.send_events(
+        [
+            publish("/fr", 1, hreflang="fr"),
+            publish("/old", 1, id="42", hreflang="en", alternates=[alt("/fr", "fr")]),
+        ]
+    )
+    pipeline.drain()
+    faults = FaultInjector(pipeline)
+    relink = "URL#https://www.example.com/de"  # a transaction that starts with /de's record
+    faults.fail("TransactWriteItems", when=lambda p: relink in str(p["TransactItems"][0]))
+    pipeline.send_events(
+        [publish("/new", 2, id="42", hreflang="en", alternates=[alt("/de", "de")])]
+    )
+    pipeline.drain()
+
+    assert faults.fired
+    pair = {("en", new), ("de", de)}
+    assert hreflang(pipeline.objects()) == {fr: set(), new: pair, de: pair}
 
 
 def test_a_move_whose_new_page_declares_the_url_it_leaves(make_pipeline: PipelineFactory) -> None:

@@ -208,6 +208,11 @@ class Registry:
         }
         return {r.url for r in records if r.live and r.shard and (r.url, r.version) not in current}
 
+    def unlinked(self, entries: Iterable[tuple[str, str]]) -> set[str]:
+        """Of these (URL, shard) entries, the URLs whose entry names no hreflang cluster."""
+        items = self._batch_get([entry_key(shard, url) for url, shard in entries])
+        return {item["url"]["S"] for item in items if "cluster" not in item}
+
     def placed_live(self, shard: str) -> set[str]:
         """The URLs whose live record places them in ``shard`` (the by-shard index: eventually
         consistent; check each one found with url_state)."""

@@ -108,11 +108,7 @@ class ApplyChange:
                 and record.version == change.version
                 and not self._repairs(change, record)
             ):
-                # The delivery that committed it may have died before settling the cluster
-                # or asking for rebuilds: do both again (both are idempotent), and name the
-                # URL it moved from again, for the feed and IndexNow.
-                left = self._left(entity[1] if entity else None, change)
-                return IngestResult(Outcome.DUPLICATE, self._settle(change), left=left)
+                return self._again(change, entity[1] if entity else None)
             retiring = self._retired(entity[1], change) if entity is not None else None
             write = self._cluster_write(change, state, retiring.change.url if retiring else None)
             size = base
@@ -143,6 +139,15 @@ class ApplyChange:
             # Unpublished before its commit: on its own (a cluster's), or by a lost attempt.
             left |= self._left(done.entity.left, change)
         return IngestResult(_applied(done), done.touched | settled | retired, left=left)
+
+    def _again(self, change: PageChange, leaves: str | None) -> IngestResult:
+        """A duplicate. The delivery that committed it may have died before settling its
+        cluster or asking for rebuilds: both are done again (idempotent), for the URL it
+        left too, which is named again, for the feed and IndexNow."""
+        left = self._left(leaves, change)
+        gone = [PageChange(url, change.version, None, sent=change.sent) for url in left]
+        shards = self._settle(change).union(*map(self._settle, gone))
+        return IngestResult(Outcome.DUPLICATE, shards, left=left)
 
     def _entity_write(self, change: PageChange) -> tuple[EntityWrite, str | None] | IngestResult:
         """The entity's new record and the live URL it leaves; stale if the entity holds a
@@ -415,10 +420,10 @@ class ApplyChange:
         return ClusterWrite(cluster, expected, absorbed, tuple(target_writes), relinks)
 
     def _settle(self, change: PageChange, write: ClusterWrite | None = None) -> frozenset[str]:
-        """Grow (or move) each sibling whose entry outgrew its reservation, or that ``write``
-        newly linked (any, for a redelivery in an unsettled cluster), mark each sibling's
-        shard pending, then the cluster settled; the shards to rebuild: the URL's and its live
-        siblings' (only the URL's when ``write`` changed no sibling's line)."""
+        """Grow (or move) each sibling whose entry outgrew its reservation, or whose entry
+        names no cluster yet, mark each sibling's shard pending, then the cluster settled; the
+        shards to rebuild: the URL's and its live siblings' (only the URL's when ``write``
+        changed no sibling's line)."""
         url = change.url
         state = self.registry.url_state(url)
         record = state.record
@@ -429,15 +434,13 @@ class ApplyChange:
         if cluster is None:
             return own
         shards = set(own)
-        linked = {target for target, _, _ in write.targets} if write else set()
-        # A redelivery cannot tell whom its commit linked: while the cluster is unsettled,
-        # that commit's relinks may be undone, so every sibling is relinked.
-        unsettled = write is None and cluster.settled != cluster.version
+        live = {u: m.shard for u, m in cluster.all.items() if u != url and m.live and m.shard}
+        # Newly linked, or linked by a commit whose invocation died before it relinked them.
+        unlinked = self.registry.unlinked(sorted(live.items())) if live else set()
         for other, member in sorted(cluster.all.items()):
             grows = needed_bytes(cluster, other) > member.reserved
-            relink = unsettled or other in linked
-            if other != url and member.live and (grows or relink):
-                shards |= self._resize(other, relink=relink)
+            if other in live and (grows or other in unlinked):
+                shards |= self._resize(other, relink=other in unlinked)
         cluster = self.registry.clusters([state.cluster])[state.cluster]
         siblings = {m.shard for m in cluster.all.values() if m.live and m.shard is not None}
         if siblings:  # its own too: the marker committed with it may be applied already

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sitemap_updater.adapters.registry import cluster_key
+from sitemap_updater.adapters.registry import cluster_key, url_key
 from sitemap_updater.domain.clusters import MAX_REDIRECTS
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import RetryableError
@@ -581,6 +581,53 @@ def test_a_move_whose_invocation_died_after_its_commit_still_unlists_the_url_it_
     assert faults.fired
     pair = {("en", new), ("de", de)}
     assert hreflang(pipeline.objects()) == {fr: set(), new: pair, de: pair}
+
+
+@pytest.mark.parametrize("clustered", [False, True])
+def test_a_move_overtaken_before_its_redelivery_still_unlists_the_url_it_left(
+    make_pipeline: PipelineFactory, clustered: bool
+) -> None:
+    """Entity 42's move from /old to /new commits and its invocation dies before asking for
+    the rebuilds; the entity's next version (a new lastmod) comes first, and makes the move's
+    redelivery stale: that next version must settle /old."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
+    ingest = pipeline.mappings["ingest"]
+    links = {"hreflang": "en", "alternates": [alt("/fr", "fr")]} if clustered else {}
+    pipeline.send_events([publish("/fr", 1, hreflang="fr"), publish("/old", 1, id="42", **links)])
+    pipeline.drain()
+    faults = FaultInjector(pipeline)
+    faults.fail("SendMessageBatch", when=lambda params: "rebuild" in params["QueueUrl"])
+    pipeline.send_events([publish("/new", 2, id="42")])
+    assert ingest.poll_once() == 1
+    assert faults.fired
+    pipeline.send_events([publish("/new", 3, id="42", lastmod="2026-11-20")])
+    assert ingest.poll_once() == 1  # /new 2 is not visible yet
+    pipeline.drain()
+
+    assert hreflang(pipeline.objects()) == {f"{SITE}/fr": set(), f"{SITE}/new": set()}
+
+
+def test_a_page_republished_after_its_tombstone_expired_is_linked_again(
+    make_pipeline: PipelineFactory,
+) -> None:
+    """/de leaves the cluster's pages (unpublished), its record expires, it is published
+    again outside any cluster; when /en declares it again, its member must be as it is now."""
+    pipeline = make_pipeline(MAX_URLS_PER_SHARD=1)  # a shard per page
+    en, de = f"{SITE}/en", f"{SITE}/de"
+    declares = {"hreflang": "en", "alternates": [alt("/de", "de")]}
+    pipeline.send_events([publish("/de", 1), publish("/en", 1, **declares)])
+    pipeline.drain()
+    pipeline.send_events([unpublish("/de", 2)])
+    pipeline.drain()
+    registry = pipeline.app.registry
+    registry.client.delete_item(TableName=registry.table, Key=url_key(de))  # its TTL
+    pipeline.send_events([publish("/de", 3)])
+    pipeline.drain()
+    pipeline.send_events([publish("/en", 2, **declares, lastmod="2026-11-20")])
+    pipeline.drain()
+
+    pair = {("en", en), ("de", de)}
+    assert hreflang(pipeline.objects()) == {en: pair, de: pair}
 
 
 def test_a_move_whose_new_page_declares_the_url_it_leaves(make_pipeline: PipelineFactory) -> None:

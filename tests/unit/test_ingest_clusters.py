@@ -2,6 +2,7 @@
 pointers of the clusters it absorbs, so they reach the survivor through redirects. Merging
 into the larger cluster bounds that at log2(64) = 6 redirects whatever the publish order;
 keeping the smaller id let an unlucky order add one at every merge (63 for a full cluster).
+And a settle that a sibling joins while it runs.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import random
 from collections.abc import Sequence
 from decimal import Decimal
 
+import msgspec
 import pytest
 
 from sitemap_updater.domain.clusters import MAX_CLUSTER_MEMBERS, MAX_REDIRECTS
@@ -124,3 +126,47 @@ def test_a_page_whose_cluster_id_is_too_many_redirects_away_is_retried_not_split
     site.registry.urls[PAGES[0]].cluster = chain[1]  # 16 redirects: followed
     site.publish(PAGES[0], [PAGES[1]])
     assert site.registry.url_state(PAGES[0]).cluster == live
+
+
+def _page(path: str, version: int, lang: str | None = None, *declares: str) -> PageChange:
+    url = f"{SITE}{path}"
+    alternates = tuple(sorted((name, f"{SITE}/{name}") for name in declares))
+    return PageChange(url, Decimal(version), SitemapEntry(url=url), lang, alternates)
+
+
+def test_a_sibling_linked_while_a_settle_runs_is_relinked_by_the_next_change() -> None:
+    """/en 2 settles its cluster. After it checked its siblings' entries, another invocation
+    commits /fr, which links /it (published on its own), then dies before writing /it's entry
+    again. /en 2's settle must not record the cluster settled, or /en 3 (a new lastmod) would
+    skip the siblings and /it would never list its alternates."""
+    registry = MemoryRegistry(Limits())
+    ingest = ApplyChange(registry, registry.limits, tombstone_ttl_seconds=100, clock=FakeClock())
+    other = ApplyChange(registry, registry.limits, tombstone_ttl_seconds=100, clock=FakeClock())
+    ingest(_page("/it", 1))
+    ingest(_page("/en", 1, "en", "de"))
+    ingest(_page("/de", 1, "de", "en"))
+    checked = registry.unlinked
+
+    def then_fr_links_it(entries: Sequence[tuple[str, str]]) -> set[str]:
+        found = checked(entries)
+        del registry.unlinked  # once
+        other._resize = _dies  # type: ignore[method-assign]
+        with pytest.raises(RuntimeError):
+            other(_page("/fr", 1, "fr", "en", "it"))
+        return found
+
+    registry.unlinked = then_fr_links_it  # type: ignore[method-assign]
+    ingest(_page("/en", 2, "en-GB", "de"))
+    ingest(
+        msgspec.structs.replace(
+            _page("/en", 3, "en-GB", "de"),
+            entry=SitemapEntry(url=f"{SITE}/en", lastmod="2026-11-20"),
+        )
+    )
+
+    shard = registry.url_state(f"{SITE}/it").record.shard  # type: ignore[union-attr]
+    assert registry.entries[shard][f"{SITE}/it"][1] is not None  # names the cluster
+
+
+def _dies(*_: object, **__: object) -> frozenset[str]:
+    raise RuntimeError("the invocation dies")

@@ -68,7 +68,10 @@ def test_a_new_slug_retires_the_old_url_in_the_same_commit(
     again = ingest(publish("/new-slug", 20))  # its answer lost: delivered again
     assert again.outcome is Outcome.DUPLICATE
     assert again.left == {old_url}  # still named, for the feed and IndexNow
-    assert ingest(publish("/newer-slug", 30)).left == {f"{SITE}/new-slug"}
+    # The next version names the last move's URL again too: that move's invocation may have
+    # died before telling anyone, and its redelivery is stale now.
+    assert ingest(publish("/newer-slug", 30)).left == {f"{SITE}/new-slug", old_url}
+    assert ingest(publish("/newer-slug", 40)).left == {f"{SITE}/new-slug"}
 
 
 def test_an_unpublish_by_id_alone_unpublishes_the_url_the_registry_has(

@@ -196,22 +196,33 @@ class ApplyChange:
         """Unpublish first, on its own, a URL the entity leaves that is in an hreflang cluster
         (its members change with it): the shards it touched and the URL, if unpublished.
         Only for a move that ``plan`` makes and the registry can store: not a stale one, nor
-        one refused (raised)."""
+        one refused (raised). With the URL the entity's last move left (``_behind``)."""
         none: tuple[frozenset[str], frozenset[str]] = frozenset(), frozenset()
-        if change.entity is None:
+        known = self.registry.entity(change.entity) if change.entity is not None else None
+        if known is None or known.version >= change.version:
             return none
-        known = self.registry.entity(change.entity)
-        if known is None or not known.live or known.url in (None, change.url):
-            return none
-        if known.version >= change.version or self.registry.url_state(known.url).cluster is None:
-            return none
+        behind = self._behind(known)
+        if not known.live or known.url in (None, change.url):
+            return behind
+        if self.registry.url_state(known.url).cluster is None:
+            return behind
         planned = plan(False)
         if isinstance(planned, IngestResult):  # stale, or a duplicate
-            return none
+            return behind
         self.registry.check(planned.commit)  # an item DynamoDB could never store: refused
         result = self(PageChange(known.url, change.version, None))
         gone = frozenset({known.url}) if result.outcome is Outcome.APPLIED else frozenset()
-        return result.shards, gone
+        return result.shards | behind[0], gone | behind[1]
+
+    def _behind(self, known: EntityRecord) -> tuple[frozenset[str], frozenset[str]]:
+        """The URL the entity's last move left, settled again while it is as that move left
+        it: the move's invocation may have died before asking for its rebuilds, and this
+        newer change makes the move's redelivery stale."""
+        if known.left is None:
+            return frozenset(), frozenset()
+        gone = self._left(known.left, PageChange(known.left, known.version, None))
+        settled = [self._settle(PageChange(url, known.version, None)) for url in gone]
+        return frozenset().union(*settled), gone
 
     def _unpublish_entity(self, change: PageChange) -> IngestResult:
         """An unpublish by id alone: of the id's URL, or else the id's tombstone."""
@@ -386,9 +397,10 @@ class ApplyChange:
         target_writes = []
         for url in targets:
             target = target_states[url]
-            if url not in cluster.all:
+            newly = target.cluster not in found
+            if url not in cluster.all or newly:  # a member whose record expired is as it is now
                 cluster = with_member(cluster, url, _member(target.record))
-            if target.cluster not in found and url != retiring:
+            if newly and url != retiring:
                 # Newly linked: its record must point here, as read. A page whose pointer
                 # names one of the clusters merged here keeps it: the redirect the merge
                 # leaves resolves it, that cluster's version guards its state, and a merge
@@ -446,7 +458,8 @@ class ApplyChange:
         if siblings:  # its own too: the marker committed with it may be applied already
             marker = Pending(url, str(change.version), change.sent, cluster.cid)
             self.registry.mark_pending(sorted(siblings), marker)
-        if cluster.settled != cluster.version:
+        joined = {u for u, m in cluster.all.items() if u != url and m.live and m.shard} - set(live)
+        if cluster.settled != cluster.version and not joined:  # one may be unlinked: not checked
             self.registry.set_settled(cluster.cid, cluster.version)
         return frozenset(shards | siblings)
 

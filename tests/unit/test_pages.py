@@ -137,6 +137,35 @@ def test_a_csv_separated_by_semicolons_or_tabs_is_read_by_its_header(
     assert b.error.detail == "a quote is never closed: lines 3-4 were read as one row"
 
 
+def test_csv_cells_are_trimmed_and_a_header_ends_at_any_line_end(tmp_path: Path) -> None:
+    """As people write CSV by hand ("url, lastmod"), and as classic Mac files end lines."""
+    path = tmp_path / "pages.csv"
+    path.write_text("lastmod; url ;changefreq\r 2026-11-20 ; https://www.example.com/a ;weekly\r")
+    (record,) = read_records(path)
+    assert record_value(record) == {
+        "url": "https://www.example.com/a",
+        "lastmod": "2026-11-20",
+        "changefreq": "weekly",
+    }
+
+
+def test_a_text_sitemap_is_page_records(tmp_path: Path) -> None:
+    """A list of URLs, what ``build --format txt`` writes."""
+    path = tmp_path / "sitemap.txt"
+    path.write_text("https://www.example.com/a\n\n https://www.example.com/b\r\n")
+    assert [(r.origin, record_value(r)) for r in read_records(path)] == [
+        (f"{path}:1", {"url": "https://www.example.com/a"}),
+        (f"{path}:3", {"url": "https://www.example.com/b"}),
+    ]
+
+
+def test_a_tsv_file_is_csv_separated_by_tabs(tmp_path: Path) -> None:
+    path = tmp_path / "pages.tsv"
+    path.write_text("title\turl\nA, B\thttps://www.example.com/a\n")
+    (record,) = read_records(path)
+    assert record_value(record) == {"title": "A, B", "url": "https://www.example.com/a"}
+
+
 def test_a_csv_row_with_the_wrong_number_of_cells_is_rejected_alone(tmp_path: Path) -> None:
     path = tmp_path / "pages.csv"
     path.write_text("url,lastmod\nhttps://www.example.com/a,2026-11-20,extra\n")
@@ -163,7 +192,7 @@ def test_a_csv_quote_never_closed_is_refused_not_the_rest_of_the_file_read_as_on
     assert [record_value(r)["title"] for r in records[:4]] == [
         'A "quoted" title',
         "B and more",
-        "C ",
+        "C",  # trimmed, as every cell
         "two\nlines",
     ]
     assert records[4].error is not None
@@ -181,11 +210,12 @@ def test_a_csv_quote_never_closed_is_refused_not_the_rest_of_the_file_read_as_on
     "broken", ['[{"url": "a"},\n{"url": "b"},\n]', '[{"url": "a"},, {"url": "b"}]', "[,]"]
 )
 def test_a_json_array_with_a_comma_too_many_is_not_an_array(tmp_path: Path, broken: str) -> None:
-    """Its records are not taken one by one as if the array were whole: the file is read as
-    any .json file that is not one document (JSON Lines when it has several lines)."""
+    """Its records are not taken one by one as if the array were whole, nor its lines as
+    JSON Lines: it is one document, refused with the reason that says where."""
     path = tmp_path / "pages.json"
     path.write_text(broken)
-    assert not any(record.at.endswith("#") for record in read_records(path))
+    (record,) = read_records(path)
+    assert outcome(lambda: page_change(record, SITE))[1].startswith("malformed_json")
 
 
 def test_a_csv_cell_longer_than_the_csv_module_s_default_limit_is_read(tmp_path: Path) -> None:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 RETRIES = 5
 DEFAULT_WORKERS = 4
-_RECORD_SUFFIXES = {".csv", ".jsonl", ".ndjson", ".json"}
+_RECORD_SUFFIXES = {".csv", ".tsv", ".jsonl", ".ndjson", ".json"}
 _SHARDS_NAMED = 10  # in the failure's one line (the JSON report lists every shard)
 _PAGES = (crawl.URLSET, crawl.TEXT, crawl.FEED)  # documents that list pages
 Changes = Iterator[tuple[Record, PageChange]]

@@ -1,9 +1,9 @@
 """Page records read from files, for ``build`` and ``backfill``: publish events whose
 ``type`` and ``version`` may be left out, each validated by the contract's own code
 (``domain.events.parse_record``), so it is accepted or refused as the ingest function would
-take it. The formats (CSV, JSON Lines, a JSON array) are in docs/OPERATIONS.md; the suffix
-picks one, and a ``.json`` file that is not one document but has several lines is read as
-JSON Lines.
+take it. The formats (CSV, JSON Lines, a JSON array, a text sitemap) are in
+docs/OPERATIONS.md; the suffix picks one, and a ``.json`` file that is neither one document
+nor an array but has several lines is read as JSON Lines.
 """
 
 from __future__ import annotations
@@ -54,10 +54,11 @@ class Record(msgspec.Struct, gc=False):
 
 def record_value(record: Record) -> bytes | dict[str, Any]:
     """What the contract parses: the JSON text or the values (a CSV row's cells given, by
-    field, numbers as numbers); empty when the record could not be read."""
+    field, trimmed, numbers as numbers); empty when the record could not be read."""
     value, columns = record.value, record.columns
     if columns is None or not isinstance(value, list):
         return value or b""  # type: ignore[return-value]
+    value = [cell.strip() for cell in value]  # "url, lastmod" as people write it
     cells: dict[Any, Any] = dict(compress(zip(columns, value, strict=True), value))
     cells.pop(None, None)  # ignored columns
     for name in _NUMBERS:  # cells that are numbers are numbers
@@ -90,6 +91,13 @@ def _json_lines(path: Path, data: bytes) -> list[Record]:
     ]
 
 
+def _url_lines(path: Path, text: str) -> Iterator[Record]:
+    """A text sitemap (what ``build --format txt`` writes): a page's URL a line."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        if url := line.strip():
+            yield Record(f"{path}:", {"url": url}, number=number)
+
+
 def _json_document(path: Path, data: bytes) -> Iterator[Record]:
     array = data.lstrip()[:1] == b"["
     elements: list[msgspec.Raw] | list[bytes] | None
@@ -98,7 +106,7 @@ def _json_document(path: Path, data: bytes) -> Iterator[Record]:
     except (msgspec.DecodeError, RecursionError):
         texts = array_elements(data.decode()) if array else None  # read_records checked UTF-8
         elements = None if texts is None else [text.encode() for text in texts]
-        if elements is None and data.strip().count(b"\n") > 0:
+        if elements is None and not array and data.strip().count(b"\n") > 0:
             yield from _json_lines(path, data)
             return
     if array and elements is not None:
@@ -194,7 +202,7 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
 def _delimiter(text: str) -> str:
     """The first of ',', ';' (what spreadsheets write where the comma is the decimal mark)
     and tab that makes the header name a url column; ',' if none does."""
-    header = text.partition("\n")[0]
+    header = text.split("\n", 1)[0].split("\r", 1)[0]
     for delimiter in (",", ";", "\t"):
         if "url" in (name.strip(' "\r').lower() for name in header.split(delimiter)):
             return delimiter
@@ -237,8 +245,10 @@ def read_records(path: Path) -> Iterator[Record]:
     text = utf8_text(path, data)
     data = data.removeprefix(BOM_UTF8)
     suffix = path.suffix.lower()
-    if suffix == ".csv":
+    if suffix in (".csv", ".tsv"):
         yield from _csv(path, text)
+    elif suffix == ".txt":
+        yield from _url_lines(path, text)
     elif suffix in _LINE_SUFFIXES:
         yield from _json_lines(path, data)
     else:

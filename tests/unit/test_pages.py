@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from decimal import Decimal
@@ -469,3 +470,22 @@ def test_every_spelling_of_a_record_gives_the_same_answer(
     for _ in range(3):
         spelt = _spelt(record, rng)
         assert outcome(lambda spelt=spelt: parse_record(spelt, site)) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pages.jsonl.gz", '{"url": "https://www.example.com/a"}\n'),
+        ("Pages.CSV.GZ", "url\nhttps://www.example.com/a\n"),
+    ],
+)
+def test_a_gzipped_file_is_read_by_the_format_its_name_gives(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text.encode()))
+    (record,) = read_records(path)
+    assert page_change(record, SITE).url == "https://www.example.com/a"
+    path.write_bytes(gzip.compress(text.encode())[:-8])  # a download cut short
+    with pytest.raises(UserError, match="bad gzip data"):
+        list(read_records(path))

@@ -31,7 +31,14 @@ from sitemap_updater.ops import crawl
 from sitemap_updater.ops.errors import UserError, aws_error_message, exit_status
 from sitemap_updater.ops.extensions import Extensions
 from sitemap_updater.ops.fetch import GZIP_MAGIC, Fetched, fetch, gunzip
-from sitemap_updater.ops.pages import Problem, Record, page_change, read_bytes, read_records
+from sitemap_updater.ops.pages import (
+    Problem,
+    Record,
+    page_change,
+    read_bytes,
+    read_records,
+    record_suffix,
+)
 from sitemap_updater.ops.progress import Progress, print_summary
 from sitemap_updater.ops.resolve import is_local, resolve
 from sitemap_updater.usecases.retry import retry
@@ -125,7 +132,7 @@ def source_records(
     path = Path(source)
     if not path.exists():
         raise UserError(f"no such file, and not an http(s) URL: {source}")
-    if path.suffix.lower() in _RECORD_SUFFIXES:
+    if record_suffix(path) in _RECORD_SUFFIXES:
         return list(read_records(path))
     body = read_bytes(path)
     if body.startswith(GZIP_MAGIC):

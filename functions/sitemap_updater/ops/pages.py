@@ -9,8 +9,10 @@ nor an array but has several lines is read as JSON Lines.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import re
+import zlib
 from codecs import BOM_UTF8
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -239,12 +241,23 @@ def read_bytes(path: Path) -> bytes:
         raise UserError(f"cannot read {path}: {exc.strerror}") from exc
 
 
+def record_suffix(path: Path) -> str:
+    """The suffix that names a file's format: ``pages.jsonl.gz`` is JSON Lines, gzipped."""
+    suffix = path.suffix.lower()
+    return Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
+
+
 def read_records(path: Path) -> Iterator[Record]:
-    """Every record of one file, in order."""
+    """Every record of one file (gunzipped when named .gz), in order."""
     data = read_bytes(path)
+    if path.suffix.lower() == ".gz":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:  # not gzip, or a download cut short
+            raise UserError(f"{path}: bad gzip data: {exc}") from None
     text = utf8_text(path, data)
     data = data.removeprefix(BOM_UTF8)
-    suffix = path.suffix.lower()
+    suffix = record_suffix(path)
     if suffix in (".csv", ".tsv"):
         yield from _csv(path, text)
     elif suffix == ".txt":

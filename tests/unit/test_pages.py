@@ -489,3 +489,12 @@ def test_a_gzipped_file_is_read_by_the_format_its_name_gives(
     path.write_bytes(gzip.compress(text.encode())[:-8])  # a download cut short
     with pytest.raises(UserError, match="bad gzip data"):
         list(read_records(path))
+
+
+@pytest.mark.parametrize(("name", "hint"), [("sitemap.xml", "backfill"), ("pages", ".tsv")])
+def test_a_file_of_another_format_is_one_usage_error(tmp_path: Path, name: str, hint: str) -> None:
+    """Not a rejection per line as if each were JSON: the formats page records come in."""
+    path = tmp_path / name
+    path.write_text('<?xml version="1.0"?>\n<urlset>\n</urlset>\n')
+    with pytest.raises(UserError, match=hint):
+        list(read_records(path))

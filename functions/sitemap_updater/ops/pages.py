@@ -30,6 +30,7 @@ from sitemap_updater.ops.errors import UserError, utf8_text, warn
 
 FIELDS = ("type", "url", "version", "lastmod", "changefreq", "priority", "title")
 _LINE_SUFFIXES = {".jsonl", ".ndjson"}
+_FORMATS = {".csv", ".tsv", ".txt", ".json", *_LINE_SUFFIXES}
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _ARRAY = msgspec.json.Decoder(list[msgspec.Raw])
 _ONE_DOCUMENT = msgspec.json.Decoder(msgspec.Raw)
@@ -250,6 +251,11 @@ def record_suffix(path: Path) -> str:
 def read_records(path: Path) -> Iterator[Record]:
     """Every record of one file (gunzipped when named .gz), in order."""
     data = read_bytes(path)
+    if (suffix := record_suffix(path)) not in _FORMATS:
+        sitemap = " (a sitemap is backfill's to read)" if suffix == ".xml" else ""
+        raise UserError(
+            f"{path}: page records are {', '.join(sorted(_FORMATS))}, or one of these .gz{sitemap}"
+        )
     if path.suffix.lower() == ".gz":
         try:
             data = gzip.decompress(data)
@@ -257,7 +263,6 @@ def read_records(path: Path) -> Iterator[Record]:
             raise UserError(f"{path}: bad gzip data: {exc}") from None
     text = utf8_text(path, data)
     data = data.removeprefix(BOM_UTF8)
-    suffix = record_suffix(path)
     if suffix in (".csv", ".tsv"):
         yield from _csv(path, text)
     elif suffix == ".txt":

@@ -14,6 +14,7 @@ from urllib.parse import urljoin, urlsplit
 
 from sitemap_updater.domain.robots import sitemap_value
 from sitemap_updater.ops.fetch import Fetched, url_origin
+from sitemap_updater.ops.pages import url_lines
 
 URLSET = "urlset"
 INDEX = "sitemapindex"
@@ -103,8 +104,8 @@ def _atom_entry(entry: Any) -> Entry:
 
 def text_entries(body: bytes) -> list[Entry]:
     """The URLs of a text sitemap, one per line (UnicodeDecodeError: not UTF-8)."""
-    lines = body.removeprefix(BOM_UTF8).decode("utf-8").split("\n")
-    return [Entry(line.strip(), number) for number, line in enumerate(lines, 1) if line.strip()]
+    text = body.removeprefix(BOM_UTF8).decode("utf-8")
+    return [Entry(url, number) for number, url in url_lines(text)]
 
 
 def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:

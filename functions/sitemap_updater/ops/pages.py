@@ -94,11 +94,12 @@ def _json_lines(path: Path, data: bytes) -> list[Record]:
     ]
 
 
-def _url_lines(path: Path, text: str) -> Iterator[Record]:
-    """A text sitemap (what ``build --format txt`` writes): a page's URL a line."""
+def url_lines(text: str) -> Iterator[tuple[int, str]]:
+    """A text sitemap's URLs (what ``build --format txt`` writes), one a line, trimmed, each
+    with its line number."""
     for number, line in enumerate(text.split("\n"), start=1):
         if url := line.strip():
-            yield Record(f"{path}:", {"url": url}, number=number)
+            yield number, url
 
 
 def _json_document(path: Path, data: bytes) -> Iterator[Record]:
@@ -266,7 +267,7 @@ def read_records(path: Path) -> Iterator[Record]:
     if suffix in (".csv", ".tsv"):
         yield from _csv(path, text)
     elif suffix == ".txt":
-        yield from _url_lines(path, text)
+        yield from (Record(f"{path}:", {"url": url}, number=n) for n, url in url_lines(text))
     elif suffix in _LINE_SUFFIXES:
         yield from _json_lines(path, data)
     else:

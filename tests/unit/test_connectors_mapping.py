@@ -434,7 +434,7 @@ def test_native_json_lines_refuses_each_bad_line_alone() -> None:
 
     assert [e.get("id") for e in result.events] == ["evt-42", "evt-43"]
     assert result.refusals == (
-        Refusal(common.MALFORMED_JSON, "line 2 is not JSON: duplicate key"),
+        Refusal(common.MALFORMED_JSON, "line 2 is not JSON: duplicate key 'version'"),
         Refusal("not_an_object", "an event must be a JSON object, not list"),
     )
 

@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 from urllib.parse import quote
 
 from sitemap_updater.connectors.config import Connector, ContentType
-from sitemap_updater.domain.contract import fitted_text
+from sitemap_updater.domain.contract import exact_json, fitted_text
 from sitemap_updater.domain.dates import epoch_ms, moment, time_version, version, w3c
 from sitemap_updater.domain.feed import MAX_TITLE
 
@@ -196,26 +194,10 @@ def token(given: str | None, secrets: Sequence[str]) -> Verdict:
 # --- payloads --------------------------------------------------------------------------------
 
 
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    document = dict(pairs)
-    if len(document) != len(pairs):
-        raise ValueError("duplicate key")
-    return document
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-_STRICT = json.JSONDecoder(
-    object_pairs_hook=_unique, parse_constant=_no_constant, parse_float=Decimal
-)
-
-
 def loads(body: bytes | str) -> Any:
     """JSON as the ingest reads it: no duplicate keys, no NaN, numbers exact. ValueError if not."""
     try:
-        return _STRICT.decode(body.decode("utf-8") if isinstance(body, bytes) else body)
+        return exact_json(body.decode("utf-8") if isinstance(body, bytes) else body)
     except RecursionError as exc:
         raise ValueError("nested too deep") from exc
 

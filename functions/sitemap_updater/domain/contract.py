@@ -7,6 +7,7 @@ same few values again and again (priorities, hreflangs, dates) remember their an
 
 from __future__ import annotations
 
+import json
 import re
 from decimal import Decimal
 from functools import lru_cache
@@ -197,3 +198,37 @@ def rating(value: Any) -> str:
     if not 0 <= number <= 5:
         raise ValueError("rating must be from 0.0 to 5.0")
     return format(abs(number).quantize(Decimal("0.1")), "f")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # A key given twice makes an event ambiguous (one reader takes the first, another the
+    # last): refused, as I-JSON (RFC 7493) does.
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!a}")
+            seen.add(key)
+    return document
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _integer(text: str) -> int | Decimal:
+    # Python reads no int of over 4,300 digits (sys.get_int_max_str_digits): such a number is
+    # read exactly as a Decimal, for the value rules to refuse with the field's reason.
+    return int(text) if len(text) <= 4000 else Decimal(text)
+
+
+# The standard library's reading of a JSON text as the contract takes it (events, connectors):
+# ValueError for a key given twice, NaN or Infinity; numbers with a fraction as Decimal, not
+# JsonNumber (a str, which a text field would take).
+exact_json = json.JSONDecoder(
+    parse_float=Decimal,
+    parse_int=_integer,
+    parse_constant=_no_constant,
+    object_pairs_hook=_unique_keys,
+).decode

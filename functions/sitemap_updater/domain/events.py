@@ -31,7 +31,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct
 
 from sitemap_updater.domain import contract
-from sitemap_updater.domain.contract import CHANGEFREQS, JsonNumber, PageChange
+from sitemap_updater.domain.contract import CHANGEFREQS, JsonNumber, PageChange, exact_json
 from sitemap_updater.domain.dates import RFC3339, W3C_DATETIME, normalise_w3c
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.errors import InvalidEvent
@@ -289,40 +289,6 @@ def _keys_written(data: bytes) -> int:
     colon, ``\\u003a``, is read exactly). ``"type":`` is only ever a key: in a string its
     quotes are escaped; ``"type" :`` counts as another key, so such a text is read exactly."""
     return data.count(b":") - data.count(b'"type":')
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # A key given twice makes an event ambiguous (one reader takes the first, another the
-    # last): refused, as I-JSON (RFC 7493) does.
-    document = dict(pairs)
-    if len(document) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"duplicate key {key!a}")
-            seen.add(key)
-    return document
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _integer(text: str) -> int | Decimal:
-    # Python reads no int of over 4,300 digits (sys.get_int_max_str_digits): such a number is
-    # read exactly as a Decimal, for the value rules to refuse with the field's reason.
-    return int(text) if len(text) <= 4000 else Decimal(text)
-
-
-# The standard library's reading of a JSON text, as the contract takes it: ValueError for a
-# key given twice, NaN or Infinity; numbers with a fraction as Decimal, not JsonNumber (a str,
-# which a text field would take).
-exact_json = json.JSONDecoder(
-    parse_float=Decimal,
-    parse_int=_integer,
-    parse_constant=_no_constant,
-    object_pairs_hook=_unique_keys,
-).decode
 
 
 def _exactly(data: bytes, record: bool) -> Publish | Unpublish | InvalidEvent:

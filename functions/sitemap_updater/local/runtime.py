@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 
 from sitemap_updater.adapters.queues import REASON_ATTRIBUTE
-from sitemap_updater.domain.events import exact_json
+from sitemap_updater.domain.contract import exact_json
 from sitemap_updater.domain.feed import FEED_KEY
 from sitemap_updater.domain.indexnow import KEY_PATTERN
 from sitemap_updater.domain.sharding import ROBOTS_KEY, SITEMAP_FILE

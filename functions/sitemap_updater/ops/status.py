@@ -75,23 +75,8 @@ def shard_statuses(
         max_slots = groups.max_urls(parse_shard_id(shard)[0], limits)
         fill = max(slots / max_slots, reserved / limits.max_entry_bytes)
         entries, size, lastmod = (obj.entries, obj.bytes, obj.lastmod) if obj else (0, 0, None)
-        checked = output.checked if output else None
-        is_open = shard in open_shards
-        statuses.append(
-            ShardStatus(
-                shard,
-                entries,
-                size,
-                slots,
-                max_slots,
-                reserved,
-                fill,
-                lastmod,
-                state,
-                is_open,
-                checked,
-            )
-        )
+        row = (shard, entries, size, slots, max_slots, reserved, fill, lastmod, state)
+        statuses.append(ShardStatus(*row, shard in open_shards, output.checked if output else None))
     return statuses
 
 

@@ -20,12 +20,14 @@ _REPEATED_KEYS = ("function_name", "function_arn", "function_memory_size")
 
 
 def logged(handler: Handler) -> Handler:
-    """Powertools' ``inject_lambda_context``, keeping its request id and cold start only."""
+    """Powertools' ``inject_lambda_context`` (keeping its request id and cold start only) and
+    ``log_metrics``."""
+    measured = metrics.log_metrics(handler)
 
     @functools.wraps(handler)
     def trimmed(*args: Any, **kwargs: Any) -> Any:
         logger.remove_keys(_REPEATED_KEYS)
-        return handler(*args, **kwargs)
+        return measured(*args, **kwargs)
 
     return logger.inject_lambda_context(trimmed)  # type: ignore[return-value]
 

@@ -18,6 +18,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from sitemap_updater.usecases.ports import Message
 
+Event = dict[str, Any]
+Response = PartialItemFailureResponse
+
 
 def messages_of(event: dict[str, Any]) -> list[Message]:
     return [

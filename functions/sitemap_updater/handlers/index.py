@@ -3,23 +3,17 @@ message group, so runs never overlap; a batch of requests is served by one run."
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import sitemap_updater.usecases.publish_index  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.adapters.queues import index_request
 from sitemap_updater.bootstrap import App, app
-from sitemap_updater.handlers import serve_once
-from sitemap_updater.observability import logged, metrics
+from sitemap_updater.handlers import Event, Response, serve_once
+from sitemap_updater.observability import logged
 
 
 @logged
-@metrics.log_metrics
-def handler(
-    event: dict[str, Any], context: LambdaContext, app_: App | None = None
-) -> PartialItemFailureResponse:
+def handler(event: Event, context: LambdaContext, app_: App | None = None) -> Response:
     publish = (app_ or app()).publish_index
     requests = [index_request(record["body"]) for record in event.get("Records", [])]
     # Shards' own requests are served by patching their lines, and the feed's by writing it

@@ -4,17 +4,15 @@ requests of up to 10,000 (partial batch failures: see usecases/indexnow.py)."""
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
-from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import sitemap_updater.usecases.indexnow  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.bootstrap import App, app
-from sitemap_updater.handlers import messages_of, report
-from sitemap_updater.observability import logged, metrics
+from sitemap_updater.handlers import Event, Response, messages_of, report
+from sitemap_updater.observability import logged
 
 # Stop starting HTTP attempts this long before the function's timeout: what is not
 # submitted by then is failed, and SQS delivers it again.
@@ -26,10 +24,7 @@ class NotSubmitted(Exception):
 
 
 @logged
-@metrics.log_metrics
-def handler(
-    event: dict[str, Any], context: LambdaContext, app_: App | None = None
-) -> PartialItemFailureResponse:
+def handler(event: Event, context: LambdaContext, app_: App | None = None) -> Response:
     submit = (app_ or app()).submit_indexnow
     deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000 - SAFETY_SECONDS
     result = submit(messages_of(event), deadline)

@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import sitemap_updater.usecases.ingest  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.bootstrap import App, app
-from sitemap_updater.handlers import messages_of, report
-from sitemap_updater.observability import logged, metrics
+from sitemap_updater.handlers import Event, Response, messages_of, report
+from sitemap_updater.observability import logged
 
 
 @logged
-@metrics.log_metrics
-def handler(
-    event: dict[str, Any], context: LambdaContext, app_: App | None = None
-) -> PartialItemFailureResponse:
+def handler(event: Event, context: LambdaContext, app_: App | None = None) -> Response:
     # When the rebuild requests cannot be sent, every message but the rejected fails: SQS
     # delivers them again.
     outcomes = (app_ or app()).ingest(messages_of(event))

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import sitemap_updater.usecases.rebuild  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.adapters.queues import requested_shard
 from sitemap_updater.bootstrap import App, app
-from sitemap_updater.handlers import serve_once
-from sitemap_updater.observability import logged, metrics
+from sitemap_updater.handlers import Event, Response, serve_once
+from sitemap_updater.observability import logged
 
 
 @logged
-@metrics.log_metrics
-def handler(
-    event: dict[str, Any], context: LambdaContext, app_: App | None = None
-) -> PartialItemFailureResponse:
+def handler(event: Event, context: LambdaContext, app_: App | None = None) -> Response:
     rebuild = (app_ or app()).rebuild_shard
     return serve_once(
         event, context, lambda record: requested_shard(record.body), lambda s: rebuild(s).value

@@ -10,11 +10,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import sitemap_updater.usecases.reconcile  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.bootstrap import App, app
-from sitemap_updater.observability import logged, logger, metrics
+from sitemap_updater.observability import logged, logger
 
 
 @logged
-@metrics.log_metrics
 def handler(
     event: dict[str, Any], context: LambdaContext, app_: App | None = None
 ) -> dict[str, Any]:

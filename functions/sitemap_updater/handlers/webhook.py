@@ -12,12 +12,11 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 import sitemap_updater.usecases.webhook  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.bootstrap import App, app
 from sitemap_updater.connectors import request
-from sitemap_updater.observability import logged, metrics
+from sitemap_updater.observability import logged
 from sitemap_updater.usecases.webhook import Answer, ReceiveWebhook
 
 
 @logged
-@metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext, app_: App | None = None) -> Any:
     receive = (app_ or app()).receive_webhook
     if "detail-type" in event:

@@ -57,10 +57,6 @@ class FunctionSpec:
     content_based_deduplication: bool = False
 
     @property
-    def queue(self) -> str:
-        return self.name
-
-    @property
     def handler(self) -> str:
         return f"sitemap_updater.handlers.{self.name}.handler"
 
@@ -73,10 +69,7 @@ class FunctionSpec:
 
 TABLE = TableSpec()
 
-# Large batches: ingest commits a batch's changes together and asks once per shard for a
-# rebuild, so a burst costs a fraction of a request per event (bench/work.py). At most five
-# at once: new URLs of a group all reserve room in its open shard's record, and hundreds of
-# invocations would spend their attempts on conflicts there instead of placing pages.
+# Large batches, committed together (bench/work.py); concurrency: docs/DEPLOY.md#the-stack.
 INGEST = FunctionSpec(
     "ingest",
     fifo=False,
@@ -86,15 +79,9 @@ INGEST = FunctionSpec(
     batching_window_seconds=1,
     max_concurrency=5,
 )
-# Five shards at once: a rebuild reads its whole shard (about 2,500 read units for 10,000
-# URLs), and a backfill must leave concurrency and throughput to everything else. 512 MB:
-# the largest shards (50 MiB: of images, with an emoji, of clusters in 10 or 64 languages)
-# peak at 220-275 MB rendered in full or patched (bench/work.py); a rebuild mostly waits.
+# Memory: the largest shards peak at 220-275 MB (docs/PERFORMANCE.md, bench/work.py).
 REBUILD = FunctionSpec("rebuild", fifo=True, timeout_seconds=120, memory_mb=512, max_concurrency=5)
-# One message group: one run at a time whatever the setting (2 is Lambda's least). 512 MB:
-# a refresh patches one line of sitemap.xml (1.2 MB at 10,000 shards); a full publish holds
-# every shard record, about 5 KB each once parsed (250 MB at 50,000 shards, the most one
-# index file names: raise it for a site with more).
+# One message group: one run at a time. Memory: 250 MB at 50,000 shards (docs/PERFORMANCE.md).
 INDEX = FunctionSpec(
     "index", fifo=True, timeout_seconds=120, memory_mb=512, content_based_deduplication=True
 )

@@ -49,7 +49,7 @@ class Queues(Construct):
         self.pairs = {spec.name: self._pair(spec) for spec in specs}
 
     def _pair(self, spec: FunctionSpec) -> QueuePair:
-        name = spec.queue.capitalize()
+        name = spec.name.capitalize()
         shared: dict[str, Any] = {
             "fifo": True if spec.fifo else None,
             "max_message_size_bytes": MAX_MESSAGE_BYTES,

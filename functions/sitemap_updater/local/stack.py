@@ -122,14 +122,14 @@ def _create_queue(
     shared: dict[Any, str] = {"MaximumMessageSize": str(MAX_MESSAGE_BYTES)}
     if spec.fifo:
         shared["FifoQueue"] = "true"
-    dlq_url = _new_queue(sqs, f"{prefix}-{spec.queue}-dlq{fifo}", shared, DLQ_RETENTION_DAYS)
+    dlq_url = _new_queue(sqs, f"{prefix}-{spec.name}-dlq{fifo}", shared, DLQ_RETENTION_DAYS)
     timeout = spec.visibility_timeout_seconds if visibility_timeout is None else visibility_timeout
     arn = _queue_arn(sqs, dlq_url)
     redrive = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": spec.max_receive_count})
     attributes = shared | {"VisibilityTimeout": str(timeout), "RedrivePolicy": redrive}
     if spec.content_based_deduplication:
         attributes["ContentBasedDeduplication"] = "true"
-    url = _new_queue(sqs, f"{prefix}-{spec.queue}{fifo}", attributes, QUEUE_RETENTION_DAYS)
+    url = _new_queue(sqs, f"{prefix}-{spec.name}{fifo}", attributes, QUEUE_RETENTION_DAYS)
     return LocalQueue(spec=spec, url=url, arn=_queue_arn(sqs, url), dlq_url=dlq_url)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from sitemap_updater.domain.contract import normalise_lastmod
+from sitemap_updater.domain.dates import normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import (
@@ -433,8 +433,8 @@ def test_versions_compare_numerically() -> None:
     ],
 )
 def test_normalise_lastmod(raw: str, normal: str) -> None:
-    assert normalise_lastmod(raw) == normal
-    assert normalise_lastmod(normal) == normal
+    assert normalise_w3c(raw) == normal
+    assert normalise_w3c(normal) == normal
     assert parsed(publish(lastmod=raw)).entry == SitemapEntry(url=URL, lastmod=normal)
 
 
@@ -473,14 +473,14 @@ def test_normalise_lastmod(raw: str, normal: str) -> None:
 )
 def test_normalise_lastmod_rejects(raw: str) -> None:
     with pytest.raises(ValueError, match="lastmod"):
-        normalise_lastmod(raw)
+        normalise_w3c(raw)
     assert rejection(body(publish(lastmod=raw))).code == "invalid_lastmod"
 
 
 @pytest.mark.parametrize("value", [None, 20261120, 2026.11, ["2026-11-20"]])
 def test_normalise_lastmod_wants_a_string(value: Any) -> None:
     with pytest.raises(ValueError, match="string"):
-        normalise_lastmod(value)
+        normalise_w3c(value)
 
 
 # --- priority and changefreq --------------------------------------------------------------------
@@ -642,7 +642,7 @@ def test_event_json_schema_describes_publish() -> None:
     lastmod, _null = properties["lastmod"]["anyOf"]
     for example in lastmod["examples"]:
         assert re.search(lastmod["pattern"], example)
-        normalise_lastmod(example)
+        normalise_w3c(example)
     assert not re.search(lastmod["pattern"], "2026-11")
     changefreq, _null = properties["changefreq"]["anyOf"]
     assert changefreq["enum"] == list(CHANGEFREQS)

@@ -15,7 +15,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from sitemap_updater.domain.dates import EPOCH, moment, normalise_w3c, time_version
+from sitemap_updater.domain.dates import EPOCH, moment, time_version
 from sitemap_updater.domain.entries import SitemapEntry
 
 MAX_VERSION_DIGITS = 38  # DynamoDB numbers hold 38 significant digits
@@ -95,21 +95,14 @@ def normalise_version(value: Any, unpublish: bool = False) -> Decimal:
     return number
 
 
-_PRIORITIES: dict[Any, str] = {}
-
-
 def normalise_priority(value: Any) -> str:
     """An event's ``priority`` (0.0 to 1.0) as rendered: ``0.10`` and ``0.1`` give ``0.1``."""
     if isinstance(value, bool) or not isinstance(value, _NUMBERS):
         raise ValueError("priority must be a JSON number from 0.0 to 1.0")  # noqa: TRY004
-    text = _PRIORITIES.get(value)  # a JsonNumber equals no str here: only numbers get in
-    if text is None:
-        text = _priority(value)
-        if len(_PRIORITIES) < 4096:
-            _PRIORITIES[value] = text
-    return text
+    return _priority(value)
 
 
+@lru_cache(maxsize=4096)  # pages share a few priorities
 def _priority(value: int | JsonNumber | Decimal | float) -> str:
     number = _number(value, "priority")
     if not Decimal(0) <= number <= Decimal(1):
@@ -119,11 +112,6 @@ def _priority(value: int | JsonNumber | Decimal | float) -> str:
         raise ValueError(f"priority has more than {MAX_PRIORITY_PLACES} decimal places")
     text = format(number, "f")
     return text if "." in text else f"{text}.0"
-
-
-def normalise_lastmod(value: Any) -> str:
-    """W3C Datetime (see :func:`sitemap_updater.domain.dates.normalise_w3c`)."""
-    return normalise_w3c(value, "lastmod")
 
 
 @lru_cache(maxsize=1024)

@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 
 from sitemap_updater.domain.clusters import Cluster, Member, Pairs, listings
-from sitemap_updater.domain.contract import PageChange, normalise_lastmod
+from sitemap_updater.domain.contract import PageChange
 from sitemap_updater.domain.dates import instant, normalise_w3c
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
@@ -374,7 +374,7 @@ def run(args: argparse.Namespace) -> int:
             max_shard_bytes=args.max_shard_bytes,
             max_sitemaps_per_index=args.max_sitemaps_per_index,
         )
-        lastmod = normalise_lastmod(args.lastmod) if args.lastmod is not None else None
+        lastmod = normalise_w3c(args.lastmod) if args.lastmod is not None else None
         rules = GroupRules.parse(args.group_rules, args.news_groups)
         now = instant(normalise_w3c(args.now, "--now")) if args.now is not None else None
         extras = index_extras(args.extra_sitemap, site, bool(args.feed_entries))

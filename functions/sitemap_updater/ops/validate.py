@@ -13,7 +13,7 @@ from functools import partial
 from urllib.parse import urlsplit
 
 from sitemap_updater.domain import sharding
-from sitemap_updater.domain.contract import normalise_lastmod
+from sitemap_updater.domain.dates import normalise_w3c
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_record
 from sitemap_updater.domain.render import SITEMAP_NS
@@ -214,7 +214,7 @@ class Checker:
         key = f"{kind} {canonical}"
         if entry.lastmod:
             try:
-                normalise_lastmod(entry.lastmod)
+                normalise_w3c(entry.lastmod)
             except ValueError as exc:
                 self.fault(at, f"<lastmod> {entry.lastmod!r}: {exc}")
         if kind == URLSET:

@@ -196,12 +196,6 @@ def _joined(
     return b"".join(viewed(b"", size, href, max_bytes) + chunks)
 
 
-def render_text(urls: Iterable[str]) -> bytes:
-    """A text sitemap (sitemaps.org): one URL per line, UTF-8. It carries no lastmod and no
-    extension. URLs are normalised (no whitespace, no line break) and are not escaped."""
-    return "".join(f"{url}\n" for url in urls).encode()
-
-
 @dataclass(frozen=True, slots=True)
 class IndexEntry:
     """One ``<sitemap>`` element of an index: a shard's absolute URL and when its bytes changed."""

@@ -21,7 +21,6 @@ from sitemap_updater.domain.news import MAX_NEWS_PER_SITEMAP
 from sitemap_updater.domain.render import (
     URLSET_FRAME_BYTES,
     render_entry,
-    render_text,
     rendered_size,
     urlset_of,
 )
@@ -96,11 +95,11 @@ def index_key(position: int) -> str:
     return INDEX_KEY if position == 0 else f"sitemap-index-{position + 1}.xml"
 
 
-def extra_sitemaps(urls: Iterable[str], site: Site) -> tuple[str, ...]:
-    """Sitemaps and feeds made elsewhere, listed by the index after our shards in this order:
-    each on the site, none of our own files, each once (ValueError says which is not)."""
+def index_extras(extras: Iterable[str], site: Site, feed: bool) -> tuple[str, ...]:
+    """What the index lists after our shards: ``extras`` (EXTRA_SITEMAPS, made elsewhere; each
+    on the site, none of our own files, each once: ValueError says which is not), then the feed."""
     found: list[str] = []
-    for written in filter(None, (url.strip() for url in urls)):
+    for written in filter(None, (url.strip() for url in extras)):
         try:
             url = normalise_url(written, site, "sitemap")
         except InvalidEvent as exc:
@@ -111,17 +110,11 @@ def extra_sitemaps(urls: Iterable[str], site: Site) -> tuple[str, ...]:
         if url in found:
             raise ValueError(f"{written!r} is given twice")
         found.append(url)
-    return tuple(found)
-
-
-def index_extras(extras: Iterable[str], site: Site, feed: bool) -> tuple[str, ...]:
-    """What the index lists after our shards: ``extras`` (EXTRA_SITEMAPS), then the feed."""
-    listed = extra_sitemaps(extras, site)
     if not feed:
-        return listed
-    if site.url_for(FEED_KEY) in listed:
+        return tuple(found)
+    if site.url_for(FEED_KEY) in found:
         raise ValueError(f"/{FEED_KEY} is the feed FEED_ENTRIES writes and lists: leave it out")
-    return (*listed, site.url_for(FEED_KEY))
+    return (*found, site.url_for(FEED_KEY))
 
 
 def index_room(limits: Limits, extras: Sequence[str]) -> Limits:
@@ -211,8 +204,9 @@ def shard_document(
 
 
 def text_document(urls: Sequence[str], limits: Limits) -> bytes:
-    """A text shard of these URLs (in URL order), checked against the limits."""
-    return _within(limits, len(urls), lambda: render_text(urls))
+    """A text shard (sitemaps.org): one URL per line, UTF-8, no lastmod, no extension; URLs are
+    normalised (no whitespace) and not escaped. In URL order, checked against the limits."""
+    return _within(limits, len(urls), lambda: "".join(f"{url}\n" for url in urls).encode())
 
 
 def _within(limits: Limits, count: int, render: Callable[[], bytes]) -> bytes:

@@ -1,24 +1,12 @@
-"""The event contract: what a CMS sends, decoded and validated once for every caller.
+"""The event contract (docs/EVENTS.md), decoded and validated once for every caller: a publish
+or an unpublish of one page, possibly wrapped in an EventBridge event (``detail``) or an SNS
+notification (``Message``). A *page record* (``build``, ``backfill``) is a publish whose
+``type`` and ``version`` are optional.
 
-Two event types, one per page::
-
-    {"type": "publish", "url": ..., "version": 7, "lastmod"?, "changefreq"?, "priority"?,
-     "images"?, "videos"?, "news"?, "hreflang"?, "alternates"?, "sitemap"?, "title"?}
-    {"type": "unpublish", "url"?, "id"?, "version": 8}   (url, id or both)
-
-``id`` names the page as the CMS does (its entry id, plus the locale where it has one): the
-registry remembers the id's URL, so a publish under a new URL unpublishes the old one, and an
-unpublish may carry the id alone.
-
-An event body may also be wrapped in an EventBridge event (``detail``) or an SNS
-notification (``Message``). A *page record* (``build``, ``backfill``) is the same object
-with ``type`` (default ``publish``) and ``version`` (default the caller's) optional.
-
-The models below are msgspec structs: the JSON is decoded and its shape checked in one
-compiled pass; :func:`to_change` then applies the value and URL rules. JSON that msgspec
-cannot take as it is (a lone surrogate escape, a key given twice, NaN) is decoded by the
-standard library into the same models, for the same rules and an exact reason.
-``events/schema.json`` is generated from the models (``sitemap-updater schema``).
+msgspec decodes and checks the shape in one compiled pass; :func:`to_change` then applies the
+value and URL rules. What msgspec cannot take as it is (a lone surrogate escape, a key given
+twice, NaN) is decoded by the standard library into the same models, for the same rules and an
+exact reason. ``events/schema.json`` is generated from the models (``sitemap-updater schema``).
 """
 
 import json
@@ -157,74 +145,61 @@ Version = Annotated[
 ]
 
 
+Lastmod = Annotated[
+    W3cDate,
+    Meta(
+        description="W3C Datetime, as the CMS knows it. Omitted: no <lastmod>.",
+        examples=["2026-11-20", "2026-11-20T09:30:00Z", "2026-11-20T10:30:00+01:00"],
+    ),
+]
+Images = Annotated[tuple[Image, ...], Meta(description=f"At most {MAX_IMAGES:,}; any host.")]
+Videos = Annotated[tuple[VideoEvent, ...], Meta(description=f"At most {MAX_VIDEOS}.")]
+NewsBlock = Annotated[
+    NewsEvent, Meta(description="Carried as <news:news> for two days after publication.")
+]
+OwnLang = Annotated[
+    HrefLang, Meta(description="This page's own language (otherwise known from its alternates).")
+]
+Alternates = Annotated[
+    tuple[Alternate, ...],
+    Meta(
+        description="Other language versions of this page, on this site "
+        f"(at most {MAX_ALTERNATES})."
+    ),
+]
+Group = Annotated[
+    str,
+    Meta(
+        description="The group whose shards hold this page when it is first placed "
+        "(otherwise the configured path rules decide).",
+        extra_json_schema={"pattern": f"^{GROUP_NAME.pattern}$"},
+    ),
+]
+Title = Annotated[
+    Text,
+    Meta(
+        description=f"The page's title in the feed of recent changes (at most {MAX_TITLE} "
+        "characters; otherwise its URL)."
+    ),
+]
+
+
 class Publish(Model, frozen=True, tag_field="type", tag="publish"):
     """A page was published or updated: list it (again) with these fields."""
 
     url: Url
     version: Version = UNSET
     id: EntityId | None = None
-    lastmod: (
-        Annotated[
-            W3cDate,
-            Meta(
-                description="W3C Datetime, as the CMS knows it. Omitted: no <lastmod>.",
-                examples=["2026-11-20", "2026-11-20T09:30:00Z", "2026-11-20T10:30:00+01:00"],
-            ),
-        ]
-        | None
-    ) = None
+    lastmod: Lastmod | None = None
     changefreq: Literal[CHANGEFREQS] | None = None  # type: ignore[valid-type]
     priority: Annotated[Number, Meta(extra_json_schema={"minimum": 0, "maximum": 1})] = None
-    images: (
-        Annotated[tuple[Image, ...], Meta(description=f"At most {MAX_IMAGES:,}; any host.")] | None
-    ) = None
-    videos: Annotated[tuple[VideoEvent, ...], Meta(description=f"At most {MAX_VIDEOS}.")] | None = (
-        None
-    )
-    news: (
-        Annotated[
-            NewsEvent, Meta(description="Carried as <news:news> for two days after publication.")
-        ]
-        | None
-    ) = None
-    hreflang: (
-        Annotated[
-            HrefLang,
-            Meta(description="This page's own language (otherwise known from its alternates)."),
-        ]
-        | None
-    ) = None
-    alternates: (
-        Annotated[
-            tuple[Alternate, ...],
-            Meta(
-                description=f"Other language versions of this page, on this site (at most "
-                f"{MAX_ALTERNATES})."
-            ),
-        ]
-        | None
-    ) = None
-    sitemap: (
-        Annotated[
-            str,
-            Meta(
-                description="The group whose shards hold this page when it is first placed "
-                "(otherwise the configured path rules decide).",
-                extra_json_schema={"pattern": f"^{GROUP_NAME.pattern}$"},
-            ),
-        ]
-        | None
-    ) = None
-    title: (
-        Annotated[
-            Text,
-            Meta(
-                description=f"The page's title in the feed of recent changes (at most "
-                f"{MAX_TITLE} characters; otherwise its URL)."
-            ),
-        ]
-        | None
-    ) = None
+    images: Images | None = None
+    videos: Videos | None = None
+    news: NewsBlock | None = None
+    hreflang: OwnLang | None = None
+    alternates: Alternates | None = None
+    sitemap: Group | None = None
+    title: Title | None = None
 
 
 class Unpublish(Model, frozen=True, tag_field="type", tag="unpublish"):

@@ -1,12 +1,7 @@
-"""IndexNow (https://www.indexnow.org/documentation): tell the participating search engines
-which URLs changed, with one POST of JSON to one endpoint (they share what any receives).
-What an answer means is domain/indexnow.py's. One that may pass (429, 408, 5xx, none) is
-retried here with exponential backoff and jitter (honouring ``Retry-After``); what is still
-not final then, or at once (403: ``keyLocation`` not fetched yet; a redirect), is FAILED:
-SQS retries the URLs later, which gives a new key time.
-
-Only the standard library. Redirects are not followed (urllib would turn a redirected POST
-into a GET and report its 200 as success): ``INDEXNOW_ENDPOINT`` must be the final URL.
+"""IndexNow's HTTP client (standard library only; docs/DEPLOY.md#indexnow). What may pass (429,
+408, 5xx, no answer) is retried with backoff and jitter, honouring ``Retry-After``; else FAILED,
+and SQS retries later. Redirects are not followed (urllib would turn the POST into a GET and
+report its 200 as success): ``INDEXNOW_ENDPOINT`` must be the final URL.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
-"""hreflang clusters: pages that declare each other as language versions (pure).
-
-Pages declare alternates partially and at different times; the registry keeps one cluster
-record per group of pages linked by declarations, and every sitemap entry is rendered from
-it, so each cluster is complete and reciprocal: every published member lists itself and
-every other published member that has a language, and nothing else.
-
-* A member's languages: its own ``hreflang`` if its event gives one (plus ``x-default`` if a
-  sibling declares it so); otherwise every language its siblings declare for it.
-* Members are connected by declarations in either direction. Clusters merge when a page
-  links two of them; a page that stops declaring a link may leave its siblings' component:
-  components are computed from the current declarations at every rendering.
-* An unpublished member declares nothing (its newest event, the unpublish, says nothing of
-  siblings), as a page never published does: it is listed nowhere, and links only what its
-  siblings still declare. A page declared but not yet published is a member-to-be.
-* A member's entry grows with its cluster: ``base`` is its size without alternates, and the
-  registry keeps ``reserved`` (what its shard holds for it) at or above what it renders to.
+"""hreflang clusters (docs/EVENTS.md#hreflang-clusters), pure. The registry keeps one record per
+group of pages linked by declarations; every entry is rendered from it, so each cluster is
+complete and reciprocal. Components are recomputed from the current declarations at every
+rendering, and an unpublished member declares nothing. A member's entry grows with its
+cluster: ``base`` is its size without alternates; ``reserved`` stays at or above its render.
 """
 
 from __future__ import annotations
@@ -135,16 +123,9 @@ def needed_bytes(cluster: Cluster, url: str) -> int:
 
 
 def survivor(clusters: Iterable[Cluster]) -> Cluster:
-    """The cluster a merge keeps (the others become redirects to it): the one with the most
-    members, the smaller id on a tie.
-
-    A page's pointer is never rewritten by a merge, so it reaches its cluster through one
-    redirect per merge its cluster lost. Members are disjoint (each page belongs to the one
-    cluster its pointer reaches), so a cluster that loses a merge joins one at least as
-    large: each redirect at least doubles the cluster reached, and a pointer is at most
-    log2(MAX_CLUSTER_MEMBERS) = 6 redirects from its cluster, whatever the order of
-    publishes. Keeping the smaller id let an unlucky order add a redirect at every merge.
-    """
+    """The cluster a merge keeps (the others redirect to it): the most members, then the smaller
+    id. A loser joins a cluster at least as large, so each redirect doubles the cluster reached:
+    a pointer (never rewritten) is at most log2(MAX_CLUSTER_MEMBERS) = 6 redirects away."""
     return min(clusters, key=lambda cluster: (-len(cluster.all), cluster.cid))
 
 

@@ -1,13 +1,8 @@
-"""Where an event's entry goes, decided from the URL's record alone (pure).
-
-* A URL never seen, or only ever unpublished, is placed in its group's open shard, which
-  reserves one slot and the entry's bytes there.
-* A known URL stays in its shard for life. If its entry becomes larger than the bytes
-  reserved for it (its own update, or its hreflang cluster grew), the shard must grow the
-  reservation; if the shard has no room, the entry moves to the open shard (``move=True``),
-  leaving its old shard.
-* An unpublish keeps the URL's shard and reservation (so a republish lands in place) and
-  removes the entry; a URL that was never placed gets a tombstone only.
+"""Where an event's entry goes, decided from the URL's record alone (pure). A new URL (or one
+only ever unpublished) takes a slot and its bytes in its group's open shard; a known URL stays
+in its shard for life, growing its reservation, or moving to the open shard (``move=True``)
+when its shard has no room; an unpublish keeps the shard and reservation, so a republish lands
+in place.
 """
 
 from __future__ import annotations
@@ -24,17 +19,10 @@ from sitemap_updater.domain.sharding import PROTOCOL_MAX_URLS, Reservation
 
 @dataclass(frozen=True)
 class ClusterWrite:
-    """A cluster record's new state, committed with the URL's own change.
-
-    ``expected`` is the version it was read at (None: a new cluster); clusters merged into
-    it become redirects to it. ``targets`` are the pages it newly links (their pointer names
-    no cluster merged here), whose record must point at it from now on, each with the
-    (version, cluster pointer) it was read with: the transaction fails if one of them changed
-    meanwhile, so no member's state is ever recorded stale. A member of a merged cluster keeps
-    its pointer (the redirect resolves it; that cluster's version guards its state), so
-    absorbed clusters and targets together number at most 63, and a commit stays within
-    DynamoDB's 100 actions a transaction.
-    """
+    """A cluster record's new state, committed with the URL's change, conditional on
+    ``expected`` (None: new); ``absorbed`` clusters become redirects to it. ``targets``: pages
+    it newly links, repointed conditionally on the (version, pointer) read. Members of absorbed
+    clusters keep their pointer, so a commit stays within DynamoDB's 100 actions."""
 
     cluster: Cluster
     expected: int | None

@@ -1,17 +1,7 @@
-"""URL rules: what may enter a sitemap, and its one canonical spelling.
-
-A URL a browser would request as it is, is kept as it is: RFC 3986's unreserved characters,
-sub-delims (``! $ & ' ( ) * + , ; =``), ``:`` and ``@`` in the path and query, and
-percent-escapes. It is *normalised* only where two spellings name one resource: the scheme
-and host are lower-cased (an internationalised host in its ``xn--`` form), a default port and
-a trailing dot of the host are dropped, an empty path becomes ``/``, an empty query is
-dropped, percent-escapes are upper-cased, and every other character (non-ASCII above all) is
-percent-encoded as UTF-8. It is *refused*, with a reason, when it is not absolute http(s), is
-not on the site (for page URLs), names a host no DNS name can be, is longer than 2,048
-characters once normalised, or holds whitespace, a control character, ``<``, ``>``, ``"``,
-``\\``, U+FFFD, a character XML 1.0 forbids, a bidirectional control, a ``#fragment``, user
-info or a ``.``/``..`` segment.
-"""
+"""URL rules: what may enter a sitemap, and its one canonical spelling (the table of what is
+kept, normalised and refused: docs/EVENTS.md#urls-kept-normalised-refused). A URL is normalised
+only where two spellings name one resource, and refused, with a reason, where no browser would
+request it as it is."""
 
 from __future__ import annotations
 
@@ -210,15 +200,10 @@ def _check_site(scheme: str, host: str, port: int | None, site: Site, field: str
 
 
 def normalise_url(raw: str, site: Site, field: str = "url", same_site: bool = True) -> str:
-    """The canonical spelling of ``raw``, or :class:`InvalidEvent` saying why there is none.
-
-    ``same_site=False`` (images and videos may live on a CDN): any host, still absolute
-    http(s) and held to every other rule.
-    """
-    # A quick check: absolute, on the site (or, ``same_site=False``, on any host without a
-    # port), short enough, only ASCII characters a URL keeps, no dot segment, upper-case
-    # escapes: ``raw`` as it is, or with its non-ASCII characters percent-encoded when no
-    # character is refused. Any other goes through the rules, which decide.
+    """The canonical spelling of ``raw``, or :class:`InvalidEvent` saying why there is none
+    (``same_site=False``, for images and videos: any host, every other rule still held)."""
+    # The quick path: a URL that is already canonical (once its non-ASCII characters are
+    # percent-encoded) is returned as it is; any other goes through the rules, which decide.
     url = raw
     if not raw.isascii() and _REFUSED.search(raw) is None:
         url = _NON_ASCII.sub(_percent_encoded, raw)

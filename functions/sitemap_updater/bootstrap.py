@@ -232,7 +232,7 @@ class App:
         inbox = IngestInbox(settings.ingest_queue_url, settings.ingest_dlq_url, self._client("sqs"))
         secrets = ConnectorSecrets(self._client, lambda: self.clock().timestamp())
         by_name = {connector.name: connector for connector in found}
-        return ReceiveWebhook(by_name, secrets, inbox, settings.max_event_bytes)
+        return ReceiveWebhook(by_name, secrets, inbox)
 
     @_once
     def site_files(self) -> PublishSiteFiles | None:

@@ -10,11 +10,12 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from sitemap_updater.adapters.queues import MAX_BATCH_BYTES
 from sitemap_updater.cli import main
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.ops.resolve import Deployment
-from sitemap_updater.ops.send import MAX_BATCH_BYTES, MAX_MESSAGE_BYTES, send_bodies
+from sitemap_updater.ops.send import MAX_MESSAGE_BYTES, send_bodies
 from tests.integration.conftest import STACK, publish, site_entries
 from tests.pipeline import Pipeline
 

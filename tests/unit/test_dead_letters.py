@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from sitemap_updater.adapters.queues import IndexNowQueue, Queues, reason_attributes
+from sitemap_updater.adapters.queues import IndexNowQueue, IngestInbox, Queues, reason_attributes
 from sitemap_updater.resources import MAX_MESSAGE_BYTES
 
 
@@ -94,3 +94,38 @@ def test_indexnow_dead_letters_fit_the_same_way() -> None:
     queue.dead_letter(body, "indexnow_refused", "HTTP 422 " + "z" * 1000, "id-3")
     (request,) = sqs.sent
     assert request["MessageBody"] == body
+
+
+def test_a_webhook_body_over_the_limit_is_parked_cut_and_says_so() -> None:
+    sqs = StrictSqs()
+    body = '{"post": "' + "caf\u00e9 " * 400_000 + '"}'  # 2.4 MB: a function URL takes 6
+    queues(sqs).dead_letter(body, "malformed_json", "not JSON", "wp:r1")
+    (request,) = sqs.sent
+    kept = request["MessageBody"]
+    assert body.startswith(kept)  # cut between characters, room left for why
+    assert MAX_MESSAGE_BYTES - 8192 - 4 < len(kept.encode()) <= MAX_MESSAGE_BYTES - 8192
+    reason = attributes_of(request)["reason"]
+    cut, whole = len(kept.encode()), len(body.encode())
+    assert reason == f"not JSON (the body cut to its first {cut:,} of {whole:,} bytes)"
+    assert attributes_of(request)["reason_code"] == "malformed_json"
+
+
+class BatchSqs:
+    """Refuses a SendMessageBatch of more than ten entries or 256 KiB of bodies."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def send_message_batch(self, QueueUrl: str, Entries: list[dict[str, Any]]) -> dict[str, Any]:
+        if len(Entries) > 10 or sum(len(e["MessageBody"].encode()) for e in Entries) > 262_144:
+            raise ValueError("BatchRequestTooLong")
+        self.batches.append([e["MessageBody"] for e in Entries])
+        return {"Successful": [{"Id": e["Id"]} for e in Entries]}
+
+
+def test_events_are_queued_in_batches_sqs_takes() -> None:
+    sqs = BatchSqs()
+    bodies = [f'{{"n": {n}, "pad": "{"x" * 60_000}"}}' for n in range(9)] + ["{}"] * 12
+    IngestInbox("ingest", "ingest-dlq", client=sqs).send(bodies)  # type: ignore[arg-type]
+    assert [body for batch in sqs.batches for body in batch] == bodies
+    assert [len(batch) for batch in sqs.batches] == [4, 4, 10, 3]

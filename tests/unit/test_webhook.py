@@ -167,6 +167,29 @@ def test_paths_methods_and_sizes(receive: ReceiveWebhook, inbox: Inbox) -> None:
     assert inbox.sent == []
 
 
+def test_a_large_cms_body_is_read_at_the_default_limit(inbox: Inbox) -> None:
+    # WP Webhooks sends a post twice (post, post_before) and its meta twice: a page built
+    # with Elementor carries its layout there, hundreds of KB over one event's 256 KiB.
+    request = sample("wp-webhooks", "post-update")
+    document = json.loads(request.body)
+    layout = json.dumps(
+        [{"elType": "section", "settings": {"html": "<p>caf\u00e9</p>" * 40}}] * 400
+    )
+    document["post_meta"]["_elementor_data"] = [layout]
+    document["post_meta_before"] = document["post_meta"]
+    body = json.dumps(document).encode()
+    assert len(body) > 2 * 262_144
+    large = Request("POST", request.path, request.headers, body, NOW)
+    receive = ReceiveWebhook(CONNECTORS, Secrets(), inbox)
+
+    answer = receive(sign(CONNECTORS["wp-webhooks"], large), "r")
+
+    assert (answer.status, answer.body) == (202, {"events": 1, "dead_lettered": 0})
+    assert json.loads(inbox.sent[0])["url"] == "https://www.example.com/2026/03/spring-menu/"
+    too_large = Request("POST", request.path, request.headers, b" " * 6_291_457, NOW)
+    assert receive(too_large, "r").status == 413
+
+
 def test_a_shopify_event_from_its_partner_source_is_queued(
     receive: ReceiveWebhook, inbox: Inbox
 ) -> None:

@@ -5,9 +5,9 @@ succeed, with its reason. Each message's shape is defined here, for its writer a
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from botocore.exceptions import ClientError
@@ -24,9 +24,13 @@ REASON_ATTRIBUTE = "reason"
 REASON_CODE_ATTRIBUTE = "reason_code"
 SOURCE_ATTRIBUTE = "source_message_id"
 MAX_REASON_CHARS = 1024
+_ATTRIBUTES_ROOM = 8192  # left beside a body that is cut to fit: the three attributes whole
 # URLs per IndexNow message: 100 URLs of 2,048 characters are about 205 KB of JSON, under
 # SQS's 256 KiB. An ingest batch (up to 100 events) is one message.
 URLS_PER_MESSAGE = 100
+MAX_BATCH_ENTRIES = 10
+MAX_BATCH_BYTES = 262_144  # SendMessageBatch's payload limit (every body together)
+T = TypeVar("T")
 
 
 class RebuildRequest(msgspec.Struct, frozen=True):
@@ -78,15 +82,18 @@ class _DeadLetters:
     dead_letter_url: str
 
     def dead_letter(self, body: str, code: str, reason: str, source_message_id: str) -> None:
-        """Park a message that can never succeed, whole, with why (as much of it as SQS's
-        message limit leaves room for: a large event is parked at once, never retried until
-        SQS parks it unexplained)."""
+        """Park a message that can never succeed, with why (as much of it as SQS's message
+        limit leaves room for: a large event is parked at once, never retried until SQS parks
+        it unexplained). A body over the limit (a webhook's request) is parked cut, said so."""
+        data = body.encode("utf-8", "surrogatepass")
+        if (whole := len(data)) > MAX_MESSAGE_BYTES:
+            body = data[: MAX_MESSAGE_BYTES - _ATTRIBUTES_ROOM].decode("utf-8", "ignore")
+            data = body.encode("utf-8", "surrogatepass")
+            reason = f"{reason} (the body cut to its first {len(data):,} of {whole:,} bytes)"
         self.client.send_message(
             QueueUrl=self.dead_letter_url,
             MessageBody=body,
-            MessageAttributes=reason_attributes(
-                len(body.encode("utf-8", "surrogatepass")), code, source_message_id, reason
-            ),
+            MessageAttributes=reason_attributes(len(data), code, source_message_id, reason),
         )
 
 
@@ -161,12 +168,39 @@ class IngestInbox(_DeadLetters):
 
 
 def _send_all(client: SQSClient, queue_url: str, entries: Sequence[Any]) -> None:
-    """``entries`` in batches of ten; RetryableError naming those SQS refused."""
-    for start in range(0, len(entries), 10):
-        chunk = list(entries[start : start + 10])
+    """``entries`` in as few batches as SQS takes; RetryableError naming those it refused."""
+    for chunk in sized_batches(entries, entry_bytes):
         if failed := client.send_message_batch(QueueUrl=queue_url, Entries=chunk).get("Failed"):
             details = ", ".join(f"{f['Id']}: {f.get('Code')}" for f in failed)
             raise RetryableError(f"could not send {len(failed)} message(s): {details}")
+
+
+def text_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def entry_bytes(entry: Any) -> int:
+    """What a SendMessageBatch entry counts against SQS's limits: its body and attributes."""
+    size = text_bytes(entry["MessageBody"])
+    for name, value in entry.get("MessageAttributes", {}).items():
+        size += text_bytes(name) + text_bytes(value.get("DataType", ""))
+        size += text_bytes(value.get("StringValue", "")) + len(value.get("BinaryValue", b""))
+    return size
+
+
+def sized_batches(items: Iterable[T], size: Callable[[T], int]) -> Iterator[list[T]]:
+    """Up to ten items, and no more bytes than a batch may carry (a larger item goes alone)."""
+    batch: list[T] = []
+    total = 0
+    for item in items:
+        length = size(item)
+        if batch and (len(batch) == MAX_BATCH_ENTRIES or total + length > MAX_BATCH_BYTES):
+            yield batch
+            batch, total = [], 0
+        batch.append(item)
+        total += length
+    if batch:
+        yield batch
 
 
 def reason_attributes(

@@ -12,14 +12,16 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 from sitemap_updater.adapters.queues import (
+    MAX_BATCH_ENTRIES,
     REASON_ATTRIBUTE,
     REASON_CODE_ATTRIBUTE,
     SOURCE_ATTRIBUTE,
+    entry_bytes,
+    sized_batches,
 )
 from sitemap_updater.ops.errors import UserError, call_batch, error_code, exit_status, interruptible
 from sitemap_updater.ops.progress import Progress, print_lines, print_summary
 from sitemap_updater.ops.resolve import Deployment, resolve
-from sitemap_updater.ops.send import MAX_BATCH_ENTRIES, entry_bytes, sized_batches
 from sitemap_updater.ops.status import (
     RETRIES_EXHAUSTED,
     dead_letter_reasons,

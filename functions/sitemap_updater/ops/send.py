@@ -4,12 +4,13 @@ ingest function validates them (its rejections go to the dead-letter queue)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from sitemap_updater.adapters.queues import sized_batches, text_bytes
 from sitemap_updater.local.feeder import MessageBody, read_paths
 from sitemap_updater.ops.errors import (
     UserError,
@@ -25,8 +26,6 @@ from sitemap_updater.resources import MAX_MESSAGE_BYTES
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
 
-MAX_BATCH_ENTRIES = 10
-MAX_BATCH_BYTES = 262_144  # SendMessageBatch's payload limit (every body together)
 # Request-level errors about the queue or the caller, not the batch: every later request
 # would fail the same way, so sending stops there (the rest is counted as not sent).
 FATAL_CODES = frozenset(
@@ -62,34 +61,6 @@ class SendResult:
     not_sent: int = 0  # the request that stopped sending and the rest, or Ctrl-C's
     stopped: str | None = None  # that error
     interrupted: bool = False  # Ctrl-C: not_sent counts the rest, the request in flight too
-
-
-def text_bytes(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def entry_bytes(entry: Any) -> int:
-    """What a SendMessageBatch entry counts against SQS's limits: its body and attributes."""
-    size = text_bytes(entry["MessageBody"])
-    for name, value in entry.get("MessageAttributes", {}).items():
-        size += text_bytes(name) + text_bytes(value.get("DataType", ""))
-        size += text_bytes(value.get("StringValue", "")) + len(value.get("BinaryValue", b""))
-    return size
-
-
-def sized_batches(items: Iterable[T], size: Callable[[T], int]) -> Iterator[list[T]]:
-    """Up to ten items, and no more bytes than a batch may carry (a larger item goes alone)."""
-    batch: list[T] = []
-    total = 0
-    for item in items:
-        length = size(item)
-        if batch and (len(batch) == MAX_BATCH_ENTRIES or total + length > MAX_BATCH_BYTES):
-            yield batch
-            batch, total = [], 0
-        batch.append(item)
-        total += length
-    if batch:
-        yield batch
 
 
 def send_bodies(

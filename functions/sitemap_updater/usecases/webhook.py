@@ -20,6 +20,10 @@ from sitemap_updater.observability import Metric, logger, metrics
 from sitemap_updater.usecases.ports import IngestInbox, SecretValues
 
 PATH_PREFIX = "/hooks/"
+# A request's body may be as large as a function URL takes (Lambda's 6 MB): a CMS sends the
+# whole entry, often with its state before the change (WordPress) or populated (Strapi), far
+# over what the events it gives take.
+MAX_BODY_BYTES = 6_291_456
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,7 @@ class ReceiveWebhook:
     connectors: Mapping[str, Connector]
     secrets: SecretValues
     inbox: IngestInbox
-    max_body_bytes: int
+    max_body_bytes: int = MAX_BODY_BYTES
 
     def too_large(self, length: int) -> Answer | None:
         """413 for a body over the limit: callers ask with its declared (or encoded) length

@@ -231,6 +231,15 @@ def test_versions_order_as_the_cms_s_times_and_an_unpublish_wins_a_tie() -> None
         ("what?#now", "https://www.example.com/en/blog/what%3F%23now"),
         ("menus/spring", "https://www.example.com/en/blog/menus/spring"),
         (" spaced ", "https://www.example.com/en/blog/spaced"),
+        ("ender's-game", "https://www.example.com/en/blog/ender's-game"),
+        (
+            "o'brien+sons;a=1,b:(c)@d!$*",
+            "https://www.example.com/en/blog/o'brien+sons;a=1,b:(c)@d!$*",
+        ),
+        ('<b>"x"', "https://www.example.com/en/blog/%3Cb%3E%22x%22"),
+        ("/about", "https://www.example.com/en/blog/about"),
+        ("//menus/spring/", "https://www.example.com/en/blog/menus/spring/"),
+        ("/", "https://www.example.com/en/blog/"),
     ],
 )
 def test_a_slug_goes_into_its_template_escaped(slug: str, url: str) -> None:

@@ -35,6 +35,7 @@ MISSING_SLUG = "missing_slug"
 MISSING_VERSION = "missing_version"
 
 _DIGITS = re.compile(r"[0-9]{1,20}", re.ASCII)
+_PATH_KEPT = "/%!$&'()*+,;=:@"  # with the unreserved, which quote() always keeps
 _STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")  # a "%" that begins no escape
 
 
@@ -239,11 +240,14 @@ def identifier(value: Any) -> str | None:
 
 
 def page_url(template: str, slug: str, locale: str | None = None) -> str:
-    """The template with ``{slug}`` (``/`` and percent-escapes kept, everything else reserved
-    escaped: WordPress stores a non-ASCII slug escaped) and ``{locale}`` filled in; the ingest
-    checks the result like any URL."""
+    """The template with ``{slug}`` and ``{locale}`` filled in; the ingest checks the result
+    like any URL. The slug keeps what a path keeps as written (the contract's rule: ``/``,
+    sub-delims, ``:``, ``@`` and percent-escapes, which WordPress stores a non-ASCII slug in);
+    the rest is escaped. A path-style slug (``/about``) after the template's ``/`` gives one."""
     slug = _STRAY_PERCENT.sub("%25", slug.strip())
-    url = template.replace("{slug}", quote(slug, safe="/%"))
+    if "/{slug}" in template:
+        slug = slug.lstrip("/")
+    url = template.replace("{slug}", quote(slug, safe=_PATH_KEPT))
     return url.replace("{locale}", quote(locale or "", safe=""))
 
 

@@ -3,7 +3,7 @@
  * Plugin Name: Sitemap Updater
  * Description: Tells sitemap-updater when a post or page is published, updated, moved, unpublished, trashed or deleted: one event of its native contract per change, HMAC-signed.
  * Version: 1.0.0
- * Requires at least: 5.5
+ * Requires at least: 5.6
  * Requires PHP: 7.4
  * License: Apache-2.0
  *
@@ -20,19 +20,23 @@
 
 defined( 'ABSPATH' ) || exit;
 
-add_action( 'transition_post_status', 'sitemap_updater_transition', 10, 3 );
+add_action( 'wp_after_insert_post', 'sitemap_updater_saved', 10, 4 );
 add_action( 'before_delete_post', 'sitemap_updater_delete', 10, 2 );
 add_action( 'sitemap_updater_retry', 'sitemap_updater_send', 10, 2 );
 
 /**
  * Publish, update and permalink change (publish to publish), unpublish and trash (publish to
- * anything else). Drafts never published send nothing.
+ * anything else). Drafts never published send nothing. On wp_after_insert_post, which fires
+ * once the post's terms and meta are saved too (the block editor saves them after the post),
+ * so a permalink holding %category% is the one this save gives. It also fires when a
+ * scheduled post goes live and when a post is trashed, with the post as it was before.
  */
-function sitemap_updater_transition( $new_status, $old_status, $post ) {
+function sitemap_updater_saved( $post_id, $post, $update, $post_before ) {
 	if ( ! is_post_type_viewable( $post->post_type ) || wp_is_post_revision( $post ) ) {
 		return;
 	}
-	if ( 'publish' === $new_status && '' === $post->post_password ) {
+	$old_status = $post_before ? $post_before->post_status : 'new';
+	if ( 'publish' === $post->post_status && '' === $post->post_password ) {
 		sitemap_updater_send( sitemap_updater_event( $post, false ) );
 	} elseif ( 'publish' === $old_status ) {
 		sitemap_updater_send( sitemap_updater_event( $post, true ) );

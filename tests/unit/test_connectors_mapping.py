@@ -5,6 +5,7 @@ ignored, payloads that are refused with a reason, and versions that order as the
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from itertools import pairwise
 from typing import Any
@@ -402,6 +403,19 @@ def test_shopify() -> None:
         {"type": "unpublish", "version": 1774357200535 * 10 + 1, "id": PRODUCT}
     ]
     assert mapping("shopify", "orders-create").ignored == "topic 'orders/create' is not handled"
+
+
+@pytest.mark.parametrize("spell", [str.lower, lambda key: key.lower().removeprefix("x-")])
+def test_shopify_headers_are_read_in_any_case_with_or_without_x(
+    spell: Callable[[str], str],
+) -> None:
+    deleted = event_sample("products-delete")
+    metadata = deleted["detail"]["metadata"]
+    deleted["detail"]["metadata"] = {spell(key): value for key, value in metadata.items()}
+
+    result = connectors.map_event(CONNECTORS["shopify"], deleted)
+
+    assert list(result.events) == events("shopify", "products-delete")
 
 
 def test_shopify_without_published_at_is_refused_not_taken_for_a_draft() -> None:

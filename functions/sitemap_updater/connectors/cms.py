@@ -480,7 +480,7 @@ def verify_shopify(event: Mapping[str, Any], connector: Connector) -> Verdict:
 
 
 def shopify(event: Mapping[str, Any], connector: Connector) -> Mapped:
-    topic = lookup(event, "detail.metadata.X-Shopify-Topic")
+    topic = _shopify_header(event, "topic")
     if topic not in SHOPIFY_LIVE and topic != SHOPIFY_GONE:
         return ignored(f"topic {topic!r} is not handled")
     product = lookup(event, "detail.payload")
@@ -492,6 +492,17 @@ def shopify(event: Mapping[str, Any], connector: Connector) -> Mapped:
     if topic == SHOPIFY_GONE:
         return mapped([_shopify_deleted(event, product)])
     return mapped([_shopify_changed(product, kind)])
+
+
+def _shopify_header(event: Mapping[str, Any], name: str) -> Any:
+    """A header of detail.metadata, in any case, ``X-Shopify-Topic`` or ``shopify-topic`` (as
+    Shopify's newer deliveries name them)."""
+    metadata = lookup(event, "detail.metadata")
+    wanted = f"shopify-{name}"
+    for key, value in metadata.items() if isinstance(metadata, dict) else ():
+        if isinstance(key, str) and key.lower().removeprefix("x-") == wanted:
+            return value
+    return None
 
 
 def _shopify_changed(product: dict[str, Any], kind: ContentType) -> Item:
@@ -512,7 +523,7 @@ def _shopify_changed(product: dict[str, Any], kind: ContentType) -> Item:
 def _shopify_deleted(event: Mapping[str, Any], product: dict[str, Any]) -> Item:
     """A deleted product is only its id: the time is when Shopify triggered the webhook."""
     cms_id = str(identifier(product["id"]))
-    triggered = moment(lookup(event, "detail.metadata.X-Shopify-Triggered-At"))
+    triggered = moment(_shopify_header(event, "triggered-at"))
     when = triggered or moment(event.get("time"))
     if when is None:
         return Refusal(MISSING_VERSION, f"product {cms_id}: no X-Shopify-Triggered-At or time")

@@ -246,6 +246,14 @@ def test_a_slug_goes_into_its_template_escaped(slug: str, url: str) -> None:
     assert common.page_url(TEMPLATE, slug, "en") == url
 
 
+def test_a_slug_in_the_query_keeps_only_slashes_and_escapes() -> None:
+    template = "https://www.example.com/p?slug={slug}"
+    assert (
+        common.page_url(template, "rock&roll=1+c")
+        == "https://www.example.com/p?slug=rock%26roll%3D1%2Bc"
+    )
+
+
 def test_a_locale_goes_in_as_the_site_names_it() -> None:
     kind = ContentType(url_template=TEMPLATE, locales=(("en-US", "en"), ("de-DE", "de")))
 

@@ -129,3 +129,11 @@ def test_events_are_queued_in_batches_sqs_takes() -> None:
     IngestInbox("ingest", "ingest-dlq", client=sqs).send(bodies)  # type: ignore[arg-type]
     assert [body for batch in sqs.batches for body in batch] == bodies
     assert [len(batch) for batch in sqs.batches] == [4, 4, 10, 3]
+
+
+def test_a_cut_body_says_so_whatever_the_length_of_its_reason() -> None:
+    sqs = StrictSqs()
+    queues(sqs).dead_letter("x" * 3_000_000, "unmappable_payload", "why " * 400, "wp:r2")
+    reason = attributes_of(sqs.sent[0])["reason"]
+    assert reason.startswith("why why")
+    assert reason.endswith(f" of {3_000_000:,} bytes)")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from sitemap_updater import connectors
 from sitemap_updater.connectors import Connector, Request
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.handlers import webhook as handler_module
@@ -188,6 +189,46 @@ def test_a_large_cms_body_is_read_at_the_default_limit(inbox: Inbox) -> None:
     assert json.loads(inbox.sent[0])["url"] == "https://www.example.com/2026/03/spring-menu/"
     too_large = Request("POST", request.path, request.headers, b" " * 6_291_457, NOW)
     assert receive(too_large, "r").status == 413
+
+
+def native(body: bytes) -> Request:
+    request = sample("native", "publish")
+    return sign(CONNECTORS["native"], Request("POST", request.path, request.headers, body, NOW))
+
+
+def test_an_event_no_sqs_message_holds_is_dead_lettered_not_retried(inbox: Inbox) -> None:
+    receive = ReceiveWebhook(CONNECTORS, Secrets(), inbox)
+    event = json.loads(sample("native", "publish").body)
+    huge = {**event, "url": event["url"] + "2", "title": "x" * 1_100_000}
+
+    answer = receive(native(json.dumps([event, huge]).encode()), "r")
+
+    assert (answer.status, answer.body) == (202, {"events": 1, "dead_lettered": 1})
+    assert [json.loads(sent)["url"] for sent in inbox.sent] == [event["url"]]
+    assert inbox.dead == [("body_too_large", "native:r")]
+
+
+def test_a_request_of_more_events_than_one_invocation_queues_is_refused_whole(
+    inbox: Inbox,
+) -> None:
+    receive = ReceiveWebhook(CONNECTORS, Secrets(), inbox)
+    event = json.loads(sample("native", "publish").body)
+    lines = [json.dumps({**event, "url": f"{event['url']}/{n}"}) for n in range(1001)]
+
+    assert receive(native("\n".join(lines).encode()), "r").status == 413
+    assert receive(native("\n".join(lines[:1000]).encode()), "r").status == 202
+    assert len(inbox.sent) == 1000
+
+
+def test_a_refusal_never_quotes_the_payload_whole() -> None:
+    key = "k" * 200_000
+    body = f'{{"{key}": 1, "{key}": 2}}'.encode()
+
+    (refusal,) = connectors.map_request(CONNECTORS["native"], native(body)).refusals
+
+    assert refusal.code == "malformed_json"
+    assert len(refusal.reason) < 400
+    assert refusal.reason.endswith("more characters)")
 
 
 def test_a_shopify_event_from_its_partner_source_is_queued(

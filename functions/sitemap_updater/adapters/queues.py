@@ -89,7 +89,8 @@ class _DeadLetters:
         if (whole := len(data)) > MAX_MESSAGE_BYTES:
             body = data[: MAX_MESSAGE_BYTES - _ATTRIBUTES_ROOM].decode("utf-8", "ignore")
             data = body.encode("utf-8", "surrogatepass")
-            reason = f"{reason} (the body cut to its first {len(data):,} of {whole:,} bytes)"
+            note = f" (the body cut to its first {len(data):,} of {whole:,} bytes)"
+            reason = reason[: MAX_REASON_CHARS - len(note)] + note
         self.client.send_message(
             QueueUrl=self.dead_letter_url,
             MessageBody=body,

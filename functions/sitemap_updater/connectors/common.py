@@ -16,6 +16,7 @@ from urllib.parse import quote
 from sitemap_updater.connectors.config import Connector, ContentType
 from sitemap_updater.domain.contract import exact_json, fitted_text
 from sitemap_updater.domain.dates import epoch_ms, moment, time_version, version, w3c
+from sitemap_updater.domain.errors import cut
 from sitemap_updater.domain.feed import MAX_TITLE
 
 __all__ = ["epoch_ms", "moment", "time_version", "version"]  # the connectors' times, from domain
@@ -81,6 +82,9 @@ class Refusal:
 
     code: str
     reason: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reason", cut(self.reason))  # it may quote the payload
 
 
 @dataclass(frozen=True)
@@ -241,13 +245,15 @@ def identifier(value: Any) -> str | None:
 
 def page_url(template: str, slug: str, locale: str | None = None) -> str:
     """The template with ``{slug}`` and ``{locale}`` filled in; the ingest checks the result
-    like any URL. The slug keeps what a path keeps as written (the contract's rule: ``/``,
-    sub-delims, ``:``, ``@`` and percent-escapes, which WordPress stores a non-ASCII slug in);
-    the rest is escaped. A path-style slug (``/about``) after the template's ``/`` gives one."""
+    like any URL. In the path the slug keeps what a path keeps as written (the contract's rule:
+    ``/``, sub-delims, ``:``, ``@`` and percent-escapes, which WordPress stores a non-ASCII
+    slug in), and a path-style slug (``/about``) after the template's ``/`` gives one slash;
+    in the query only ``/`` and escapes are kept (``&``, ``=`` and ``+`` would say more)."""
     slug = _STRAY_PERCENT.sub("%25", slug.strip())
     if "/{slug}" in template:
         slug = slug.lstrip("/")
-    url = template.replace("{slug}", quote(slug, safe=_PATH_KEPT))
+    in_path = "?" not in template.partition("{slug}")[0]
+    url = template.replace("{slug}", quote(slug, safe=_PATH_KEPT if in_path else "/%"))
     return url.replace("{locale}", quote(locale or "", safe=""))
 
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 MAX_DETAIL_CHARS = 300
 
 
+def cut(detail: str) -> str:
+    """What was wrong, for a person, cut to :data:`MAX_DETAIL_CHARS`: it may quote the event,
+    which must never be echoed whole (logs, dead-letter attributes)."""
+    if len(detail) <= MAX_DETAIL_CHARS:
+        return detail
+    return f"{detail[:MAX_DETAIL_CHARS]}... ({len(detail) - MAX_DETAIL_CHARS:,} more characters)"
+
+
 class InvalidEvent(Exception):
     """An event that can never be applied. ``code``: a stable slug (a DLQ message attribute);
-    ``detail``: what was wrong, for a person, cut to :data:`MAX_DETAIL_CHARS` (it may quote
-    the event, which must never be echoed whole)."""
+    ``detail``: what was wrong (:func:`cut`)."""
 
     def __init__(self, code: str, detail: str) -> None:
-        if len(detail) > MAX_DETAIL_CHARS:
-            cut = len(detail) - MAX_DETAIL_CHARS
-            detail = f"{detail[:MAX_DETAIL_CHARS]}... ({cut:,} more characters)"
+        detail = cut(detail)
         super().__init__(f"{code}: {detail}")
         self.code = code
         self.detail = detail

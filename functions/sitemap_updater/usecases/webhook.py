@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sitemap_updater import connectors
-from sitemap_updater.connectors import Connector, Mapped, Request
+from sitemap_updater.connectors import Connector, Mapped, Refusal, Request
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.observability import Metric, logger, metrics
+from sitemap_updater.resources import MAX_MESSAGE_BYTES
 from sitemap_updater.usecases.ports import IngestInbox, SecretValues
 
 PATH_PREFIX = "/hooks/"
@@ -24,6 +25,9 @@ PATH_PREFIX = "/hooks/"
 # whole entry, often with its state before the change (WordPress) or populated (Strapi), far
 # over what the events it gives take.
 MAX_BODY_BYTES = 6_291_456
+# Events one request may give: each ten is one SendMessageBatch, all within the function's
+# timeout (a CMS that retries a timed-out request would queue the first ones twice).
+MAX_EVENTS = 1000
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ class ReceiveWebhook:
             logger.warning("webhook refused", connector=name, reason_code=verdict.reason)
             return Answer(401, {"error": "unauthorized"})
         mapped = connectors.map_request(connector, request)
+        if len(mapped.events) > MAX_EVENTS:
+            return Answer(413, {"error": f"over {MAX_EVENTS:,} events: send them in parts"})
         try:
             return self._deliver(name, mapped, request.body, request_id)
         except RetryableError as exc:
@@ -86,11 +92,21 @@ class ReceiveWebhook:
 
     def _deliver(self, name: str, mapped: Mapped, body: bytes, request_id: str) -> Answer:
         """Send the events, dead-letter what cannot be mapped (with the request's body)."""
-        bodies = [connectors.encode_event(event) for event in mapped.events]
+        bodies, refusals = [], list(mapped.refusals)
+        # An event no SQS message holds is refused here, with the ingest's code for a body
+        # over MAX_EVENT_BYTES (the ingest refuses the rest of those).
+        for event in mapped.events:
+            encoded = connectors.encode_event(event)
+            if len(encoded.encode("utf-8", "surrogatepass")) <= MAX_MESSAGE_BYTES:
+                bodies.append(encoded)
+            else:
+                refusals.append(
+                    Refusal("body_too_large", f"an event over {MAX_MESSAGE_BYTES:,} bytes")
+                )
         if bodies:
             self.inbox.send(bodies)
         text = body.decode("utf-8", "replace")
-        for refusal in mapped.refusals:
+        for refusal in refusals:
             self.inbox.dead_letter(text, refusal.code, refusal.reason, f"{name}:{request_id}")
             logger.warning(
                 "webhook payload not mapped",
@@ -102,4 +118,4 @@ class ReceiveWebhook:
             logger.info("webhook ignored", connector=name, reason=mapped.ignored)
             return Answer(200, {"ignored": mapped.ignored})
         metrics.add_metric(name=Metric.WEBHOOK_EVENTS, unit="Count", value=len(bodies))
-        return Answer(202, {"events": len(bodies), "dead_lettered": len(mapped.refusals)})
+        return Answer(202, {"events": len(bodies), "dead_lettered": len(refusals)})

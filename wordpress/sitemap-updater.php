@@ -20,27 +20,40 @@
 
 defined( 'ABSPATH' ) || exit;
 
+add_action( 'transition_post_status', 'sitemap_updater_transition', 10, 3 );
 add_action( 'wp_after_insert_post', 'sitemap_updater_saved', 10, 4 );
 add_action( 'before_delete_post', 'sitemap_updater_delete', 10, 2 );
 add_action( 'sitemap_updater_retry', 'sitemap_updater_send', 10, 2 );
 
 /**
- * Publish, update and permalink change (publish to publish), unpublish and trash (publish to
- * anything else). Drafts never published send nothing. On wp_after_insert_post, which fires
- * once the post's terms and meta are saved too (the block editor saves them after the post),
- * so a permalink holding %category% is the one this save gives. It also fires when a
- * scheduled post goes live and when a post is trashed, with the post as it was before.
+ * Unpublish and trash (publish to anything else, or a password set): at once, as the status
+ * is stored. The event names the post by ID, so it needs no permalink, and it is sent even
+ * when a REST save then fails on the post's terms or meta.
  */
-function sitemap_updater_saved( $post_id, $post, $update, $post_before ) {
-	if ( ! is_post_type_viewable( $post->post_type ) || wp_is_post_revision( $post ) ) {
-		return;
-	}
-	$old_status = $post_before ? $post_before->post_status : 'new';
-	if ( 'publish' === $post->post_status && '' === $post->post_password ) {
-		sitemap_updater_send( sitemap_updater_event( $post, false ) );
-	} elseif ( 'publish' === $old_status ) {
+function sitemap_updater_transition( $new_status, $old_status, $post ) {
+	if ( 'publish' === $old_status && ! sitemap_updater_listed( $post, $new_status ) && sitemap_updater_counts( $post ) ) {
 		sitemap_updater_send( sitemap_updater_event( $post, true ) );
 	}
+}
+
+/**
+ * Publish, update and permalink change: on wp_after_insert_post, which fires once the post's
+ * terms and meta are saved too (the block editor saves them after the post), so a permalink
+ * holding %category% is the one this save gives; also when a scheduled post goes live.
+ * Drafts never published send nothing.
+ */
+function sitemap_updater_saved( $post_id, $post, $update, $post_before ) {
+	if ( sitemap_updater_listed( $post, $post->post_status ) && sitemap_updater_counts( $post ) ) {
+		sitemap_updater_send( sitemap_updater_event( $post, false ) );
+	}
+}
+
+function sitemap_updater_listed( $post, $status ) {
+	return 'publish' === $status && '' === $post->post_password;
+}
+
+function sitemap_updater_counts( $post ) {
+	return is_post_type_viewable( $post->post_type ) && ! wp_is_post_revision( $post );
 }
 
 /** A published post deleted without going through the trash. */

@@ -124,8 +124,10 @@ def needed_bytes(cluster: Cluster, url: str) -> int:
 
 def survivor(clusters: Iterable[Cluster]) -> Cluster:
     """The cluster a merge keeps (the others redirect to it): the most members, then the smaller
-    id. A loser joins a cluster at least as large, so each redirect doubles the cluster reached:
-    a pointer (never rewritten) is at most log2(MAX_CLUSTER_MEMBERS) = 6 redirects away."""
+    id. Members are disjoint and a loser joins a cluster at least as large, so each redirect at
+    least doubles the cluster reached: a pointer (never rewritten) is at most
+    log2(MAX_CLUSTER_MEMBERS) = 6 redirects away, whatever the order of publishes (keeping the
+    smaller id alone would let an unlucky order add a redirect at every merge)."""
     return min(clusters, key=lambda cluster: (-len(cluster.all), cluster.cid))
 
 

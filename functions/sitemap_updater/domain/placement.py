@@ -21,8 +21,10 @@ from sitemap_updater.domain.sharding import PROTOCOL_MAX_URLS, Reservation
 class ClusterWrite:
     """A cluster record's new state, committed with the URL's change, conditional on
     ``expected`` (None: new); ``absorbed`` clusters become redirects to it. ``targets``: pages
-    it newly links, repointed conditionally on the (version, pointer) read. Members of absorbed
-    clusters keep their pointer, so a commit stays within DynamoDB's 100 actions."""
+    it newly links, repointed conditionally on the (version, pointer) read, so no member's
+    state is recorded stale. Members of absorbed clusters keep their pointer (the redirect
+    resolves it), so absorbed clusters and targets number at most 63: a commit stays within
+    DynamoDB's 100 actions."""
 
     cluster: Cluster
     expected: int | None

@@ -1,7 +1,7 @@
 """URL rules: what may enter a sitemap, and its one canonical spelling (the table of what is
 kept, normalised and refused: docs/EVENTS.md#urls-kept-normalised-refused). A URL is normalised
-only where two spellings name one resource, and refused, with a reason, where no browser would
-request it as it is."""
+only where two spellings name one resource; it is refused, with a reason, where it cannot be
+listed: not absolute http(s), off the site, too long, or holding what no browser sends as it is."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ _ATTRIBUTES_ROOM = 8192  # left beside a body that is cut to fit: the three attr
 # SQS's 256 KiB. An ingest batch (up to 100 events) is one message.
 URLS_PER_MESSAGE = 100
 MAX_BATCH_ENTRIES = 10
-MAX_BATCH_BYTES = 262_144  # bodies per SendMessageBatch (SQS once took no more); larger: alone
+MAX_BATCH_BYTES = 262_144  # bodies per SendMessageBatch, as any queue takes; a larger one: alone
 T = TypeVar("T")
 
 

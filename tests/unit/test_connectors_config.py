@@ -254,6 +254,11 @@ def test_a_slug_in_the_query_keeps_only_slashes_and_escapes() -> None:
     )
 
 
+def test_a_slug_in_both_path_and_query_is_escaped_for_each() -> None:
+    template = "https://www.example.com/{slug}/?ref={slug}"
+    assert common.page_url(template, "a&b=c") == "https://www.example.com/a&b=c/?ref=a%26b%3Dc"
+
+
 def test_a_locale_goes_in_as_the_site_names_it() -> None:
     kind = ContentType(url_template=TEMPLATE, locales=(("en-US", "en"), ("de-DE", "de")))
 

@@ -13,7 +13,9 @@ import pytest
 
 from sitemap_updater import connectors
 from sitemap_updater.connectors import Connector, Request
-from sitemap_updater.domain.errors import RetryableError
+from sitemap_updater.domain.errors import InvalidEvent, RetryableError
+from sitemap_updater.domain.events import parse_body
+from sitemap_updater.domain.urls import Site
 from sitemap_updater.handlers import webhook as handler_module
 from sitemap_updater.observability import Metric
 from sitemap_updater.usecases import webhook
@@ -218,6 +220,32 @@ def test_a_request_of_more_events_than_one_invocation_queues_is_refused_whole(
     assert receive(native("\n".join(lines).encode()), "r").status == 413
     assert receive(native("\n".join(lines[:1000]).encode()), "r").status == 202
     assert len(inbox.sent) == 1000
+
+
+def test_refusals_of_one_kind_are_one_dead_letter(inbox: Inbox) -> None:
+    receive = ReceiveWebhook(CONNECTORS, Secrets(), inbox)
+    event = json.loads(sample("native", "publish").body)
+    lines = [json.dumps(event)] + ["[1]"] * 5000 + ["{"] * 3
+
+    answer = receive(native("\n".join(lines).encode()), "r")
+
+    assert (answer.status, answer.body) == (202, {"events": 1, "dead_lettered": 5003})
+    assert inbox.dead == [("not_an_object", "native:r"), ("malformed_json", "native:r")]
+
+
+def test_characters_no_sqs_message_holds_reach_the_ingest_escaped(inbox: Inbox) -> None:
+    receive = ReceiveWebhook(CONNECTORS, Secrets(), inbox)
+    event = json.loads(sample("native", "publish").body)
+    body = json.dumps([{**event, "title": "a\ud800b"}, {**event, "title": "\ufffe"}]).encode()
+
+    assert receive(native(body), "r").status == 202
+
+    assert all("\ufffe" not in sent for sent in inbox.sent)
+    for sent in inbox.sent:
+        sent.encode()  # no lone surrogate left
+        with pytest.raises(InvalidEvent) as refused:
+            parse_body(sent, Site.parse("https://www.example.com"), 262_144)
+        assert refused.value.code == "invalid_title"
 
 
 def test_a_refusal_never_quotes_the_payload_whole() -> None:

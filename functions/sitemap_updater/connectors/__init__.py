@@ -7,6 +7,8 @@ Pure: the endpoint (and the local runtime) reads the request, calls :func:`verif
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -46,6 +48,7 @@ __all__ = [
 ]
 
 _ENCODER = msgspec.json.Encoder(decimal_format="number")
+_UNSENDABLE = re.compile("[\ud800-\udfff\ufffe\uffff]")  # outside SQS's characters
 
 
 def verify(connector: Connector, request: Request, secrets: Sequence[str]) -> Verdict:
@@ -77,5 +80,19 @@ def map_event(connector: Connector, event: Mapping[str, Any]) -> Mapped:
 
 def encode_event(event: Mapping[str, Any]) -> str:
     """An event as an SQS message body, its numbers exactly as decoded (the native connector
-    keeps them as Decimal: a version of 38 digits stays 38 digits)."""
-    return _ENCODER.encode(event).decode("utf-8")
+    keeps them as Decimal: a version of 38 digits stays 38 digits). A string SQS cannot carry
+    as it is (a lone surrogate, U+FFFE, U+FFFF) goes as its JSON escapes, for the ingest to
+    refuse with its own reason; ValueError for such a field name."""
+    return _ENCODER.encode(_sendable(event)).decode("utf-8")
+
+
+def _sendable(value: Any) -> Any:
+    if isinstance(value, str):
+        return msgspec.Raw(json.dumps(value).encode()) if _UNSENDABLE.search(value) else value
+    if isinstance(value, dict):
+        if any(_UNSENDABLE.search(key) for key in value):
+            raise ValueError("a field name holds a character no SQS message can")
+        return {key: _sendable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_sendable(item) for item in value]
+    return value

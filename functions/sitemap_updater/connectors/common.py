@@ -252,8 +252,9 @@ def page_url(template: str, slug: str, locale: str | None = None) -> str:
     slug = _STRAY_PERCENT.sub("%25", slug.strip())
     if "/{slug}" in template:
         slug = slug.lstrip("/")
-    in_path = "?" not in template.partition("{slug}")[0]
-    url = template.replace("{slug}", quote(slug, safe=_PATH_KEPT if in_path else "/%"))
+    path, mark, query = template.partition("?")
+    url = path.replace("{slug}", quote(slug, safe=_PATH_KEPT)) + mark
+    url += query.replace("{slug}", quote(slug, safe="/%"))
     return url.replace("{locale}", quote(locale or "", safe=""))
 
 

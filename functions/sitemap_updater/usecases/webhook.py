@@ -72,6 +72,7 @@ class ReceiveWebhook:
             return Answer(401, {"error": "unauthorized"})
         mapped = connectors.map_request(connector, request)
         if len(mapped.events) > MAX_EVENTS:
+            logger.warning("webhook refused", connector=name, reason_code="too_many_events")
             return Answer(413, {"error": f"over {MAX_EVENTS:,} events: send them in parts"})
         try:
             return self._deliver(name, mapped, request.body, request_id)
@@ -91,31 +92,44 @@ class ReceiveWebhook:
         logger.warning("event from no configured source", source=str(event.get("source")))
 
     def _deliver(self, name: str, mapped: Mapped, body: bytes, request_id: str) -> Answer:
-        """Send the events, dead-letter what cannot be mapped (with the request's body)."""
+        """Send the events; dead-letter the request's body once for each kind of refusal (a
+        batch of a thousand bad lines is one dead letter, not a thousand copies of it)."""
         bodies, refusals = [], list(mapped.refusals)
-        # An event no SQS message holds is refused here, with the ingest's code for a body
-        # over MAX_EVENT_BYTES (the ingest refuses the rest of those).
-        for event in mapped.events:
-            encoded = connectors.encode_event(event)
-            if len(encoded.encode("utf-8", "surrogatepass")) <= MAX_MESSAGE_BYTES:
+        for number, event in enumerate(mapped.events, 1):
+            try:
+                encoded = connectors.encode_event(event)
+            except ValueError as exc:
+                refusals.append(Refusal("unknown_field", f"event {number}: {exc}"))
+                continue
+            if (size := len(encoded.encode())) <= MAX_MESSAGE_BYTES:
                 bodies.append(encoded)
-            else:
-                refusals.append(
-                    Refusal("body_too_large", f"an event over {MAX_MESSAGE_BYTES:,} bytes")
+            else:  # no SQS message holds it: refused here, with the ingest's code
+                why = (
+                    f"event {number} is {size:,} bytes; an SQS message holds {MAX_MESSAGE_BYTES:,}"
                 )
+                refusals.append(Refusal("body_too_large", why))
         if bodies:
             self.inbox.send(bodies)
         text = body.decode("utf-8", "replace")
-        for refusal in refusals:
-            self.inbox.dead_letter(text, refusal.code, refusal.reason, f"{name}:{request_id}")
+        for code, same in _by_code(refusals).items():
+            reason = (
+                same[0].reason
+                if len(same) == 1
+                else f"{len(same)} items; the first: {same[0].reason}"
+            )
+            self.inbox.dead_letter(text, code, reason, f"{name}:{request_id}")
             logger.warning(
-                "webhook payload not mapped",
-                connector=name,
-                reason_code=refusal.code,
-                reason=refusal.reason,
+                "webhook payload not mapped", connector=name, reason_code=code, reason=reason
             )
         if mapped.ignored is not None:
             logger.info("webhook ignored", connector=name, reason=mapped.ignored)
             return Answer(200, {"ignored": mapped.ignored})
         metrics.add_metric(name=Metric.WEBHOOK_EVENTS, unit="Count", value=len(bodies))
         return Answer(202, {"events": len(bodies), "dead_lettered": len(refusals)})
+
+
+def _by_code(refusals: list[Refusal]) -> dict[str, list[Refusal]]:
+    grouped: dict[str, list[Refusal]] = {}
+    for refusal in refusals:
+        grouped.setdefault(refusal.code, []).append(refusal)
+    return grouped

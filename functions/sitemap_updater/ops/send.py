@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -42,8 +42,6 @@ FATAL_CODES = frozenset(
         "InvalidSecurity",
     }
 )
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)

@@ -240,6 +240,7 @@ def test_characters_no_sqs_message_holds_reach_the_ingest_escaped(inbox: Inbox) 
 
     assert receive(native(body), "r").status == 202
 
+    assert len(inbox.sent) == 2
     assert all("\ufffe" not in sent for sent in inbox.sent)
     for sent in inbox.sent:
         sent.encode()  # no lone surrogate left

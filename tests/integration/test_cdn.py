@@ -9,7 +9,7 @@ import pytest
 from botocore.stub import Stubber
 from moto import mock_aws
 
-from sitemap_updater.adapters.cdn import Cdn, paths_for
+from sitemap_updater.adapters.cdn import Cdn
 from sitemap_updater.observability import Metric, metrics
 from tests.conftest import FakeClock
 from tests.integration.conftest import PipelineFactory, publish, unpublish
@@ -56,13 +56,6 @@ def _metric_values(name: str) -> list[float]:
     return metrics.metric_set.get(name, {}).get("Value", [])
 
 
-def test_paths_are_root_relative_sorted_and_unique() -> None:
-    assert paths_for(["sitemap.xml", "robots.txt", "sitemap.xml"]) == [
-        "/robots.txt",
-        "/sitemap.xml",
-    ]
-
-
 @mock_aws
 def test_invalidates_exactly_the_given_paths() -> None:
     distribution = _distribution()
@@ -70,6 +63,14 @@ def test_invalidates_exactly_the_given_paths() -> None:
     assert cdn.invalidate(["sitemap-pages-00001.xml.gz"]) is True
     assert cdn.invalidate([]) is True  # nothing to do: no request
     assert _invalidated(distribution) == [["/sitemap-pages-00001.xml.gz"]]
+
+
+@mock_aws
+def test_paths_are_root_relative_sorted_and_unique() -> None:
+    distribution = _distribution()
+    cdn = Cdn(distribution, client=boto3.client("cloudfront"))
+    assert cdn.invalidate(["sitemap.xml", "robots.txt", "sitemap.xml"]) is True
+    assert _invalidated(distribution) == [["/robots.txt", "/sitemap.xml"]]
 
 
 def test_a_failed_invalidation_is_counted_not_raised() -> None:

@@ -20,11 +20,6 @@ if TYPE_CHECKING:
     from mypy_boto3_cloudfront import CloudFrontClient
 
 
-def paths_for(keys: Sequence[str]) -> list[str]:
-    """Object keys as the distribution's root-relative paths, sorted and without repeats."""
-    return sorted({"/" + quote(key, safe="/-_.~") for key in keys})
-
-
 @dataclass
 class Cdn:
     distribution_id: str
@@ -32,7 +27,7 @@ class Cdn:
 
     def invalidate(self, keys: Sequence[str]) -> bool:
         """Invalidate the paths of ``keys``; True if CloudFront accepted the request."""
-        paths = paths_for(keys)
+        paths = sorted({"/" + quote(key, safe="/-_.~") for key in keys})  # root-relative
         if not paths:
             return True
         try:

@@ -199,24 +199,17 @@ class App:
         )
 
     @_once
-    def indexnow_client(self) -> IndexNowClient:
-        settings, site = self.settings, self.settings.site
-        if settings.indexnow_key_file is None:
-            raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
-        host = site.host if site.port is None else f"{site.host}:{site.port}"
-        location = site.url_for(settings.indexnow_key_file)
-        endpoint, key = settings.indexnow_endpoint, settings.indexnow_key
-        return IndexNowClient(endpoint, key, host, key_location=location)
-
-    @_once
     def submit_indexnow(self) -> SubmitChanges:
-        if self.indexnow_queue is None:
+        settings, site = self.settings, self.settings.site
+        if self.indexnow_queue is None or settings.indexnow_key_file is None:
             raise RuntimeError("IndexNow is off: INDEXNOW_KEY is empty")
         from sitemap_updater.adapters.queues import requested_urls  # noqa: PLC0415
         from sitemap_updater.usecases.indexnow import SubmitChanges  # noqa: PLC0415
 
-        site = self.settings.site
-        return SubmitChanges(site, self.indexnow_client, self.indexnow_queue, requested_urls)
+        host = site.host if site.port is None else f"{site.host}:{site.port}"
+        location = site.url_for(settings.indexnow_key_file)
+        client = IndexNowClient(settings.indexnow_endpoint, settings.indexnow_key, host, location)
+        return SubmitChanges(site, client, self.indexnow_queue, requested_urls)
 
     @_once
     def receive_webhook(self) -> ReceiveWebhook:

@@ -57,7 +57,7 @@ def pipeline(
     make_pipeline: PipelineFactory, endpoint: RecordingEndpoint, sleeps: Sleeps
 ) -> Pipeline:
     built = make_pipeline(INDEXNOW_KEY=KEY, INDEXNOW_ENDPOINT=endpoint.url)
-    built.app.indexnow_client.sleep = sleeps
+    built.app.submit_indexnow.client.sleep = sleeps
     return built
 
 
@@ -195,7 +195,7 @@ def test_a_broken_endpoint_never_holds_up_the_sitemaps(
     assert sorted(json.loads(letter["Body"])["urls"]) == [url("/a"), url("/b"), url("/c")]
     receives = pipeline.mappings["indexnow"].invocations
     assert receives == queue.spec.max_receive_count
-    assert len(endpoint.requests) == receives * pipeline.app.indexnow_client.max_attempts
+    assert len(endpoint.requests) == receives * pipeline.app.submit_indexnow.client.max_attempts
     assert pipeline.function_errors == 0  # partial failures, not function errors
     assert [m for m in pipeline.dead_letters() if m["queue"] != "indexnow"] == []
 

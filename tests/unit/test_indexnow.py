@@ -82,8 +82,9 @@ class Sleeps:
 
 
 def client(opener: FakeOpener, sleeps: Sleeps | None = None, **options: Any) -> IndexNowClient:
+    location = f"https://www.example.com/{KEY}.txt"
     return IndexNowClient(
-        ENDPOINT, KEY, "www.example.com", opener, sleep=sleeps or Sleeps(), **options
+        ENDPOINT, KEY, "www.example.com", location, opener, sleep=sleeps or Sleeps(), **options
     )
 
 

@@ -20,7 +20,6 @@ from sitemap_updater.domain.indexnow import (
     MAX_URLS_PER_REQUEST,
     Submission,
     Verdict,
-    key_file,
     verdict_for,
     worth_retrying,
 )
@@ -42,10 +41,10 @@ class IndexNowClient:
     endpoint: str
     key: str
     host: str
+    key_location: str  # the key file's URL
     opener: urllib.request.OpenerDirector = field(
         default_factory=lambda: urllib.request.build_opener(_NoRedirects())
     )
-    key_location: str = ""  # https://<host>/<key>.txt when empty
     timeout_seconds: float = 10.0
     max_attempts: int = 4
     backoff_seconds: float = 1.0
@@ -53,9 +52,6 @@ class IndexNowClient:
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     jitter: Callable[[], float] = random.random
-
-    def __post_init__(self) -> None:
-        self.key_location = self.key_location or f"https://{self.host}/{key_file(self.key)}"
 
     def submit(self, urls: Sequence[str], deadline: float | None = None) -> Submission:
         """POST ``urls`` (1 to 10,000) once, retrying what may pass until ``deadline``

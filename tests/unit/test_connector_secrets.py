@@ -46,7 +46,7 @@ def clients() -> Clients:
 
 def test_a_secrets_manager_secret_is_read_once_per_period(clients: Clients) -> None:
     now = [0.0]
-    secrets = ConnectorSecrets(clients, lambda: now[0], max_age_seconds=300)
+    secrets = ConnectorSecrets(clients, lambda: now[0])
     ghost = Connector("ghost", "ghost", secret_arn=SM_ARN)
 
     assert secrets.values(ghost) == ("new-secret", "old-secret")

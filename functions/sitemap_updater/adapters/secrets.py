@@ -1,5 +1,5 @@
 """Connector secrets from Secrets Manager or SSM Parameter Store (SecureString), read on
-first use and kept for ``max_age_seconds``, so that a rotation reaches every warm function
+first use and kept for ``MAX_AGE_SECONDS``, so that a rotation reaches every warm function
 within that time while both secrets are active (docs/CONNECTORS.md, Rotating a secret)."""
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ class ConnectorSecrets:
 
     client_for: Callable[[str], Any]
     clock: Callable[[], float]
-    max_age_seconds: float = MAX_AGE_SECONDS
     _read: dict[str, tuple[float, tuple[str, ...]]] = field(default_factory=dict, repr=False)
 
     def values(self, connector: Connector) -> tuple[str, ...]:
@@ -32,7 +31,7 @@ class ConnectorSecrets:
             return connector.secrets
         now = self.clock()
         read_at, values = self._read.get(arn, (float("-inf"), ()))
-        if now - read_at >= self.max_age_seconds:
+        if now - read_at >= MAX_AGE_SECONDS:
             values = parse_secret_string(self._fetch(arn))
             self._read[arn] = (now, values)
         return values

@@ -85,16 +85,15 @@ class _DeadLetters:
         """Park a message that can never succeed, with why (as much of it as SQS's message
         limit leaves room for: a large event is parked at once, never retried until SQS parks
         it unexplained). A body over the limit (a webhook's request) is parked cut, said so."""
-        data = body.encode("utf-8", "surrogatepass")
-        if (whole := len(data)) > MAX_MESSAGE_BYTES:
-            body = data[: MAX_MESSAGE_BYTES - _ATTRIBUTES_ROOM].decode("utf-8", "ignore")
-            data = body.encode("utf-8", "surrogatepass")
-            note = f" (the body cut to its first {len(data):,} of {whole:,} bytes)"
+        if (whole := text_bytes(body)) > MAX_MESSAGE_BYTES:
+            data = body.encode("utf-8", "surrogatepass")[: MAX_MESSAGE_BYTES - _ATTRIBUTES_ROOM]
+            body = data.decode("utf-8", "ignore")
+            note = f" (the body cut to its first {text_bytes(body):,} of {whole:,} bytes)"
             reason = reason[: MAX_REASON_CHARS - len(note)] + note
         self.client.send_message(
             QueueUrl=self.dead_letter_url,
             MessageBody=body,
-            MessageAttributes=reason_attributes(len(data), code, source_message_id, reason),
+            MessageAttributes=reason_attributes(text_bytes(body), code, source_message_id, reason),
         )
 
 
@@ -215,7 +214,7 @@ def reason_attributes(
 
     def add(name: str, value: str) -> None:
         nonlocal room
-        cost = len(name) + len("String") + len(value.encode("utf-8", "surrogatepass"))
+        cost = len(name) + len("String") + text_bytes(value)
         if value and cost <= room:
             attributes[name] = {"DataType": "String", "StringValue": value}
             room -= cost

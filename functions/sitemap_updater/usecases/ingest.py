@@ -268,8 +268,6 @@ class ApplyChange:
         one by one: one batched read, then a transaction per group the registry cuts them
         into. A URL missing from the answer (a cluster, an invalid entry, a failed
         transaction, which undoes no other) is to be applied on its own."""
-        if len({change.url for change in changes}) != len(changes):
-            raise ValueError("apply_plain takes each URL once")
         states = self.registry.url_states([change.url for change in changes])
         results: dict[str, IngestResult] = {}
         newer: list[tuple[UrlRecord | None, PageChange]] = []

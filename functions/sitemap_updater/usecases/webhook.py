@@ -9,6 +9,7 @@ events could not be queued (the CMS retries). Never 410: Ghost deletes such a we
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -110,8 +111,11 @@ class ReceiveWebhook:
                 refusals.append(Refusal("body_too_large", why))
         if bodies:
             self.inbox.send(bodies)
+        by_code: dict[str, list[Refusal]] = defaultdict(list)
+        for refusal in refusals:
+            by_code[refusal.code].append(refusal)
         text = body.decode("utf-8", "replace")
-        for code, same in _by_code(refusals).items():
+        for code, same in by_code.items():
             reason = (
                 same[0].reason
                 if len(same) == 1
@@ -126,10 +130,3 @@ class ReceiveWebhook:
             return Answer(200, {"ignored": mapped.ignored})
         metrics.add_metric(name=Metric.WEBHOOK_EVENTS, unit="Count", value=len(bodies))
         return Answer(202, {"events": len(bodies), "dead_lettered": len(refusals)})
-
-
-def _by_code(refusals: list[Refusal]) -> dict[str, list[Refusal]]:
-    grouped: dict[str, list[Refusal]] = {}
-    for refusal in refusals:
-        grouped.setdefault(refusal.code, []).append(refusal)
-    return grouped

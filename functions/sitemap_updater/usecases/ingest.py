@@ -108,8 +108,8 @@ class ApplyChange:
                 and record.version == change.version
                 and not self._repairs(change, record)
             ):
-                return self._again(change, entity[1] if entity else None)
-            retiring = self._retired(entity[1], change) if entity is not None else None
+                return self._again(change, entity.left if entity else None)
+            retiring = self._retired(entity.left, change) if entity is not None else None
             write = self._cluster_write(change, state, retiring.change.url if retiring else None)
             size = base
             if write is not None and change.live:
@@ -125,7 +125,7 @@ class ApplyChange:
             commit = self._plan(record, change, size, base, move)
             commit = _with_cluster(commit, write, state.cluster)
             if entity is not None:
-                commit = replace(commit, entity=entity[0], retired=retiring)
+                commit = replace(commit, entity=entity, retired=retiring)
             return _Planned(commit, record.shard if record else None)
 
         retired, left = self._retire_in_cluster(change, plan)
@@ -149,9 +149,9 @@ class ApplyChange:
         shards = self._settle(change).union(*map(self._settle, gone))
         return IngestResult(Outcome.DUPLICATE, shards, left=left)
 
-    def _entity_write(self, change: PageChange) -> tuple[EntityWrite, str | None] | IngestResult:
-        """The entity's new record and the live URL it leaves; stale if the entity holds a
-        newer version, or the same version under another URL."""
+    def _entity_write(self, change: PageChange) -> EntityWrite | IngestResult:
+        """The entity's new record (``left``: the live URL it leaves); stale if the entity
+        holds a newer version, or the same version under another URL."""
         assert change.entity is not None  # noqa: S101 - the caller's guard
         known = self.registry.entity(change.entity)
         if known is not None and (
@@ -163,7 +163,7 @@ class ApplyChange:
             leaves = known.left
         else:
             leaves = known.url if known and known.live and known.url != change.url else None
-        write = EntityWrite(
+        return EntityWrite(
             change.entity,
             change.url or None,
             change.version,
@@ -172,7 +172,6 @@ class ApplyChange:
             None if change.live else self._tombstone_expires_at(),
             leaves,
         )
-        return write, leaves
 
     def _left(self, url: str | None, change: PageChange) -> frozenset[str]:
         """``url`` (its entity's, left or named by id) if this change is what unpublished it."""

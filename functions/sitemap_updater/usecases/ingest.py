@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from decimal import Decimal
 from enum import StrEnum
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
@@ -137,14 +138,14 @@ class ApplyChange:
             left |= {done.retired.change.url}
         elif done.entity is not None and done.entity.left not in left:
             # Unpublished before its commit: on its own (a cluster's), or by a lost attempt.
-            left |= self._left(done.entity.left, change)
+            left |= self._left(done.entity.left, change.version)
         return IngestResult(_applied(done), done.touched | settled | retired, left=left)
 
     def _again(self, change: PageChange, leaves: str | None) -> IngestResult:
         """A duplicate. The delivery that committed it may have died before settling its
         cluster or asking for rebuilds: both are done again (idempotent), for the URL it
         left too, which is named again, for the feed and IndexNow."""
-        left = self._left(leaves, change)
+        left = self._left(leaves, change.version)
         gone = [PageChange(url, change.version, None, sent=change.sent) for url in left]
         shards = self._settle(change).union(*map(self._settle, gone))
         return IngestResult(Outcome.DUPLICATE, shards, left=left)
@@ -173,10 +174,10 @@ class ApplyChange:
             leaves,
         )
 
-    def _left(self, url: str | None, change: PageChange) -> frozenset[str]:
-        """``url`` (its entity's, left or named by id) if this change is what unpublished it."""
+    def _left(self, url: str | None, version: Decimal) -> frozenset[str]:
+        """``url`` (its entity's, left or named by id) if ``version``'s change unpublished it."""
         record = self.registry.url_state(url).record if url else None
-        if record is None or record.live or record.version != change.version:
+        if record is None or record.live or record.version != version:
             return frozenset()
         return frozenset({record.url})
 
@@ -217,9 +218,7 @@ class ApplyChange:
         """The URL the entity's last move left, settled again while it is as that move left
         it: the move's invocation may have died before asking for its rebuilds, and this
         newer change makes the move's redelivery stale."""
-        if known.left is None:
-            return frozenset(), frozenset()
-        gone = self._left(known.left, PageChange(known.left, known.version, None))
+        gone = self._left(known.left, known.version)
         settled = [self._settle(PageChange(url, known.version, None)) for url in gone]
         return frozenset().union(*settled), gone
 
@@ -238,7 +237,7 @@ class ApplyChange:
                     return self._entity_gone(change, known)
                 if result.outcome is Outcome.STALE and known.version == change.version:
                     return IngestResult(Outcome.DUPLICATE)  # that unpublish, delivered again
-                return replace(result, left=result.left | self._left(known.url, change))
+                return replace(result, left=result.left | self._left(known.url, change.version))
             if known is not None and known.version >= change.version:
                 outcome = Outcome.DUPLICATE if known.version == change.version else Outcome.STALE
                 return IngestResult(outcome)

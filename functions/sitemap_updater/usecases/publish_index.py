@@ -137,7 +137,7 @@ class PublishIndex:
         first, outputs = self.registry.index_and_shards(INDEX_KEY, sorted(set(shards)))
         if first is None or not first.whole or not all(o.nameable for o in outputs):
             return False
-        left: dict[str, str | None] = {o.shard: index_line(self._entry(o)) for o in outputs}
+        left: dict[str, str | None] = {o.shard: self._line(o) for o in outputs}
         found: list[tuple[IndexOutput, list[str], dict[str, str | None]]] = []
         for record in self._index_files(first, lambda: bool(left)):
             read = self._own_lines(record)
@@ -150,10 +150,7 @@ class PublishIndex:
         if left:
             return False
         for record, lines, changes in found:
-            extras = self._extras(record.key)
-            own = patched(lines, changes, key=self._shard_of)
-            document = index_of([*own, *extras], stylesheet=self.stylesheet)
-            count = len(lines) + len(extras)
+            count, document = self._render(record.key, patched(lines, changes, key=self._shard_of))
             written = self._write_document(
                 record.key, count, document, {record.key: record}, touched
             )
@@ -228,7 +225,7 @@ class PublishIndex:
         written = []
         listed = [output.shard for output in outputs if output.listed]
         for key, shards in write_order(files, listed, self._room):
-            count, document = self._render(key, [named[s] for s in shards])
+            count, document = self._render(key, [self._line(named[s]) for s in shards])
             if self._write_document(key, count, document, previous, touched):
                 written.append(key)
         keys = [key for key, _ in files]
@@ -299,7 +296,7 @@ class PublishIndex:
     def _restore_index(
         self, key: str, shards: list[ShardOutput], before: IndexOutput | None
     ) -> Restored:
-        _count, document = self._render(key, shards)
+        _count, document = self._render(key, [self._line(s) for s in shards])
         recorded = before.obj if before is not None else None
         if before is None or recorded is None or recorded.sha256 != sha256(document):
             return Restored.BEHIND
@@ -317,12 +314,13 @@ class PublishIndex:
             self.registry.save_index_output(restored, before.generation)
         return Restored.RESTORED
 
-    def _entry(self, output: ShardOutput) -> IndexEntry:
+    def _line(self, output: ShardOutput) -> str:
         assert output.obj is not None  # noqa: S101 - a nameable shard
-        return IndexEntry(self.site.url_for(output.obj.key), output.obj.lastmod)
+        return index_line(IndexEntry(self.site.url_for(output.obj.key), output.obj.lastmod))
 
-    def _render(self, key: str, shards: list[ShardOutput]) -> tuple[int, bytes]:
-        lines = [*(index_line(self._entry(s)) for s in shards if s.obj), *self._extras(key)]
+    def _render(self, key: str, own: list[str]) -> tuple[int, bytes]:
+        """An index file's entry count and bytes: the lines of our shards, then its extras."""
+        lines = [*own, *self._extras(key)]
         return len(lines), index_of(lines, stylesheet=self.stylesheet)
 
     def _write_document(

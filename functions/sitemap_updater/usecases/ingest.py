@@ -445,9 +445,8 @@ class ApplyChange:
         live = {u: m.shard for u, m in cluster.all.items() if u != url and m.live and m.shard}
         # Newly linked, or linked by a commit whose invocation died before it relinked them.
         unlinked = self.registry.unlinked(sorted(live.items())) if live else set()
-        for other, member in sorted(cluster.all.items()):
-            grows = needed_bytes(cluster, other) > member.reserved
-            if other in live and (grows or other in unlinked):
+        for other in sorted(live):
+            if other in unlinked or needed_bytes(cluster, other) > cluster.all[other].reserved:
                 shards |= self._resize(other, relink=other in unlinked)
         cluster = self.registry.clusters([state.cluster])[state.cluster]
         siblings = {m.shard for m in cluster.all.values() if m.live and m.shard is not None}

@@ -151,9 +151,7 @@ class PublishIndex:
             return False
         for record, lines, changes in found:
             count, document = self._render(record.key, patched(lines, changes, key=self._shard_of))
-            written = self._write_document(
-                record.key, count, document, {record.key: record}, touched
-            )
+            written = self._write_document(record.key, count, document, record, touched)
             logger.debug("index patched", key=record.key, shards=sorted(changes), written=written)
         return True
 
@@ -226,7 +224,7 @@ class PublishIndex:
         listed = [output.shard for output in outputs if output.listed]
         for key, shards in write_order(files, listed, self._room):
             count, document = self._render(key, [self._line(named[s]) for s in shards])
-            if self._write_document(key, count, document, previous, touched):
+            if self._write_document(key, count, document, previous.get(key), touched):
                 written.append(key)
         keys = [key for key, _ in files]
         robots = self.robots([self.site.url_for(key) for key in keys])
@@ -328,11 +326,10 @@ class PublishIndex:
         key: str,
         count: int,
         document: bytes,
-        previous: dict[str, IndexOutput],
+        before: IndexOutput | None,
         touched: list[str],
     ) -> bool:
         digest = sha256(document)
-        before = previous.get(key)
         if before is None:
             # Recorded before its first write: a file whose write landed and whose record
             # was then lost would otherwise be named by no record, and never deleted.

@@ -13,14 +13,14 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, stylesheet_bytes, with_stylesheet
+from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, stylesheet_bytes
 from sitemap_updater.local.server import SiteServer
 from tests.browser import rendered
 from tests.conftest import SITE, FakeClock
 from tests.httpsite import StaticSite
 from tests.integration.conftest import publish
 from tests.pipeline import Pipeline
-from tests.unit.test_stylesheet import EXTENDED_SHARD
+from tests.unit.test_stylesheet import DECLARATION, EXTENDED_SHARD, PI
 
 PAGES = {
     f"{SITE}/a": {"lastmod": "2026-11-20", "changefreq": "daily", "priority": "0.8"},
@@ -104,7 +104,7 @@ def test_a_shard_with_extensions_shows_their_counts(http_site: StaticSite) -> No
     http_site.put(STYLESHEET_HREF, stylesheet_bytes(), Content_Type="text/xsl; charset=utf-8")
     http_site.put(
         "/sitemap-news-00001.xml",
-        with_stylesheet(EXTENDED_SHARD, STYLESHEET_HREF),
+        DECLARATION + PI + EXTENDED_SHARD.removeprefix(DECLARATION),
         Content_Type="application/xml; charset=utf-8",
     )
     page = rendered(http_site.url("/sitemap-news-00001.xml"))

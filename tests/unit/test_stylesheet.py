@@ -21,7 +21,6 @@ from sitemap_updater.domain.stylesheet import (
     STYLESHEET_KEY,
     processing_instruction,
     stylesheet_bytes,
-    with_stylesheet,
 )
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.build import render_site
@@ -103,7 +102,6 @@ def test_documents_with_the_instruction_stay_schema_valid() -> None:
 
 
 def test_without_a_stylesheet_the_documents_are_as_before() -> None:
-    assert with_stylesheet(render_urlset(ENTRIES), None) == render_urlset(ENTRIES)
     assert b"xml-stylesheet" not in render_urlset(ENTRIES)
     assert b"xml-stylesheet" not in render_index(INDEX)
 
@@ -114,11 +112,6 @@ def test_without_a_stylesheet_the_documents_are_as_before() -> None:
 def test_only_plain_root_relative_hrefs(href: str) -> None:
     with pytest.raises(ValueError, match="root-relative"):
         processing_instruction(href)
-
-
-def test_a_document_without_the_declaration_is_refused() -> None:
-    with pytest.raises(ValueError, match="declaration"):
-        with_stylesheet(b"<urlset/>", STYLESHEET_HREF)
 
 
 def test_the_byte_limit_wins_over_the_view() -> None:

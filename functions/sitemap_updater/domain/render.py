@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sitemap_updater.domain.entries import News, SitemapEntry, Video
 from sitemap_updater.domain.feed import FEED_KEY, Feed
-from sitemap_updater.domain.stylesheet import viewed
+from sitemap_updater.domain.stylesheet import prologue
 from sitemap_updater.domain.urls import Site
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -179,7 +179,7 @@ def urlset_of(
     rendered: Sequence[str], *, stylesheet: str | None = None, max_bytes: int | None = None
 ) -> bytes:
     """A complete ``<urlset>`` document from entries already rendered (``render_entry``),
-    with the human view's instruction as ``with_stylesheet`` adds it."""
+    with the human view's instruction as ``prologue`` adds it."""
     return _joined(URLSET_OPEN, rendered, URLSET_CLOSE, stylesheet, max_bytes)
 
 
@@ -193,7 +193,7 @@ def _joined(
     chunks += ("".join(lines[at : at + 1000]).encode() for at in range(0, len(lines), 1000))
     chunks.append(closing.encode())
     size = len(XML_DECLARATION) + sum(map(len, chunks))
-    return b"".join(viewed(b"", size, href, max_bytes) + chunks)
+    return b"".join([prologue(size, href, max_bytes), *chunks])
 
 
 @dataclass(frozen=True, slots=True)

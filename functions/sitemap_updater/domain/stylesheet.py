@@ -24,24 +24,14 @@ def processing_instruction(href: str) -> bytes:
     return f'<?xml-stylesheet type="text/xsl" href="{href}"?>\n'.encode()
 
 
-def with_stylesheet(document: bytes, href: str | None, max_bytes: int | None = None) -> bytes:
-    """``document`` with the stylesheet's processing instruction after its XML declaration;
-    unchanged when ``href`` is None or the instruction would push it over ``max_bytes`` (the
+def prologue(size: int, href: str | None, max_bytes: int | None) -> bytes:
+    """The XML declaration, then the stylesheet's processing instruction unless ``href`` is
+    None or the instruction would push a document of ``size`` bytes over ``max_bytes`` (the
     protocol's limit wins over the view)."""
-    if href is None:
-        return document
-    if not document.startswith(_DECLARATION):
-        raise ValueError("the document does not start with the XML declaration")
-    return b"".join(viewed(document[len(_DECLARATION) :], len(document), href, max_bytes))
-
-
-def viewed(rest: bytes, size: int, href: str | None, max_bytes: int | None) -> list[bytes]:
-    """The XML declaration, the instruction if any (as ``with_stylesheet`` decides for a
-    document of ``size`` bytes), then ``rest``: the document after its declaration."""
     instruction = b"" if href is None else processing_instruction(href)
     if max_bytes is not None and size + len(instruction) > max_bytes:
-        instruction = b""
-    return [_DECLARATION, instruction, rest] if instruction else [_DECLARATION, rest]
+        return _DECLARATION
+    return _DECLARATION + instruction
 
 
 @cache

@@ -606,14 +606,13 @@ def patch_cpu(entries: int = 10_000, runs: int = 9) -> dict[str, float]:
     from sitemap_updater.domain.sharding import (  # noqa: PLC0415
         Limits,
         ShardFormat,
-        render_shard,
         shard_body,
         shard_document,
     )
 
     limits = Limits(max_urls_per_shard=max(entries, 1))
     pages = [SitemapEntry(page(n)["url"], "2026-11-01", "weekly") for n in range(entries)]
-    body = shard_body(render_shard(pages, limits), True)
+    body = shard_body(shard_document([render_entry(p) for p in pages], limits), True)
     changed = SitemapEntry(pages[entries // 2].url, "2026-11-21", "weekly")
 
     def patch() -> None:
@@ -625,7 +624,7 @@ def patch_cpu(entries: int = 10_000, runs: int = 9) -> dict[str, float]:
         hashlib.sha256(new).hexdigest()
 
     def full() -> None:
-        document = render_shard(pages, limits)
+        document = shard_document([render_entry(p) for p in pages], limits)
         shard_body(document, True)
         hashlib.sha256(document).hexdigest()
 

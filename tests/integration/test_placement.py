@@ -7,7 +7,6 @@ from collections import Counter
 
 from sitemap_updater.bootstrap import build_app
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import (
@@ -22,6 +21,7 @@ from tests.integration.conftest import (
     unpublish,
 )
 from tests.pipeline import Pipeline
+from tests.rendering import entry_size
 
 
 def _site(pipeline_count: int) -> list[dict[str, object]]:

@@ -34,7 +34,7 @@ from sitemap_updater.bootstrap import App
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.events import parse_event
 from sitemap_updater.domain.records import ShardOutput
-from sitemap_updater.domain.sharding import render_shard, shard_body
+from sitemap_updater.domain.sharding import shard_body
 from sitemap_updater.usecases.rebuild import Rebuilt
 from tests.conftest import SITE
 from tests.integration.concurrency import Serialised, TickingClock, run_threads, worker_app
@@ -49,6 +49,7 @@ from tests.integration.conftest import (
     unpublish,
 )
 from tests.pipeline import Pipeline
+from tests.rendering import render_shard
 
 SHARD = "pages-00001"
 KEY = f"sitemap-{SHARD}.xml.gz"

@@ -12,7 +12,6 @@ from sitemap_updater.adapters.registry import cluster_key, url_key
 from sitemap_updater.domain.clusters import MAX_REDIRECTS
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import RetryableError
-from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
 from tests.conftest import SITE, FakeClock
 from tests.integration.conftest import (
@@ -27,6 +26,7 @@ from tests.integration.conftest import (
     unpublish,
 )
 from tests.pipeline import Pipeline
+from tests.rendering import entry_size
 
 XHTML = "{http://www.w3.org/1999/xhtml}link"
 NEWS = "{http://www.google.com/schemas/sitemap-news/0.9}news"

@@ -13,7 +13,7 @@ from lxml import etree
 
 from sitemap_updater.cli import main
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.render import URLSET_FRAME_BYTES, entry_size
+from sitemap_updater.domain.render import URLSET_FRAME_BYTES
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.build import render_site, write_site
@@ -21,6 +21,7 @@ from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.pages import Record
 from sitemap_updater.schemas import sitemap_schema
 from tests.atom import read_atom
+from tests.rendering import entry_size
 
 SITE = Site.parse("https://www.example.com")
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}

@@ -22,13 +22,13 @@ from sitemap_updater.domain.placement import (
     combined_reservations,
     plan_commit,
 )
-from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits, Reservation
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.usecases.ingest import ApplyChange, Ingest, Outcome
 from sitemap_updater.usecases.ports import Message
 from tests.conftest import FakeClock
 from tests.fakes import COMMITS_TOGETHER, MemoryRegistry
+from tests.rendering import entry_size
 
 SITE = Site.parse("https://www.example.com")
 

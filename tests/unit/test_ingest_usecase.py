@@ -12,11 +12,12 @@ from sitemap_updater.domain.errors import ConcurrentChange, InvalidEvent, Retrya
 from sitemap_updater.domain.events import PageChange
 from sitemap_updater.domain.placement import Commit, plan_commit
 from sitemap_updater.domain.records import UrlRecord
-from sitemap_updater.domain.render import URLSET_FRAME_BYTES, entry_size
+from sitemap_updater.domain.render import URLSET_FRAME_BYTES
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.usecases.ingest import ApplyChange, Outcome
 from tests.conftest import FakeClock
 from tests.fakes import MemoryRegistry
+from tests.rendering import entry_size
 
 SITE = "https://www.example.com"
 

@@ -11,8 +11,9 @@ from lxml import etree
 from sitemap_updater.domain.entries import SitemapEntry, Video
 from sitemap_updater.domain.patch import index_lines, loc_of, patched, shard_lines
 from sitemap_updater.domain.render import IndexEntry, render_entry, render_index
-from sitemap_updater.domain.sharding import Limits, render_shard, shard_document
+from sitemap_updater.domain.sharding import Limits, shard_document
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF
+from tests.rendering import render_shard
 
 LIMITS = Limits()
 # With a character beyond the BMP and a CR (written &#13;): lines are decoded one by one.

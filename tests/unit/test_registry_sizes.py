@@ -25,9 +25,9 @@ from sitemap_updater.domain.errors import InvalidEvent, RetryableError
 from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.placement import ClusterWrite, Commit, plan_commit
 from sitemap_updater.domain.records import Pending
-from sitemap_updater.domain.render import entry_size
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
+from tests.rendering import entry_size
 
 SITE = Site.parse("https://www.example.com")
 

@@ -21,14 +21,13 @@ from sitemap_updater.domain.render import (
     URLSET_FRAME_BYTES,
     URLSET_OPEN,
     IndexEntry,
-    entry_size,
     escape,
     render_entry,
     render_index,
-    render_urlset,
 )
 from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
 from sitemap_updater.schemas import sitemap_schema
+from tests.rendering import entry_size, render_urlset
 
 SITE = Site.parse("https://www.example.com")
 NS = {"s": SITEMAP_NS}

@@ -27,10 +27,11 @@ from sitemap_updater.domain.entries import News, SitemapEntry
 from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.news import MAX_NEWS_PER_SITEMAP, current_news
-from sitemap_updater.domain.render import render_entry, render_urlset
+from sitemap_updater.domain.render import render_entry
 from sitemap_updater.domain.sharding import GroupRules, Limits
 from sitemap_updater.domain.urls import Site, normalise_url
 from sitemap_updater.schemas import sitemap_schema
+from tests.rendering import render_urlset
 
 SITE = "https://www.example.com"
 

@@ -23,10 +23,11 @@ from lxml import etree
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import MAX_DETAIL_CHARS, InvalidEvent
 from sitemap_updater.domain.events import parse_body
-from sitemap_updater.domain.render import IndexEntry, render_index, render_urlset
+from sitemap_updater.domain.render import IndexEntry, render_index
 from sitemap_updater.domain.robots import default_robots, with_sitemaps
 from sitemap_updater.domain.sharding import ShardFormat, index_key
 from sitemap_updater.domain.urls import Site
+from tests.rendering import render_urlset
 
 SITE = Site.parse("https://www.example.com")
 NS = {"s": "http://www.sitemaps.org/schemas/sitemap/0.9"}

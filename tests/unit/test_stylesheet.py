@@ -14,8 +14,8 @@ from lxml import html as lxml_html
 from sitemap_updater.cli import main
 from sitemap_updater.domain.entries import SitemapEntry
 from sitemap_updater.domain.errors import LimitExceeded
-from sitemap_updater.domain.render import IndexEntry, render_index, render_urlset
-from sitemap_updater.domain.sharding import Limits, render_shard
+from sitemap_updater.domain.render import IndexEntry, render_index
+from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.stylesheet import (
     STYLESHEET_HREF,
     STYLESHEET_KEY,
@@ -26,6 +26,7 @@ from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.build import render_site
 from sitemap_updater.ops.pages import Record
 from sitemap_updater.schemas import sitemap_schema
+from tests.rendering import render_shard, render_urlset
 
 SITE = Site.parse("https://www.example.com")
 DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -159,20 +159,9 @@ def _news(news: News) -> str:
     )
 
 
-def entry_size(entry: SitemapEntry) -> int:
-    """Bytes this entry adds to a shard (UTF-8): what placement reserves for it."""
-    return rendered_size(render_entry(entry))
-
-
 def rendered_size(rendered: str) -> int:
     """Bytes a rendered ``<url>`` line adds to a shard (UTF-8)."""
     return len(rendered) if rendered.isascii() else len(rendered.encode("utf-8"))
-
-
-def render_urlset(entries: Iterable[SitemapEntry], *, stylesheet: str | None = None) -> bytes:
-    """A complete ``<urlset>`` document; the caller orders the entries. ``stylesheet``: the
-    href of the human view's XSL (see ``domain/stylesheet.py``)."""
-    return urlset_of([render_entry(entry) for entry in entries], stylesheet=stylesheet)
 
 
 def urlset_of(

@@ -184,18 +184,12 @@ def checked_rendered_size(rendered: str, limits: Limits) -> int:
     return size
 
 
-def render_shard(
-    entries: Sequence[SitemapEntry], limits: Limits, *, stylesheet: str | None = None
-) -> bytes:
-    """A shard's document from its entries (in URL order), checked against the limits
-    (LimitExceeded: never written); ``stylesheet``: the human view's instruction, if it fits."""
-    return shard_document([render_entry(entry) for entry in entries], limits, stylesheet=stylesheet)
-
-
 def shard_document(
     rendered: Sequence[str], limits: Limits, *, stylesheet: str | None = None
 ) -> bytes:
-    """``render_shard`` of entries already rendered (``render_entry``), in URL order."""
+    """A shard's document from its entries, rendered (``render_entry``) and in URL order,
+    checked against the limits (LimitExceeded: never written); ``stylesheet``: the human
+    view's instruction, if it fits."""
     return _within(
         limits,
         len(rendered),

@@ -34,7 +34,7 @@ from sitemap_updater.bootstrap import App
 from sitemap_updater.domain.errors import RetryableError
 from sitemap_updater.domain.events import parse_event
 from sitemap_updater.domain.records import ShardOutput
-from sitemap_updater.domain.sharding import shard_body
+from sitemap_updater.domain.sharding import ShardFormat
 from sitemap_updater.usecases.rebuild import Rebuilt
 from tests.conftest import SITE
 from tests.integration.concurrency import Serialised, TickingClock, run_threads, worker_app
@@ -264,7 +264,7 @@ def test_two_rebuild_workers_of_one_shard_never_regress_the_shard_or_the_index(
         if entries:
             # No page of this test has alternates: each entry renders as stored.
             document = render_shard([entry for entry, _cluster in entries], settings.limits)
-            assert stored == shard_body(document, compressed=True)
+            assert stored == ShardFormat().body(document)
             assert output.obj is not None
             assert not output.retiring
             assert gzip.decompress(stored) == document

@@ -212,14 +212,6 @@ def _within(limits: Limits, count: int, render: Callable[[], bytes]) -> bytes:
     return document
 
 
-def shard_body(document: bytes, compressed: bool) -> bytes:
-    """The bytes stored for a shard, gzipped deterministically when ``compressed`` (on one
-    machine, the rebuild and ``build`` write the same bytes for the same entries). zlib-ng's
-    level 6 takes a third less time than zlib's, for as small a file; its own gzip wrapper
-    (no name, no time)."""
-    return zlib_ng.compress(document, 6, _GZIP) if compressed else document
-
-
 @dataclass(frozen=True)
 class ShardFormat:
     """How shards are stored (SITEMAP_FORMAT, COMPRESS_SHARDS): XML, gzipped or not; or text,
@@ -241,7 +233,11 @@ class ShardFormat:
         return f"sitemap-{shard}.xml.gz" if self.compressed else f"sitemap-{shard}.xml"
 
     def body(self, document: bytes) -> bytes:
-        return shard_body(document, self.gzipped)
+        """The bytes stored for a shard, gzipped deterministically when ``gzipped`` (on one
+        machine, the rebuild and ``build`` write the same bytes for the same entries).
+        zlib-ng's level 6 takes a third less time than zlib's, for as small a file; its own
+        gzip wrapper (no name, no time)."""
+        return zlib_ng.compress(document, 6, _GZIP) if self.gzipped else document
 
     def document_of(self, body: bytes) -> bytes | None:
         """The document stored bytes hold (None: not a gzip file, when shards are gzipped)."""

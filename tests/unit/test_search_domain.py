@@ -14,7 +14,7 @@ from lxml import etree
 from sitemap_updater.domain.clusters import (
     Cluster,
     Member,
-    alternates,
+    Pairs,
     alternates_bytes,
     listings,
     merge,
@@ -42,6 +42,11 @@ def u(path: str) -> str:
 
 def cluster(**members: Member) -> Cluster:
     return Cluster(cid="c", members={u(f"/{name}"): member for name, member in members.items()})
+
+
+def alternates(cluster: Cluster, url: str) -> Pairs:
+    """What ``url``'s entry lists."""
+    return listings(cluster).get(url, ())
 
 
 # -- clusters ---------------------------------------------------------------------------------

@@ -107,11 +107,6 @@ def _languages(lang: str | None, declared: Collection[str]) -> Collection[str]:
     return (lang, X_DEFAULT) if X_DEFAULT in declared else (lang,)
 
 
-def alternates(cluster: Cluster, url: str) -> Pairs:
-    """What ``url``'s entry lists (see :func:`listings`)."""
-    return listings(cluster).get(url, ())
-
-
 def alternates_bytes(pairs: Iterable[tuple[str, str]]) -> int:
     """Bytes the pairs add to an entry, as rendered (an href's '&' and "'" are escaped)."""
     return rendered_size(render_links(pairs))
@@ -119,7 +114,7 @@ def alternates_bytes(pairs: Iterable[tuple[str, str]]) -> int:
 
 def needed_bytes(cluster: Cluster, url: str) -> int:
     """What ``url``'s entry renders to with this cluster."""
-    return cluster.all[url].base + alternates_bytes(alternates(cluster, url))
+    return cluster.all[url].base + alternates_bytes(listings(cluster).get(url, ()))
 
 
 def survivor(clusters: Iterable[Cluster]) -> Cluster:

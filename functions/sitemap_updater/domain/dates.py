@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -87,8 +87,7 @@ def moment(value: Any, naive_utc: bool = False) -> datetime | None:
 
 
 def epoch_ms(when: datetime) -> int:
-    delta = when - EPOCH  # exact: no float on the way
-    return delta.days * 86_400_000 + delta.seconds * 1000 + delta.microseconds // 1000
+    return (when - EPOCH) // timedelta(milliseconds=1)  # exact: no float on the way
 
 
 def version(ms: int, unpublish: bool) -> int:

@@ -18,14 +18,10 @@ class InvalidEvent(Exception):
     ``detail``: what was wrong (:func:`cut`)."""
 
     def __init__(self, code: str, detail: str) -> None:
-        detail = cut(detail)
-        super().__init__(f"{code}: {detail}")
         self.code = code
-        self.detail = detail
-
-    @property
-    def reason(self) -> str:
-        return f"{self.code}: {self.detail}"
+        self.detail = cut(detail)
+        self.reason = f"{code}: {self.detail}"
+        super().__init__(self.reason)
 
 
 class RetryableError(Exception):

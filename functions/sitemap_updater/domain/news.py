@@ -7,6 +7,7 @@ a scheduled sweep rebuilds every shard whose moment has passed.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
 from datetime import datetime, timedelta
 
 import msgspec
@@ -42,13 +43,7 @@ def current_news(
         else msgspec.structs.replace(entry, news=None)
         for position, entry in enumerate(entries)
     ]
-    changes.extend(filter(None, (_expiry(published) for published in kept.values())))
+    for published in kept.values():  # when each news block turns two days old
+        with suppress(OverflowError):  # past year 9999: it never expires
+            changes.append(published + NEWS_WINDOW)
     return result, min(changes, default=None)
-
-
-def _expiry(published: datetime) -> datetime | None:
-    """When a news block turns two days old (None: past year 9999, it never expires)."""
-    try:
-        return published + NEWS_WINDOW
-    except OverflowError:
-        return None

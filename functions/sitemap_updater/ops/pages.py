@@ -81,8 +81,6 @@ def page_change(record: Record, site: Site, default_version: Decimal = Decimal(0
     """The record's change, or InvalidEvent with the reason the ingest function would give."""
     if record.error is not None:
         raise record.error
-    if record.value is None:
-        raise InvalidEvent("malformed_json", "empty record")
     return parse_record(record_value(record), site, default_version)
 
 

@@ -366,7 +366,6 @@ def write_site(files: dict[str, bytes], out_dir: Path) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """The ``build`` command: read, render, write, report."""
     try:
         site = Site.parse(args.site_url)
         limits = Limits(
@@ -383,15 +382,13 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(str(exc)) from exc
     # The owner's robots.txt: --robots, else the one already in --out (the web root's, or an
     # earlier build's), edited as the index function edits the bucket's; ours only if none.
-    robots = None
     robots_path = args.robots
     if robots_path is None and (args.out / ROBOTS_KEY).is_file():
         robots_path = args.out / ROBOTS_KEY
-    if robots_path is not None:
-        try:
-            robots = robots_path.read_bytes()
-        except OSError as exc:
-            raise UserError(f"cannot read {robots_path}: {exc.strerror}") from exc
+    try:
+        robots = robots_path.read_bytes() if robots_path is not None else None
+    except OSError as exc:
+        raise UserError(f"cannot read {robots_path}: {exc.strerror}") from exc
     gc.disable()  # its objects live until it ends: collections would walk them all for nothing
     try:
         built = render_site(

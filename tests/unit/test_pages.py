@@ -20,7 +20,6 @@ from sitemap_updater.ops.errors import UserError
 from sitemap_updater.ops.pages import (
     Record,
     page_change,
-    read_paths,
     read_records,
     record_value,
 )
@@ -262,9 +261,9 @@ def test_other_csv_columns_are_ignored_and_named_once(
 
 def test_a_missing_file_or_a_folder_is_a_user_error_saying_which(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no such file"):
-        list(read_paths([tmp_path / "nope.jsonl"]))
+        list(read_records(tmp_path / "nope.jsonl"))
     with pytest.raises(UserError, match=f"^{tmp_path} is a directory: give the files in it$"):
-        list(read_paths([tmp_path]))
+        list(read_records(tmp_path))
 
 
 @pytest.mark.parametrize("name", ["pages.jsonl", "pages.json", "lines.json"])

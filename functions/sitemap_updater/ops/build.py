@@ -56,7 +56,7 @@ from sitemap_updater.domain.sharding import (
 from sitemap_updater.domain.stylesheet import STYLESHEET_HREF, STYLESHEET_KEY, stylesheet_bytes
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.errors import UserError
-from sitemap_updater.ops.pages import Problem, Record, read_paths, record_value
+from sitemap_updater.ops.pages import Problem, Record, read_records, record_value
 from sitemap_updater.ops.parallel import in_two
 from sitemap_updater.ops.progress import Progress, print_summary
 
@@ -392,7 +392,7 @@ def run(args: argparse.Namespace) -> int:
     gc.disable()  # its objects live until it ends: collections would walk them all for nothing
     try:
         built = render_site(
-            read_paths(args.pages),
+            (record for path in args.pages for record in read_records(path)),
             site,
             limits,
             compress=not args.no_compress,

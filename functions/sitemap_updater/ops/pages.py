@@ -14,7 +14,7 @@ import io
 import re
 import zlib
 from codecs import BOM_UTF8
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from decimal import Decimal
 from itertools import compress
 from pathlib import Path
@@ -270,9 +270,3 @@ def read_records(path: Path) -> Iterator[Record]:
         yield from _json_lines(path, data)
     else:
         yield from _json_document(path, data)
-
-
-def read_paths(paths: Iterable[Path]) -> Iterator[Record]:
-    """Records from files, in the order given."""
-    for path in paths:
-        yield from read_records(path)

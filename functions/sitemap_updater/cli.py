@@ -333,16 +333,6 @@ COUNTS = ("workers", "max_sitemaps", "max_messages")  # options that are at leas
 COMMANDS = (LOCAL, SCHEMA, BUILD, SEND, BACKFILL, REBUILD, REDRIVE, STATUS, VALIDATE)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="sitemap-updater", description="Event-driven XML sitemaps for large sites on AWS."
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in COMMANDS:
-        add(commands)
-    return parser
-
-
 def _run(args: argparse.Namespace) -> int:
     """The command, its module imported only when it is the one run."""
     timeout = getattr(args, "timeout", None)  # what argparse's types cannot say
@@ -508,7 +498,13 @@ def _print_error(message: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = argparse.ArgumentParser(
+        prog="sitemap-updater", description="Event-driven XML sitemaps for large sites on AWS."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in COMMANDS:
+        add(commands)
+    args = parser.parse_args(argv)
     try:
         return _run(args)
     except UserError as exc:

@@ -288,9 +288,7 @@ def fetch_url(site: Site, served: str, url: str) -> str | None:
     return served + url[len(f"{parts.scheme}://{parts.netloc}") :]
 
 
-def validate(args: argparse.Namespace, site: Site, progress: Progress) -> Checker:
-    parts = urlsplit(args.url)
-    served = f"{parts.scheme}://{parts.netloc}"
+def validate(args: argparse.Namespace, site: Site, served: str, progress: Progress) -> Checker:
     checker = Checker(site, served)
     walk = crawl.Walk(
         fetch=partial(fetch, timeout=args.timeout),
@@ -316,8 +314,9 @@ def run(args: argparse.Namespace) -> int:
     if _origin(args.url) is None:
         raise UserError(f"URL must be an absolute http(s) URL, got {args.url!r}")
     parts = urlsplit(args.url)
+    served = f"{parts.scheme}://{parts.netloc}"
     try:
-        site = Site.parse(args.site_url or f"{parts.scheme}://{parts.netloc}")
+        site = Site.parse(args.site_url or served)
     except ValueError as exc:
         raise UserError(str(exc)) from exc
     try:
@@ -325,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:  # pragma: no cover - the dev extra has it
         raise UserError("validate needs lxml: pip install 'sitemap-updater[cli]'") from exc
     with Progress("validate") as progress:
-        checker = validate(args, site, progress)
+        checker = validate(args, site, served, progress)
     faults, warnings, c = checker.faults, checker.warnings, checker.counts
     lines = [f"fault {f.where}: {f.message}" for f in faults]
     lines += [f"warning {w.where}: {w.message}" for w in warnings]

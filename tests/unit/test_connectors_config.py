@@ -191,10 +191,10 @@ def test_a_secrets_manager_value_that_is_neither_is_refused(value: str) -> None:
     ],
 )
 def test_a_cms_time_is_read_to_the_millisecond(value: str, naive_utc: bool, ms: int) -> None:
-    moment = common.moment(value, naive_utc)
+    moment = dates.moment(value, naive_utc)
 
     assert moment is not None
-    assert common.epoch_ms(moment) == ms
+    assert dates.epoch_ms(moment) == ms
 
 
 @pytest.mark.parametrize(
@@ -211,15 +211,15 @@ def test_a_cms_time_is_read_to_the_millisecond(value: str, naive_utc: bool, ms: 
     ],
 )
 def test_a_time_that_is_not_rfc_3339_is_none(value: object) -> None:
-    assert common.moment(value) is None
+    assert dates.moment(value) is None
 
 
 def test_versions_order_as_the_cms_s_times_and_an_unpublish_wins_a_tie() -> None:
     at = datetime(2026, 3, 20, 9, 30, tzinfo=UTC)
 
-    assert common.time_version(at, False) == 17739990000000
-    assert common.time_version(at, True) == 17739990000001
-    assert common.version(1773999000001, False) > common.time_version(at, True)
+    assert dates.time_version(at, False) == 17739990000000
+    assert dates.time_version(at, True) == 17739990000001
+    assert dates.version(1773999000001, False) > dates.time_version(at, True)
     assert dates.w3c(datetime(2026, 3, 20, 10, 30, 5, 999, tzinfo=UTC)) == "2026-03-20T10:30:05Z"
 
 

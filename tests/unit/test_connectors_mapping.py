@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from sitemap_updater import connectors
 from sitemap_updater.connectors import Connector, ContentType, Mapped, Refusal, Request, common
+from sitemap_updater.domain import dates
 from sitemap_updater.domain.events import parse_body
 from sitemap_updater.domain.urls import Site
 from tests.unit.test_connectors_signing import (
@@ -640,8 +641,8 @@ def test_an_unpublish_wins_over_a_publish_of_the_same_instant() -> None:
     deleted = events("ghost", "post-deleted")[0]["version"]
 
     assert deleted == published  # both carry updated_at 12:00:00 and both unpublish
-    assert common.version(1774267200000, True) > common.version(1774267200000, False)
-    assert common.version(1774267200001, False) > common.version(1774267200000, True)
+    assert dates.version(1774267200000, True) > dates.version(1774267200000, False)
+    assert dates.version(1774267200001, False) > dates.version(1774267200000, True)
 
 
 def test_a_broken_pretty_printed_body_is_one_refusal_not_one_per_line() -> None:

@@ -36,7 +36,6 @@ from sitemap_updater.connectors.common import (
     loads,
     lookup,
     mapped,
-    moment,
     pair,
     publish,
     refused,
@@ -46,6 +45,7 @@ from sitemap_updater.connectors.common import (
     url_for,
 )
 from sitemap_updater.connectors.config import Connector, ContentType
+from sitemap_updater.domain.dates import moment
 
 Item = dict[str, Any] | Refusal
 

@@ -15,11 +15,9 @@ from urllib.parse import quote
 
 from sitemap_updater.connectors.config import Connector, ContentType
 from sitemap_updater.domain.contract import exact_json, fitted_text
-from sitemap_updater.domain.dates import epoch_ms, moment, time_version, version, w3c
+from sitemap_updater.domain.dates import time_version, version, w3c
 from sitemap_updater.domain.errors import cut
 from sitemap_updater.domain.feed import MAX_TITLE
-
-__all__ = ["epoch_ms", "moment", "time_version", "version"]  # the connectors' times, from domain
 
 # Why a request is refused (an HTTP 401 at the endpoint).
 MISSING_SIGNATURE = "missing_signature"

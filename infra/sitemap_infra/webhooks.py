@@ -68,7 +68,7 @@ class Webhooks(Construct):
                 )
         self.url = self.function.add_function_url(auth_type=lambda_.FunctionUrlAuthType.NONE)
         CfnOutput(self, "Url", value=self.url.url, description="POST <this>hooks/<name>")
-        if sources := [c for c in connectors if c.event_source]:
+        if sources := {c.name: c.event_source for c in connectors if c.event_source}:
             self._partner_rules(sources, monitoring)
         monitoring.alarm(
             "RefusedAlarm",
@@ -78,10 +78,11 @@ class Webhooks(Construct):
             scope=self,
         )
 
-    def _partner_rules(self, connectors: Sequence[Connector], monitoring: Monitoring) -> None:
-        """A rule per partner bus (created when its source is associated), invoking the
-        function asynchronously. An event neither delivered (EventBridge's retries) nor
-        handled (Lambda's) is kept in a queue of its own, and alarms: nothing is lost."""
+    def _partner_rules(self, sources: Mapping[str, str], monitoring: Monitoring) -> None:
+        """A rule per partner bus (``sources``: connector name -> its event source, created when
+        the source is associated), invoking the function asynchronously. An event neither
+        delivered (EventBridge's retries) nor handled (Lambda's) is kept in a queue of its own,
+        and alarms: nothing is lost."""
         self.failed = dead_letter_queue(self, "FailedEvents")
         acknowledge(
             self.failed,
@@ -90,18 +91,15 @@ class Webhooks(Construct):
             "invocations, which cdk-nag does not recognise as such.",
         )
         self.function.configure_async_invoke(on_failure=destinations.SqsDestination(self.failed))
-        for connector in connectors:
-            bus = events.EventBus.from_event_bus_name(
-                self, f"{connector.name}Bus", connector.event_source or ""
-            )
+        for name, source in sources.items():
             target = targets.LambdaFunction(
                 self.function, retry_attempts=8, dead_letter_queue=self.failed
             )
             events.Rule(
                 self,
-                f"{connector.name}Rule",
-                event_bus=bus,
-                event_pattern=events.EventPattern(source=[connector.event_source or ""]),
+                f"{name}Rule",
+                event_bus=events.EventBus.from_event_bus_name(self, f"{name}Bus", source),
+                event_pattern=events.EventPattern(source=[source]),
                 targets=[target],
             )
         monitoring.alarm(

@@ -523,8 +523,7 @@ def _shopify_changed(product: dict[str, Any], kind: ContentType) -> Item:
 def _shopify_deleted(event: Mapping[str, Any], product: dict[str, Any]) -> Item:
     """A deleted product is only its id: the time is when Shopify triggered the webhook."""
     cms_id = str(identifier(product["id"]))
-    triggered = moment(_shopify_header(event, "triggered-at"))
-    when = triggered or moment(event.get("time"))
+    when = moment(_shopify_header(event, "triggered-at")) or moment(event.get("time"))
     if when is None:
         return Refusal(MISSING_VERSION, f"product {cms_id}: no X-Shopify-Triggered-At or time")
     return unpublish(when, cms_id)

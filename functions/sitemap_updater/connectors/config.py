@@ -88,13 +88,11 @@ def parse(document: Mapping[str, Any], origin: str = "connectors") -> tuple[Conn
         raise ConfigError(f"{origin}: 'connector' must be an array of tables ([[connector]])")
     connectors: list[Connector] = []
     for number, entry in enumerate(entries, 1):
-        where = f"{origin}: connector {number}" + (
-            f" ({entry['name']})" if isinstance(entry.get("name"), str) else ""
-        )
         try:
             connectors.append(_connector(entry))
         except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
+            name = f" ({entry['name']})" if isinstance(entry.get("name"), str) else ""
+            raise ConfigError(f"{origin}: connector {number}{name}: {exc}") from None
     names = [c.name for c in connectors]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import pytest
 from lxml import etree
 
+from sitemap_updater.domain.errors import InvalidEvent
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.backfill import (
@@ -18,7 +20,7 @@ from sitemap_updater.ops.backfill import (
 )
 from sitemap_updater.ops.crawl import Entry
 from sitemap_updater.ops.extensions import Extensions
-from sitemap_updater.ops.pages import Record
+from sitemap_updater.ops.pages import Record, page_change
 from sitemap_updater.ops.progress import Progress
 from sitemap_updater.usecases.ingest import ApplyChange
 from tests.fakes import MemoryRegistry
@@ -94,6 +96,13 @@ def test_a_sitemap_url_element_becomes_a_page_record() -> None:
     )
     odd = entry_record("t:4", Entry(loc=None, line=4, priority="high"), Extensions(SITE))
     assert odd.value == {"priority": "high"}
+
+
+def test_an_empty_url_element_is_refused_for_its_missing_url() -> None:
+    empty = entry_record("t:5", Entry(loc=None, line=5), Extensions(SITE))
+    with pytest.raises(InvalidEvent) as refused:
+        page_change(empty, SITE)
+    assert refused.value.reason == "missing_field: url is required"
 
 
 def test_a_url_elements_extensions_become_contract_fields_and_the_rest_is_named() -> None:

@@ -60,7 +60,7 @@ def record_value(record: Record) -> bytes | dict[str, Any]:
     field, trimmed, numbers as numbers); empty when the record could not be read."""
     value, columns = record.value, record.columns
     if columns is None or not isinstance(value, list):
-        return value or b""  # type: ignore[return-value]
+        return b"" if value is None else value  # type: ignore[return-value]
     value = [cell.strip() for cell in value]  # "url, lastmod" as people write it
     cells: dict[Any, Any] = dict(compress(zip(columns, value, strict=True), value))
     cells.pop(None, None)  # ignored columns

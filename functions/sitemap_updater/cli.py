@@ -433,7 +433,9 @@ def _one_line(exc: Exception) -> str:
 
     from sitemap_updater.settings import problems  # noqa: PLC0415
 
-    return problems(exc) if isinstance(exc, ValidationError) else str(exc).splitlines()[0]
+    if isinstance(exc, ValidationError):
+        return problems(exc)
+    return next(iter(str(exc).splitlines()), type(exc).__name__)
 
 
 def _serve(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sitemap_updater.cli import _print_summary, main
+from sitemap_updater.cli import _one_line, _print_summary, main
 from sitemap_updater.local.runtime import Rejection, Summary, _as_json, freshness
 
 HOSTILE = "caf\u00e9 \ud800 \x1b[2J \x85 \u2028 \u202e \U000e0001"
@@ -66,6 +66,11 @@ def test_a_rejected_event_is_shown_as_json_only_when_that_says_what_its_text_say
     ):
         assert _as_json(text) == text
     assert _as_json('{"type": "publish", "version": 1.5}') == {"type": "publish", "version": 1.5}
+
+
+def test_an_error_is_its_first_line_or_its_kind_when_it_says_nothing() -> None:
+    assert _one_line(ValueError("bad limit\nmore detail")) == "bad limit"
+    assert _one_line(OSError()) == "OSError"
 
 
 def test_schema_to_a_folder_that_does_not_exist_is_a_usage_error(

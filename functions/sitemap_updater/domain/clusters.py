@@ -138,7 +138,8 @@ def too_many_redirects(cid: str) -> RetryableError:
 
 
 def merge(clusters: Iterable[Cluster], cid: str) -> Cluster:
-    """One cluster holding every member of ``clusters`` (the first's version counts up)."""
+    """One cluster holding every member of ``clusters`` (a URL in two: the first's member);
+    its version and settled mark are the caller's to set."""
     members: dict[str, Member] = {}
     for cluster in clusters:
         for url, member in cluster.all.items():

@@ -45,8 +45,6 @@ def _restore_index(app: App, failed: dict[str, str]) -> RestoreResult | None:
     except RetryableError as exc:  # WriteConflict and ConcurrentChange are ones
         failed["index"] = f"{type(exc).__name__}: {exc}"
         index = None
-    if index is None or index.behind:
-        app.queues.request_index(f"sitemap-updater rebuild {uuid.uuid4().hex}")
     metrics.clear_metrics()
     return index
 
@@ -89,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         )
     requested = index is None or index.behind
     if requested:
+        app.queues.request_index(f"sitemap-updater rebuild {uuid.uuid4().hex}")
         lines.append(
             "index: behind the registry; asked the index function to publish it "
             "(a request is on the index queue)"

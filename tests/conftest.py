@@ -45,10 +45,10 @@ def restored_environment() -> Iterator[None]:
     yield
     os.environ.clear()
     os.environ.update(saved)
-    if "moto" in sys.modules:  # and moto's dashboard copies of every model (local/tuning.py)
-        from sitemap_updater.local.tuning import release_moto_history
+    if "moto" in sys.modules:  # and moto's dashboard copies of every model (poller.poll_round)
+        from moto.core.model_instances import reset_model_data
 
-        release_moto_history()
+        reset_model_data()
 
 
 @pytest.fixture(autouse=True)

@@ -13,14 +13,6 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 
-def release_moto_history() -> None:
-    """Let go of the model instances moto tracks for its dashboard (unused here; the data is
-    untouched): a DynamoDB transaction deep-copies the table, so a long run held gigabytes."""
-    from moto.core.model_instances import reset_model_data  # noqa: PLC0415 - the local extra
-
-    reset_model_data()
-
-
 def tune_moto() -> None:
     """Idempotent. What moto does, and what it does here instead:
 

@@ -60,8 +60,7 @@ def shard_statuses(
     registry: Registry, limits: Limits, records: list[ShardOutput], groups: GroupRules
 ) -> list[ShardStatus]:
     """Every shard the registry knows (``known_shards`` of the groups the rules name)."""
-    named = groups.named
-    outputs = {output.shard: output for output in known_shards(registry, named, records)}
+    outputs = {output.shard: output for output in known_shards(registry, groups.named, records)}
     shards = sorted(outputs, key=parse_shard_id)
     # known_shards goes up to each group's open shard: its last, in shard order.
     open_shards = set({parse_shard_id(shard)[0]: shard for shard in shards}.values())
@@ -83,8 +82,7 @@ def shard_statuses(
 def missing_objects(deployment: Deployment, named: list[str]) -> list[str]:
     """The keys in ``named`` the bucket does not hold (one listing, not a HEAD each)."""
     pages = deployment.client("s3").get_paginator("list_objects_v2")
-    bucket = deployment.settings.bucket_name
-    listing = pages.paginate(Bucket=bucket)
+    listing = pages.paginate(Bucket=deployment.settings.bucket_name)
     held = {item["Key"] for page in listing for item in page.get("Contents", [])}
     return sorted(set(named) - held)
 

@@ -138,11 +138,11 @@ class Pipeline:
     def drain(self, timeout_seconds: float = 600) -> None:
         poller.drain(self.sqs, list(self.mappings.values()), timeout_seconds)
 
-    def run_forever(self, idle_seconds: float = 0.2) -> None:
+    def run_forever(self) -> None:
         """Drive the handlers from their queues, as Lambda would, until interrupted."""
         while True:
             if not poller.poll_round(self.mappings.values()):
-                time.sleep(idle_seconds)
+                time.sleep(0.2)
 
     def dead_letters(self) -> list[dict[str, Any]]:
         """The messages in every DLQ, read and left there: all of a standard queue's, at most

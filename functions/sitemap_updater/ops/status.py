@@ -95,8 +95,6 @@ def reason_code(message: Any) -> str:
 def dead_letter_reasons(sqs: SQSClient, dlq_url: str, visible: int) -> list[dict[str, Any]]:
     """The count and a sample (body and reason, cut short) of each ``reason_code`` of up to
     PEEK dead letters, the most frequent first. Read, then visible again at once."""
-    if not visible:
-        return []
     from sitemap_updater.local import poller  # noqa: PLC0415 - it logs: after resolve()
 
     held = poller.receive(sqs, dlq_url, min(visible, PEEK), VisibilityTimeout=30)

@@ -31,14 +31,12 @@ if TYPE_CHECKING:
 
     from sitemap_updater.bootstrap import App
 
-LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1"}
 _FLAG_FOR_OUTPUT = {output: flag for flag, output, _ in RESOURCE_FLAGS.values()}
 # Each function's (queue, dead-letter queue) -> the stack output naming it: the settings that
 # name queues and the operators' own outputs.
 _QUEUE_OUTPUTS = {target: output_key(name) for name, target in QUEUE_SETTINGS.items()} | {
     target: output for output, target in QUEUE_OUTPUTS.items()
 }
-_LIMITS = ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index")
 
 
 @dataclass
@@ -93,7 +91,7 @@ class Deployment:
     def limits(self) -> Limits:
         """The limits alone: the outputs' values, else the settings' defaults."""
         values = {}
-        for name in _LIMITS:
+        for name in ("max_urls_per_shard", "max_shard_bytes", "max_sitemaps_per_index"):
             alias = Settings.model_fields[name].alias or name
             given = self.outputs.get(output_key(alias))
             try:
@@ -144,7 +142,7 @@ def is_local(endpoint_url: str | None) -> bool:
     if not endpoint_url:
         return False
     with_scheme = endpoint_url if "//" in endpoint_url else f"//{endpoint_url}"  # host:port
-    return urlsplit(with_scheme).hostname in LOCAL_HOSTS
+    return urlsplit(with_scheme).hostname in {"127.0.0.1", "localhost", "::1"}
 
 
 def session_for(

@@ -157,7 +157,7 @@ def test_a_403_is_retried_by_sqs_later(pipeline: Pipeline, endpoint: RecordingEn
     pipeline.send_events([publish("/a", 1)])
     pipeline.drain()
     assert len(endpoint.requests) == 2  # no immediate retry; SQS delivered it again
-    assert pipeline.invocations["indexnow"] == 2
+    assert pipeline.mappings["indexnow"].invocations == 2
     assert indexnow_letters(pipeline) == []
 
 
@@ -193,7 +193,7 @@ def test_a_broken_endpoint_never_holds_up_the_sitemaps(
     assert set(site_entries(pipeline.objects())) == {url("/a"), url("/c")}
     (letter,) = indexnow_letters(pipeline)
     assert sorted(json.loads(letter["Body"])["urls"]) == [url("/a"), url("/b"), url("/c")]
-    receives = pipeline.invocations["indexnow"]
+    receives = pipeline.mappings["indexnow"].invocations
     assert receives == queue.spec.max_receive_count
     assert len(endpoint.requests) == receives * pipeline.app.submit_indexnow.client.max_attempts
     assert pipeline.function_errors == 0  # partial failures, not function errors

@@ -54,6 +54,8 @@ class EventSourceMapping:
     function_name: str
     handler: Handler
     batch_size: int = 10
+    invocations: int = 0
+    errors: int = 0  # invocations that raised
 
     def poll_once(self) -> int:
         """One receive-invoke-delete round (no batching window); returns how many came."""
@@ -64,12 +66,14 @@ class EventSourceMapping:
         event = {"Records": [self._record(message) for message in messages]}
         arn = f"arn:aws:lambda:{REGION}:123456789012:function:{self.function_name}"
         context = FakeLambdaContext(self.function_name, 1024, arn, str(uuid.uuid4()))
+        self.invocations += 1
         try:
             # A function's stdout (Powertools' metric lines) is the local runtime's stderr, as
             # its log is: stdout is the command's.
             with contextlib.redirect_stdout(sys.stderr):
                 result = self.handler(event, context)
         except Exception as exc:  # noqa: BLE001 - Lambda reports it; the batch is retried
+            self.errors += 1
             self._warn("function error; batch will be retried", exc)
             self._release(messages)
             return len(messages)

@@ -194,7 +194,7 @@ class IndexEntry:
 
 
 def render_index(entries: Iterable[IndexEntry], *, stylesheet: str | None = None) -> bytes:
-    """A complete ``<sitemapindex>`` document (``stylesheet``: as for ``render_urlset``)."""
+    """A complete ``<sitemapindex>`` document (``stylesheet``: as for ``urlset_of``)."""
     return index_of([index_line(entry) for entry in entries], stylesheet=stylesheet)
 
 

@@ -1,10 +1,12 @@
-"""Work split over two processes: the second half of a list (a little more) done by a forked
-copy of this one (the machine's other core), its results sent back as msgpack, a chunk at a
-time. The same code runs in both; nothing is done differently for being parallel."""
+"""Work split over two processes: this one and a forked copy of it (the machine's other core)
+take chunks of a list from its two ends until they meet, so that neither waits for the other
+however their speeds differ; the copy sends its results back as msgpack. The same code runs in
+both; nothing is done differently for being parallel."""
 
 from __future__ import annotations
 
 import gc
+import mmap
 import os
 import tempfile
 from collections.abc import Callable, Sequence
@@ -16,58 +18,88 @@ T = TypeVar("T")
 R = TypeVar("R")
 # Below this many items, forking and sending the results back cost what the second core saves.
 PARALLEL_FROM = 5_000
-# Items the child sends the results of at a time: this process decodes the first chunks
-# while the child works on its last.
-CHUNK = 2_000
+# Items a process takes at a time: small enough that the two meet within a few milliseconds.
+CHUNK = 1_000
+_FRONT, _BACK = 0, 1  # the next chunk this process takes; the last one the child took
+_NOTE = 16  # a chunk the child sent: its number and its size in the spool file
+_NOTES = 255 * _NOTE  # read at most a whole number of notes at once (under PIPE_BUF)
 
 
 def in_two(items: Sequence[T], work: Callable[[Sequence[T]], list[R]], kind: Any) -> list[R]:
-    """``work(items)``, its second half (a little more) done in a forked process (``kind``:
-    the type of one result, for msgpack). What the child does not send (it failed), this
-    process does."""
+    """``work(items)``, in chunks, some of them done in a forked process (``kind``: the type of
+    one result, for msgpack). What the child does not send (it failed), this process does."""
     if len(items) < PARALLEL_FROM or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         return work(items)
-    split = len(items) * 19 // 40  # this process also decodes what the child sends back
-    theirs = _forked(items[split:], work, msgspec.msgpack.Decoder(list[kind]))
-    mine = work(items[:split])
-    return mine + theirs()
+    chunks = [items[start : start + CHUNK] for start in range(0, len(items), CHUNK)]
+    # Each process claims a chunk before it looks at the other's end: at worst both stop
+    # short of the same chunk (done here afterwards), or both do one (ours is kept).
+    ends = memoryview(mmap.mmap(-1, 16)).cast("q")  # shared with the fork, not copied
+    ends[_FRONT], ends[_BACK] = 0, len(chunks)
+    notes, spool, pid = _forked(chunks, work, ends)
+    decoder = msgspec.msgpack.Decoder(list[kind])
+    done: dict[int, list[R]] = {}
+    try:
+        with spool, os.fdopen(notes, "rb", buffering=0) as pipe:
+            os.set_blocking(notes, False)
+            offset = 0
+            while (chunk := ends[_FRONT]) < len(chunks):
+                ends[_FRONT] = chunk + 1
+                if chunk >= ends[_BACK]:
+                    break
+                done[chunk] = work(chunks[chunk])
+                offset = _receive(pipe, spool, decoder, done, offset)  # what came meanwhile
+            os.set_blocking(notes, True)
+            while (read := _receive(pipe, spool, decoder, done, offset)) != offset:
+                offset = read
+    finally:
+        ends[_FRONT] = len(chunks)  # the child stops at its next chunk
+        os.waitpid(pid, 0)
+    done.update((n, work(chunk)) for n, chunk in enumerate(chunks) if n not in done)
+    return [result for n in range(len(chunks)) for result in done[n]]
 
 
 def _forked(
-    items: Sequence[T],
-    work: Callable[[Sequence[T]], list[R]],
-    decoder: msgspec.msgpack.Decoder[Any],
-) -> Callable[[], list[R]]:
-    """Start ``work(items)`` in a forked process, ``CHUNK`` items at a time; the function
-    returned takes the results as they come. The child writes them to a file (it never waits
-    for this process to read) and each chunk's size to a pipe."""
-    sizes, sink = os.pipe()
-    spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by results()
+    chunks: list[Sequence[T]], work: Callable[[Sequence[T]], list[R]], ends: memoryview
+) -> tuple[int, Any, int]:
+    """Start a forked process that does chunks from the end, down to where this one is; it
+    writes the results to a file (it never waits for this process to read) and a note of
+    each to a pipe. Returns the pipe's end to read, the file and the child's pid."""
+    notes, sink = os.pipe()
+    spool = tempfile.TemporaryFile()  # noqa: SIM115 - closed by in_two
     gc.freeze()  # the collector would write to every object both processes share (copies)
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child: coverage does not follow it
         status = 1
         try:
-            os.close(sizes)
-            for start in range(0, len(items), CHUNK):
-                data = msgspec.msgpack.encode(work(items[start : start + CHUNK]))
+            os.close(notes)
+            while (chunk := ends[_BACK] - 1) >= 0:
+                ends[_BACK] = chunk
+                if chunk < ends[_FRONT]:
+                    break
+                data = msgspec.msgpack.encode(work(chunks[chunk]))
                 spool.write(data)
                 spool.flush()
-                os.write(sink, len(data).to_bytes(8, "big"))
+                os.write(sink, chunk.to_bytes(8, "big") + len(data).to_bytes(8, "big"))
             status = 0
         finally:
             os._exit(status)  # no atexit handlers, no flushing of the parent's buffers
     os.close(sink)
+    return notes, spool, pid
 
-    def results() -> list[R]:
-        received: list[R] = []
-        offset = 0
-        with spool, os.fdopen(sizes, "rb") as notes:
-            while len(note := notes.read(8)) == 8:
-                size = int.from_bytes(note, "big")
-                received += decoder.decode(os.pread(spool.fileno(), size, offset))
-                offset += size
-        os.waitpid(pid, 0)
-        return received + work(items[len(received) :]) if len(received) < len(items) else received
 
-    return results
+def _receive(
+    pipe: Any, spool: Any, decoder: msgspec.msgpack.Decoder[Any], done: dict[int, Any], at: int
+) -> int:
+    """Decode the chunks the child has noted so far (blocking or not, as the pipe is) that
+    this process did not do itself; returns the offset in the spool after them."""
+    try:
+        read = pipe.read(_NOTES) or b""
+    except BlockingIOError:
+        return at
+    for start in range(0, len(read), _NOTE):
+        chunk = int.from_bytes(read[start : start + 8], "big")
+        size = int.from_bytes(read[start + 8 : start + _NOTE], "big")
+        if chunk not in done:
+            done[chunk] = decoder.decode(os.pread(spool.fileno(), size, at))
+        at += size
+    return at

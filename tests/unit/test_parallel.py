@@ -17,8 +17,17 @@ def doubled(items: Sequence[int]) -> list[int]:
     return [item * 2 for item in items]
 
 
-def test_the_chunks_give_the_results_in_order() -> None:
-    assert in_two(ITEMS, doubled, int) == doubled(ITEMS)
+def test_the_chunks_give_the_results_in_order_and_each_is_counted_once() -> None:
+    advanced: list[int] = []
+    assert in_two(ITEMS, doubled, int, advanced.append) == doubled(ITEMS)
+    assert sum(advanced) == len(ITEMS)
+    assert len(advanced) > 1  # as chunks are done, not all at the end
+
+
+def test_a_short_list_is_done_here_at_once() -> None:
+    advanced: list[int] = []
+    assert in_two(ITEMS[:10], doubled, int, advanced.append) == doubled(ITEMS[:10])
+    assert advanced == [10]
 
 
 def test_a_slow_parent_leaves_more_chunks_to_the_child() -> None:
@@ -27,7 +36,7 @@ def test_a_slow_parent_leaves_more_chunks_to_the_child() -> None:
             time.sleep(0.02)  # the child, not held back, takes the chunks this one does not
         return [(item * 2, os.getpid()) for item in items]
 
-    results = in_two(ITEMS, tagged, tuple[int, int])
+    results = in_two(ITEMS, tagged, tuple[int, int], lambda _: None)
     assert [value for value, _ in results] == doubled(ITEMS)
     by_child = [value for value, pid in results if pid != PARENT]
     assert len(by_child) > len(ITEMS) * 3 // 4  # not a fixed half
@@ -41,4 +50,6 @@ def test_what_a_failed_child_did_not_send_is_done_here() -> None:
         time.sleep(0.02)  # the child has started, and failed, before this one is done
         return doubled(items)
 
-    assert in_two(ITEMS, fails_in_the_child, int) == doubled(ITEMS)
+    advanced: list[int] = []
+    assert in_two(ITEMS, fails_in_the_child, int, advanced.append) == doubled(ITEMS)
+    assert sum(advanced) == len(ITEMS)

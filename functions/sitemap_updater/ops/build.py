@@ -100,8 +100,7 @@ def collect(
     """URL -> its newest record's change and ``<url>`` line, in order of first appearance."""
     read = list(records)
     progress.total = result.records = len(read)
-    parsed = in_two(read, partial(_parsed, site=site), _Page | str)
-    progress.advance(len(read))
+    parsed = in_two(read, partial(_parsed, site=site), _Page | str, progress.advance)
     pages: dict[str, _Page] = {}
     for record, page in zip(read, parsed, strict=True):
         if isinstance(page, str):

@@ -25,11 +25,19 @@ _NOTE = 16  # a chunk the child sent: its number and its size in the spool file
 _NOTES = 255 * _NOTE  # read at most a whole number of notes at once (under PIPE_BUF)
 
 
-def in_two(items: Sequence[T], work: Callable[[Sequence[T]], list[R]], kind: Any) -> list[R]:
+def in_two(
+    items: Sequence[T],
+    work: Callable[[Sequence[T]], list[R]],
+    kind: Any,
+    advance: Callable[[int], object],
+) -> list[R]:
     """``work(items)``, in chunks, some of them done in a forked process (``kind``: the type of
-    one result, for msgpack). What the child does not send (it failed), this process does."""
+    one result, for msgpack); ``advance(n)`` as n more are done, for a progress bar. What the
+    child does not send (it failed), this process does."""
     if len(items) < PARALLEL_FROM or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
-        return work(items)
+        results = work(items)
+        advance(len(items))
+        return results
     chunks = [items[start : start + CHUNK] for start in range(0, len(items), CHUNK)]
     # Each process claims a chunk before it looks at the other's end: at worst both stop
     # short of the same chunk (done here afterwards), or both do one (ours is kept).
@@ -47,14 +55,16 @@ def in_two(items: Sequence[T], work: Callable[[Sequence[T]], list[R]], kind: Any
                 if chunk >= ends[_BACK]:
                     break
                 done[chunk] = work(chunks[chunk])
-                offset = _receive(pipe, spool, decoder, done, offset)  # what came meanwhile
+                advance(len(chunks[chunk]))
+                offset = _receive(pipe, spool, decoder, offset, done=done, advance=advance)
             os.set_blocking(notes, True)
-            while (read := _receive(pipe, spool, decoder, done, offset)) != offset:
-                offset = read
+            _receive(pipe, spool, decoder, offset, done=done, advance=advance)
     finally:
         ends[_FRONT] = len(chunks)  # the child stops at its next chunk
         os.waitpid(pid, 0)
-    done.update((n, work(chunk)) for n, chunk in enumerate(chunks) if n not in done)
+    for n in set(range(len(chunks))) - done.keys():
+        done[n] = work(chunks[n])
+        advance(len(chunks[n]))
     return [result for n in range(len(chunks)) for result in done[n]]
 
 
@@ -88,18 +98,23 @@ def _forked(
 
 
 def _receive(
-    pipe: Any, spool: Any, decoder: msgspec.msgpack.Decoder[Any], done: dict[int, Any], at: int
+    pipe: Any,
+    spool: Any,
+    decoder: msgspec.msgpack.Decoder[Any],
+    at: int,
+    *,
+    done: dict[int, Any],
+    advance: Callable[[int], object],
 ) -> int:
-    """Decode the chunks the child has noted so far (blocking or not, as the pipe is) that
-    this process did not do itself; returns the offset in the spool after them."""
-    try:
-        read = pipe.read(_NOTES) or b""
-    except BlockingIOError:
-        return at
-    for start in range(0, len(read), _NOTE):
-        chunk = int.from_bytes(read[start : start + 8], "big")
-        size = int.from_bytes(read[start + 8 : start + _NOTE], "big")
-        if chunk not in done:
-            done[chunk] = decoder.decode(os.pread(spool.fileno(), size, at))
-        at += size
+    """Decode the chunks the child notes, those this process did not do itself: the ones
+    noted so far if the pipe does not block, else all until the child ends. Returns the
+    offset in the spool after them."""
+    while read := pipe.read(_NOTES):  # None: nothing more for now (non-blocking)
+        for start in range(0, len(read), _NOTE):
+            chunk = int.from_bytes(read[start : start + 8], "big")
+            size = int.from_bytes(read[start + 8 : start + _NOTE], "big")
+            if chunk not in done:
+                done[chunk] = decoder.decode(os.pread(spool.fileno(), size, at))
+                advance(len(done[chunk]))
+            at += size
     return at

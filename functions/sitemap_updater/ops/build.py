@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from functools import partial
+from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 
@@ -391,7 +392,7 @@ def run(args: argparse.Namespace) -> int:
     gc.disable()  # its objects live until it ends: collections would walk them all for nothing
     try:
         built = render_site(
-            (record for path in args.pages for record in read_records(path)),
+            chain.from_iterable(map(read_records, args.pages)),
             site,
             limits,
             compress=not args.no_compress,

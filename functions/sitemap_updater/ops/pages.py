@@ -247,8 +247,9 @@ def record_suffix(path: Path) -> str:
     return Path(path.stem).suffix.lower() if suffix == ".gz" else suffix
 
 
-def read_records(path: Path) -> Iterator[Record]:
-    """Every record of one file (gunzipped when named .gz), in order."""
+def read_records(path: Path) -> list[Record]:
+    """Every record of one file (gunzipped when named .gz), in order: a list, as callers
+    take them all at once (a generator was resumed once for every record)."""
     data = read_bytes(path)
     if (suffix := record_suffix(path)) not in _FORMATS:
         sitemap = " (a sitemap is backfill's to read)" if suffix == ".xml" else ""
@@ -263,10 +264,10 @@ def read_records(path: Path) -> Iterator[Record]:
     text = utf8_text(path, data)
     data = data.removeprefix(BOM_UTF8)
     if suffix in (".csv", ".tsv"):
-        yield from _csv(path, text)
-    elif suffix == ".txt":
-        yield from (Record(f"{path}:", {"url": url}, number=n) for n, url in url_lines(text))
-    elif suffix in _LINE_SUFFIXES:
-        yield from _json_lines(path, data)
-    else:
-        yield from _json_document(path, data)
+        return list(_csv(path, text))
+    if suffix == ".txt":
+        at = f"{path}:"
+        return [Record(at, {"url": url}, number=n) for n, url in url_lines(text)]
+    if suffix in _LINE_SUFFIXES:
+        return _json_lines(path, data)
+    return list(_json_document(path, data))

@@ -13,6 +13,7 @@ import os
 import tempfile
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from functools import partial
@@ -61,7 +62,7 @@ from sitemap_updater.ops.pages import Problem, Record, read_records, record_valu
 from sitemap_updater.ops.parallel import in_two
 from sitemap_updater.ops.progress import Progress, print_summary
 
-_Placed = tuple[str, str, SitemapEntry]  # (URL, its <url> line, its entry)
+_Placed = tuple[str, str, SitemapEntry, int]  # (URL, its <url> line, its entry, the line's bytes)
 _Page = tuple[PageChange, str, int]  # a page's change, its <url> line without alternates, bytes
 _DECLARED = (Member(), Member(live=True))  # a page that declares nothing, unpublished or not
 _SHOW_SHARDS = 20
@@ -150,10 +151,11 @@ def _placed(
     """Shard id -> its live entries, placed as ingest places new URLs (too large: rejected)."""
     links = cluster_links(pages)
     markup: dict[Pairs, str] = {}  # a cluster's links, rendered once for all its members
-    groups: dict[str, tuple[list[_Placed], list[int]]] = {}
+    groups: defaultdict[str, list[_Placed]] = defaultdict(list)
     max_entry_bytes, group_for = limits.max_entry_bytes, rules.group_for
-    for url, (change, line, line_size) in pages.items():
-        entry, text, size = change.entry, line, line_size
+    for url, page in pages.items():
+        change, text, size = page
+        entry = change.entry
         if entry is None:
             result.removed += 1
             continue
@@ -170,17 +172,14 @@ def _placed(
             except InvalidEvent as rejected:
                 result.rejected.append(Problem(url, rejected.reason))
                 continue
-        group = group_for(url, change.group)
-        placed, sizes = groups.get(group) or groups.setdefault(group, ([], []))
-        placed.append((url, text, entry))
-        sizes.append(size)
+        groups[group_for(url, change.group)].append((url, text, entry, size))
     shards: dict[str, list[_Placed]] = {}
-    for group, (placed, sizes) in groups.items():
+    for group, placed in groups.items():
         start = 0
-        for shard, count in fill(group, sizes, limits, rules):
+        for shard, count in fill(group, map(itemgetter(3), placed), limits, rules):
             shards[shard] = placed[start : start + count]
             start += count
-    result.pages = sum(len(placed) for placed, _ in groups.values())
+    result.pages = sum(map(len, groups.values()))
     return shards
 
 
@@ -270,12 +269,12 @@ def _render_shards(
         for shard, entries in sorted(placed.items()):
             entries.sort(key=itemgetter(0))  # the registry's order: by URL
             if shard_format.text:
-                document = text_document([url for url, _, _ in entries], limits)
+                document = text_document([url for url, _, _, _ in entries], limits)
             else:
                 document = shard_document(_current_texts(entries, now), limits, stylesheet=href)
             key = shard_format.key(shard)
             bodies[key] = pool.submit(document, shard_format)
-            newest = lastmod or max([e.lastmod for _, _, e in entries if e.lastmod], default=None)
+            newest = lastmod or _newest(entries)
             index_entries[shard] = IndexEntry(site.url_for(key), newest)
             result.shards.append(ShardFile(key, len(entries), len(document), newest))
     files.update((key, body) for key, (body,) in bodies.items())
@@ -320,14 +319,20 @@ class _Gzip:
             raise self._failed[0]
 
 
+def _newest(placed: list[_Placed]) -> str | None:
+    """The shard's latest lastmod, if any entry has one."""
+    return max(filter(None, [entry.lastmod for _, _, entry, _ in placed]), default=None)
+
+
 def _current_texts(placed: list[_Placed], moment: datetime) -> list[str]:
     """The shard's <url> lines as they render at ``moment`` (news ages: domain.news)."""
-    if not any(entry.news is not None for _, _, entry in placed):
-        return [text for _, text, _ in placed]
-    entries, _expiry = current_news([entry for _, _, entry in placed], moment)
+    texts = [text for _, text, entry, _ in placed if entry.news is None]
+    if len(texts) == len(placed):  # no news (most shards): every line as placed
+        return texts
+    entries, _expiry = current_news([entry for _, _, entry, _ in placed], moment)
     return [
         text if entry is original else render_entry(entry)
-        for entry, (_, text, original) in zip(entries, placed, strict=True)
+        for entry, (_, text, original, _) in zip(entries, placed, strict=True)
     ]
 
 

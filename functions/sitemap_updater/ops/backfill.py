@@ -133,7 +133,7 @@ def source_records(
     if not path.exists():
         raise UserError(f"no such file, and not an http(s) URL: {source}")
     if record_suffix(path) in _RECORD_SUFFIXES:
-        return list(read_records(path))
+        return read_records(path)
     body = read_bytes(path)
     if body.startswith(GZIP_MAGIC):
         try:

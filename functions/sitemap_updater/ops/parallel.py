@@ -22,7 +22,9 @@ PARALLEL_FROM = 5_000
 CHUNK = 1_000
 _FRONT, _BACK = 0, 1  # the next chunk this process takes; the last one the child took
 _NOTE = 16  # a chunk the child sent: its number and its size in the spool file
-_NOTES = 255 * _NOTE  # read at most a whole number of notes at once (under PIPE_BUF)
+# Notes read at once: a whole number of them, and each is written whole (under PIPE_BUF), so
+# a read never splits one.
+_NOTES = 255 * _NOTE
 
 
 def in_two(

@@ -9,6 +9,7 @@ twice, NaN) is decoded by the standard library into the same models, for the sam
 exact reason. ``events/schema.json`` is generated from the models (``sitemap-updater schema``).
 """
 
+import inspect
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -645,6 +646,8 @@ def event_json_schema() -> dict[str, Any]:
     """The JSON Schema of one event body, as written to ``events/schema.json``."""
     (schema,), definitions = msgspec.json.schema_components([Event], ref_template="#/$defs/{name}")
     for definition in definitions.values():
+        if "description" in definition:  # the docstring: msgspec 0.23 dedents it, 0.22 not
+            definition["description"] = inspect.cleandoc(definition["description"])
         for name, field in definition["properties"].items():
             if field.pop("default", UNSET) is None and "anyOf" not in field:  # null allowed
                 definition["properties"][name] = {"anyOf": [field, {"type": "null"}]}

@@ -15,10 +15,12 @@ CDK := cd infra && PATH="$(abspath $(BIN)):$$PATH" JSII_SILENCE_WARNING_END_OF_L
 
 .PHONY: local test lint typecheck audit pytest synth bench system-deps clean
 
-$(STAMP): pyproject.toml
+# The functions' packages at the versions the asset ships (functions/requirements.txt), so that
+# the tests run what is deployed; the tools around them resolve freely.
+$(STAMP): pyproject.toml functions/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,infra]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,infra]' -c functions/requirements.txt
 	touch $@
 
 $(CDK_STAMP): infra/package.json infra/package-lock.json

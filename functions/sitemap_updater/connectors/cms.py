@@ -246,15 +246,14 @@ def _strapi_event(
     if cms_id is None:
         return Refusal(UNMAPPABLE_PAYLOAD, "the entry has no documentId or id")
     # v5's documentId is shared by an entry's locales: the locale names the page too.
-    locale = text(lookup(entry, kind.locale_field))
-    url_locale = kind.url_locale(locale) if locale else None
-    if kind.localised and url_locale is None:
+    locale = text(lookup(entry, kind.locale_field))  # one the site serves: see strapi()
+    if kind.localised and locale is None:
         return Refusal(UNMAPPABLE_PAYLOAD, f"entry {cms_id}: no {kind.locale_field} for {{locale}}")
     # The event's own time: a delete carries the entry as it was, with its last updatedAt.
     when = moment(document.get("createdAt")) or moment(entry.get("updatedAt"))
     if when is None:
         return Refusal(MISSING_VERSION, f"entry {cms_id}: no createdAt or updatedAt")
-    url = url_for(kind, lookup(entry, kind.slug_field), url_locale)
+    url = url_for(kind, lookup(entry, kind.slug_field), locale)
     name = entity_id(cms_id, locale)
     if gone:
         return unpublish(when, name, url)
@@ -356,8 +355,7 @@ def _cf_field(fields: dict[str, Any], name: str, locale: str | None, kind: Conte
 
 
 def _cf_url(fields: dict[str, Any], locale: str | None, kind: ContentType) -> str | None:
-    slug = _cf_field(fields, kind.slug_field, locale, kind)
-    return url_for(kind, slug, kind.url_locale(locale) if locale else None)
+    return url_for(kind, _cf_field(fields, kind.slug_field, locale, kind), locale)
 
 
 def _cf_events(
@@ -443,20 +441,15 @@ def _sanity_event(
     when = moment(document.get("_updatedAt")) or SANITY.stamp(request)  # else when it was sent
     if when is None:
         return Refusal(MISSING_VERSION, f"{cms_id}: no _updatedAt (project it)")
-    url = _sanity_url(document, kind) if kind is not None else None
+    if kind is None:  # a delete that names no type (see sanity): by id
+        return unpublish(when, cms_id)
+    language = text(lookup(document, kind.locale_field))
+    url = url_for(kind, lookup(document, kind.slug_field), language)
     if gone:
         return unpublish(when, cms_id, url)
-    if kind is None or url is None:
+    if url is None:
         return Refusal(MISSING_SLUG, f"{cms_id}: no slug, or no language for {{locale}}")
     return publish(url, when, cms_id, lookup(document, kind.title_field))
-
-
-def _sanity_url(document: dict[str, Any], kind: ContentType) -> str | None:
-    locale = text(lookup(document, kind.locale_field)) if kind.localised else None
-    url_locale = kind.url_locale(locale) if locale else None
-    if kind.localised and url_locale is None:
-        return None
-    return url_for(kind, lookup(document, kind.slug_field), url_locale)
 
 
 # --- Shopify products, through its Amazon EventBridge partner event source ---------------------

@@ -463,13 +463,10 @@ SHOPIFY_GONE = "products/delete"
 
 def verify_shopify(event: Mapping[str, Any], connector: Connector) -> Verdict:
     source = event.get("source")
-    if event.get("detail-type") != "shopifyWebhook" or not isinstance(source, str):
+    partner = isinstance(source, str) and source.startswith("aws.partner/shopify.com/")
+    if event.get("detail-type") != "shopifyWebhook" or not partner:
         return Verdict(WRONG_SOURCE)
-    if not source.startswith("aws.partner/shopify.com/"):
-        return Verdict(WRONG_SOURCE)
-    if connector.event_source is not None and source != connector.event_source:
-        return Verdict(WRONG_SOURCE)
-    return ACCEPTED
+    return ACCEPTED if connector.event_source in (None, source) else Verdict(WRONG_SOURCE)
 
 
 def shopify(event: Mapping[str, Any], connector: Connector) -> Mapped:

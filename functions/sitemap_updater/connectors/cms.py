@@ -347,9 +347,8 @@ def _cf_field(fields: dict[str, Any], name: str, locale: str | None, kind: Conte
     values = lookup(fields, name)
     if not isinstance(values, dict) or not values:
         return None
-    served = [cms for cms, _ in kind.locales if cms in values]
     if locale is None:  # no {locale}: the first served locale, else the first in the payload
-        locale = served[0] if served else next(iter(values))
+        locale = next((cms for cms, _ in kind.locales if cms in values), next(iter(values)))
     default = kind.locales[0][0] if kind.locales else locale  # see _cf_locales
     return text(values.get(locale)) or text(values.get(default))
 

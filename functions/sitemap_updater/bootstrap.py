@@ -7,8 +7,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from functools import cache, partial
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from functools import cache, cached_property, partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.config import Config
 
@@ -73,20 +73,13 @@ def site_file_keys(settings: Settings) -> list[str]:
     return [file.key for file in site_files_for(settings)] + feed
 
 
-class _once(Generic[_T]):  # a decorator, as cached_property is
+class _once(cached_property[_T]):  # a decorator, as cached_property is
     """A cached property built once under the App's lock, whichever thread asks first
     (botocore sessions are not thread-safe)."""
 
-    def __init__(self, build: Callable[[App], _T]):
-        self.build = build
-        self.name = build.__name__
-
-    def __get__(self, app: App, owner: object = None) -> _T:
+    def __get__(self, app: App, owner: type[Any] | None = None) -> _T:  # type: ignore[override]
         with app._lock:
-            if self.name not in app.__dict__:
-                app.__dict__[self.name] = self.build(app)
-            built: _T = app.__dict__[self.name]
-            return built
+            return super().__get__(app, owner)
 
 
 @dataclass

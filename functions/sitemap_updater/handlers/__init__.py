@@ -22,7 +22,7 @@ Event = dict[str, Any]
 Response = PartialItemFailureResponse
 
 
-def messages_of(event: dict[str, Any]) -> list[Message]:
+def messages_of(event: Event) -> list[Message]:
     return [
         Message(
             record["messageId"],
@@ -40,11 +40,11 @@ def _attribute(record: dict[str, Any], name: str) -> int | None:
 
 
 def report(
-    event: dict[str, Any],
+    event: Event,
     context: LambdaContext,
     outcome: Callable[[SQSRecord], str],
     processor: BasePartialBatchProcessor | None = None,
-) -> PartialItemFailureResponse:
+) -> Response:
     """Each record's ``outcome`` (raising fails that record alone) as Lambda's partial
     batch response; a standard queue's processor unless another is given."""
     return process_partial_response(
@@ -56,11 +56,11 @@ def report(
 
 
 def serve_once(
-    event: dict[str, Any],
+    event: Event,
     context: LambdaContext,
     request: Callable[[SQSRecord], str],
     serve: Callable[[str], str],
-) -> PartialItemFailureResponse:
+) -> Response:
     """A FIFO batch whose records ask for ``request``s: each served once, by the first record
     that asks (the others were sent before it read the registry: it serves them too)."""
     served: set[str] = set()

@@ -10,13 +10,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import sitemap_updater.usecases.reconcile  # noqa: F401 - loaded at init (bootstrap.py)
 from sitemap_updater.bootstrap import App, app
+from sitemap_updater.handlers import Event
 from sitemap_updater.observability import logged, logger
 
 
 @logged
-def handler(
-    event: dict[str, Any], context: LambdaContext, app_: App | None = None
-) -> dict[str, Any]:
-    result = (app_ or app()).reconcile()
-    logger.info("reconciled", **asdict(result))
-    return asdict(result)
+def handler(event: Event, context: LambdaContext, app_: App | None = None) -> dict[str, Any]:
+    summary = asdict((app_ or app()).reconcile())
+    logger.info("reconciled", **summary)
+    return summary

@@ -117,7 +117,6 @@ def _key(pk: str, sk: str) -> Item:
 _FEED = _key("FEED", "FEED")
 _BATCH_ATTEMPTS = 8
 _CLUSTER = {"#cluster": "cluster"}  # a reserved word in DynamoDB's expressions
-_FEED_JSON = msgspec.json.Decoder(Feed)
 
 
 def url_key(url: str) -> Item:
@@ -193,7 +192,6 @@ class Registry:
         return _entry(item)[0] if item else None
 
     def entity(self, entity: str) -> EntityRecord | None:
-        """A CMS entity's record (strongly consistent)."""
         item = self._get(entity_key(entity))
         return _load(EntityRecord, item, url=None, left=None) if item else None
 
@@ -280,7 +278,7 @@ class Registry:
 
     def feed(self) -> Feed:
         item = self._get(_FEED)
-        return _FEED_JSON.decode(item["feed"]["S"]) if item else Feed()
+        return msgspec.json.decode(item["feed"]["S"], type=Feed) if item else Feed()
 
     def commit(self, commit: Commit) -> None:
         """Apply one planned commit atomically, or raise ConcurrentChange / ShardFull."""

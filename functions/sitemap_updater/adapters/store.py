@@ -24,8 +24,6 @@ _MISSING = {"404", "NoSuchKey", "NotFound"}
 
 @dataclass
 class SitemapStore:
-    """S3 adapter for one bucket."""
-
     bucket: str
     client: S3Client
 

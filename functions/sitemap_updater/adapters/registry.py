@@ -393,8 +393,7 @@ class Registry:
         values = {"version": (write.expected or 0) + 1, "members": _members_json(write.cluster)}
         values["settled"] = write.cluster.settled
         item = _sized(_attrs(values, cluster_key(cid)), "cluster_too_large", "the hreflang cluster")
-        expected = _version_is(write.expected, "attribute_not_exists(pk)")
-        actions = [self._action("Put", item, *expected)]
+        actions = [self._action("Put", item, *_version_is(write.expected))]
         for absorbed, version in write.absorbed:
             redirect = _attrs({"version": version + 1, "redirect": cid}, cluster_key(absorbed))
             actions.append(self._action("Put", redirect, *_version_is(version)))
@@ -655,12 +654,10 @@ def _action_bytes(action: Item) -> int:
     return item_bytes(request["Item"] if kind == "Put" else request["Key"])
 
 
-def _version_is(
-    version: Decimal | int | None, absent: str = "attribute_not_exists(version)"
-) -> tuple[str, Item]:
-    """The condition that the item holds ``version`` (None: ``absent``), and its value."""
+def _version_is(version: Decimal | int | None) -> tuple[str, Item]:
+    """The condition that the item holds ``version`` (None: that it has none), and its value."""
     if version is None:
-        return absent, {}
+        return "attribute_not_exists(version)", {}
     return "version = :expected", {":expected": {"N": str(version)}}
 
 

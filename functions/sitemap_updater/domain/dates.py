@@ -86,10 +86,6 @@ def moment(value: Any, naive_utc: bool = False) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def epoch_ms(when: datetime) -> int:
-    return (when - EPOCH) // timedelta(milliseconds=1)  # exact: no float on the way
-
-
 def version(ms: int, unpublish: bool) -> int:
     """The version of a change made at ``ms`` (epoch milliseconds): ``ms * 10``, plus 1 for an
     unpublish. The digit breaks ties stably: several CMSes give times to the second only, and
@@ -99,4 +95,4 @@ def version(ms: int, unpublish: bool) -> int:
 
 
 def time_version(when: datetime, unpublish: bool) -> int:
-    return version(epoch_ms(when), unpublish)
+    return version((when - EPOCH) // timedelta(milliseconds=1), unpublish)  # exact: no float

@@ -14,7 +14,7 @@ from protego import Protego
 from sitemap_updater.domain.robots import (
     MAX_ROBOTS_BYTES,
     default_robots,
-    is_own_sitemap_url,
+    own_path,
     with_sitemaps,
 )
 from sitemap_updater.domain.sharding import index_key
@@ -50,6 +50,10 @@ _ORACLE = re.compile(
     re.I,
 )
 _HOST = re.compile(rb"\s*host\s*:", re.I)
+
+
+def is_own_sitemap_url(value: str, site: Site) -> bool:
+    return own_path(value, site) is not None
 
 
 def own_lines(data: bytes) -> list[int]:

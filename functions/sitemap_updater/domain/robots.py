@@ -51,11 +51,6 @@ def default_robots(sitemap_urls: Sequence[str]) -> bytes:
     return body
 
 
-def is_own_sitemap_url(value: str, site: Site) -> bool:
-    """Whether a ``Sitemap:`` value names one of our index files (see the module rules)."""
-    return _own_path(value, site) is not None
-
-
 def with_sitemaps(current: bytes | None, sitemap_urls: Sequence[str], site: Site) -> bytes:
     """``current`` (None: the site has none) with our Sitemap lines set to ``sitemap_urls``.
     Those must be our index URLs (ValueError otherwise): one we would not recognise as ours
@@ -64,7 +59,7 @@ def with_sitemaps(current: bytes | None, sitemap_urls: Sequence[str], site: Site
         return default_robots(sitemap_urls) if sitemap_urls else b""
     wanted: dict[str, str] = {}  # own path -> the URL to write
     for url in sitemap_urls:
-        path = _own_path(url, site) if url.isascii() and "://" in url else None
+        path = own_path(url, site) if url.isascii() and "://" in url else None
         if path is None:
             raise ValueError(f"not a sitemap index URL of {site.origin}: {url!r}")
         wanted.setdefault(path, url)
@@ -74,7 +69,7 @@ def with_sitemaps(current: bytes | None, sitemap_urls: Sequence[str], site: Site
     for number, line in enumerate(lines):
         bom = _BOM if number == 0 and line.startswith(_BOM) else b""
         value = sitemap_value(line[len(bom) :])
-        path = _own_path(value, site) if value is not None else None
+        path = own_path(value, site) if value is not None else None
         if path is None:
             if out and out[-1].endswith(b"\r") and line.startswith(b"\n"):
                 out.append(b"\r")  # after a dropped line: keep "\r" + "\n" two line ends
@@ -125,7 +120,8 @@ def sitemap_value(line: bytes) -> str | None:
     return value.strip().decode("utf-8", "replace")
 
 
-def _own_path(value: str, site: Site) -> str | None:
+def own_path(value: str, site: Site) -> str | None:
+    """The path of the index file of ours a ``Sitemap:`` value names (see the module rules)."""
     if not value or "?" in value or "#" in value or not value.isprintable() or " " in value:
         return None
     try:

@@ -19,7 +19,7 @@ from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.stylesheet import (
     STYLESHEET_HREF,
     STYLESHEET_KEY,
-    processing_instruction,
+    prologue,
     stylesheet_bytes,
 )
 from sitemap_updater.domain.urls import Site
@@ -112,7 +112,7 @@ def test_without_a_stylesheet_the_documents_are_as_before() -> None:
 )
 def test_only_plain_root_relative_hrefs(href: str) -> None:
     with pytest.raises(ValueError, match="root-relative"):
-        processing_instruction(href)
+        prologue(0, href, None)
 
 
 def test_the_byte_limit_wins_over_the_view() -> None:

@@ -16,19 +16,16 @@ STYLESHEET_CONTENT_TYPE = "text/xsl; charset=utf-8"
 _DECLARATION = b'<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
-def processing_instruction(href: str) -> bytes:
-    """``<?xml-stylesheet type="text/xsl" href="..."?>`` and a newline."""
-    plain = href.startswith("/") and not href.startswith("//")
-    if not plain or any(c in href for c in "\"'<>&?\n\r\t "):
-        raise ValueError(f"not a plain root-relative path: {href!r}")
-    return f'<?xml-stylesheet type="text/xsl" href="{href}"?>\n'.encode()
-
-
 def prologue(size: int, href: str | None, max_bytes: int | None) -> bytes:
     """The XML declaration, then the stylesheet's processing instruction unless ``href`` is
     None or the instruction would push a document of ``size`` bytes over ``max_bytes`` (the
-    protocol's limit wins over the view)."""
-    instruction = b"" if href is None else processing_instruction(href)
+    protocol's limit wins over the view). ``href``: a plain root-relative path (ValueError)."""
+    if href is None:
+        return _DECLARATION
+    plain = href.startswith("/") and not href.startswith("//")
+    if not plain or any(c in href for c in "\"'<>&?\n\r\t "):
+        raise ValueError(f"not a plain root-relative path: {href!r}")
+    instruction = f'<?xml-stylesheet type="text/xsl" href="{href}"?>\n'.encode()
     if max_bytes is not None and size + len(instruction) > max_bytes:
         return _DECLARATION
     return _DECLARATION + instruction

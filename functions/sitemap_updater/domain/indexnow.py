@@ -9,11 +9,6 @@ from enum import StrEnum
 
 MAX_URLS_PER_REQUEST = 10_000
 KEY_PATTERN = re.compile(r"[a-zA-Z0-9-]{8,128}")  # use fullmatch
-ACCEPTED_STATUSES = frozenset({200, 202})  # 202: received, the key is still being validated
-# The request itself is wrong (malformed, URLs not on the host, a key not in the key
-# format): the same bytes can never succeed.
-REJECTED_STATUSES = frozenset({400, 422})
-RETRIED_STATUSES = frozenset({408, 429})  # and every 5xx, and no answer at all
 
 
 class Verdict(StrEnum):
@@ -34,9 +29,11 @@ class Submission:
 
 def verdict_for(status: int) -> Verdict | None:
     """ACCEPTED or REJECTED for a final answer; None when the answer says nothing final."""
-    if status in ACCEPTED_STATUSES:
+    if status in (200, 202):  # 202: received, the key is still being validated
         return Verdict.ACCEPTED
-    if status in REJECTED_STATUSES:
+    # The request itself is wrong (malformed, URLs not on the host, a key not in the key
+    # format): the same bytes can never succeed.
+    if status in (400, 422):
         return Verdict.REJECTED
     return None
 
@@ -44,7 +41,7 @@ def verdict_for(status: int) -> Verdict | None:
 def worth_retrying(status: int | None) -> bool:
     """Whether an immediate retry may get a different answer (throttling, a server fault,
     a timeout). 403 (key not valid) is not: the key file needs minutes, not seconds."""
-    return status is None or status in RETRIED_STATUSES or 500 <= status <= 599
+    return status is None or status in (408, 429) or 500 <= status <= 599
 
 
 def key_file(key: str) -> str:

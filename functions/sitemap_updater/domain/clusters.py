@@ -113,7 +113,6 @@ def alternates_bytes(pairs: Iterable[tuple[str, str]]) -> int:
 
 
 def needed_bytes(cluster: Cluster, url: str) -> int:
-    """What ``url``'s entry renders to with this cluster."""
     return cluster.all[url].base + alternates_bytes(listings(cluster).get(url, ()))
 
 

@@ -68,7 +68,6 @@ class ShardOutput:
 
     @property
     def nameable(self) -> bool:
-        """Whether an index should name this shard now."""
         return self.obj is not None and not self.retiring
 
     def with_object(

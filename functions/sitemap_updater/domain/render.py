@@ -84,7 +84,6 @@ def render_entry(entry: SitemapEntry, links: str | None = None) -> str:
 
 
 def render_links(alternates: Iterable[tuple[str, str]]) -> str:
-    """The ``<xhtml:link>`` elements of a page's alternates."""
     text = ""  # appended in place: a comprehension costs more than the links themselves
     for lang, href in alternates:
         text += f'<xhtml:link rel="alternate" hreflang="{escape(lang)}" href="{escape(href)}"/>'
@@ -160,7 +159,6 @@ def _news(news: News) -> str:
 
 
 def rendered_size(rendered: str) -> int:
-    """Bytes a rendered ``<url>`` line adds to a shard (UTF-8)."""
     return len(rendered) if rendered.isascii() else len(rendered.encode("utf-8"))
 
 
@@ -199,7 +197,6 @@ def render_index(entries: Iterable[IndexEntry], *, stylesheet: str | None = None
 
 
 def index_line(entry: IndexEntry) -> str:
-    """One ``<sitemap>`` element on one line."""
     lastmod = f"<lastmod>{escape(entry.lastmod)}</lastmod>" if entry.lastmod else ""
     return f"<sitemap><loc>{escape(entry.loc)}</loc>{lastmod}</sitemap>\n"
 

@@ -62,7 +62,6 @@ class Limits:
 
     @property
     def max_entry_bytes(self) -> int:
-        """Room for entries in one shard: the byte limit less the <urlset> frame."""
         return self.max_shard_bytes - URLSET_FRAME_BYTES
 
 

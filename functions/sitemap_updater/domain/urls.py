@@ -106,7 +106,6 @@ class Site:
         return f"{self.origin}/"
 
     def url_for(self, key: str) -> str:
-        """The absolute URL of an object stored under ``key`` at the site root."""
         return f"{self.origin}/{key}"
 
 

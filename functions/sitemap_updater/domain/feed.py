@@ -52,15 +52,14 @@ def merged(
     A ``replayed`` page (a duplicate publish delivered again, its time the time of this
     delivery) keeps its place and takes its title: the entry listed may be an older
     version's, if the first delivery died before the feed was written."""
-    listed = {entry.url: entry for entry in entries}
-    changes = {
-        url: msgspec.structs.replace(listed[url], title=e.title)
-        if e is not None and url in replayed and url in listed
-        else e
-        for url, e in changes.items()
-    }
-    kept = {entry.url: entry for entry in entries if entry.url not in changes}
-    kept.update((url, entry) for url, entry in changes.items() if entry is not None)
+    kept = {entry.url: entry for entry in entries}
+    for url, entry in changes.items():
+        if entry is None:
+            kept.pop(url, None)
+        elif url in replayed and url in kept:
+            kept[url] = msgspec.structs.replace(kept[url], title=entry.title)
+        else:
+            kept[url] = entry
     newest = sorted(kept.values(), key=lambda entry: (entry.updated, entry.url), reverse=True)
     return tuple(newest[:size])
 

@@ -168,9 +168,7 @@ def _authority(scheme: str, authority: str, field: str) -> tuple[str, str, int |
     """(scheme, host, port or None for the default) of an authority, or InvalidEvent."""
     if "@" in authority:
         raise InvalidEvent(f"{field}_userinfo", f"{field} holds a user name or password")
-    written, port_text = authority, ""
-    if ":" in authority:
-        written, _, port_text = authority.rpartition(":")
+    written, _, port_text = authority.rpartition(":") if ":" in authority else (authority, "", "")
     digits = port_text.isascii() and port_text.isdigit()
     if "[" in authority or ":" in written or not (digits or port_text == ""):
         raise InvalidEvent(f"{field}_malformed", f"{field} has no valid host and port")

@@ -315,9 +315,6 @@ def _convert(document: Any, record: bool) -> Publish | Unpublish:
     return event
 
 
-_DECODE_ERRORS = (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError)
-
-
 def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | InvalidEvent]:
     """Events (or, ``record``: page records) from their JSON texts, or why not, each.
 
@@ -334,7 +331,7 @@ def decode(texts: Sequence[bytes], record: bool) -> list[Publish | Unpublish | I
         try:
             events.append(decoder.decode(text))
             quick.append(position)
-        except _DECODE_ERRORS:
+        except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
             events.append(_exactly(text, record))
     # Encoded, an event writes each key that holds a value once: the texts wrote as many.
     every = len(quick) == len(texts)
@@ -459,7 +456,7 @@ def to_change(
         priority = _rule("invalid_priority", "priority", contract.normalise_priority, priority)
     url = normalise_url(event.url, site)
     if title is not None:
-        title = _text(title, "title", MAX_TITLE, "invalid_title")
+        title = _rule("invalid_title", "title", contract.text, title, MAX_TITLE)
     group = event.sitemap
     if group is not None and not GROUP_NAME.fullmatch(group):
         raise InvalidEvent(
@@ -513,10 +510,6 @@ def _alternates(alternates: tuple[Alternate, ...], site: Site) -> tuple[tuple[st
     return tuple(sorted(pairs.items()))
 
 
-def _text(value: str, name: str, limit: int, code: str) -> str:
-    return _rule(code, name, contract.text, value, limit)  # type: ignore[no-any-return]
-
-
 def _optional(code: str, name: str, check: Callable[..., Any], value: Any, *args: Any) -> Any:
     return None if value is None else _rule(code, name, check, value, *args)
 
@@ -542,8 +535,8 @@ def _video(video: VideoEvent, page: str, site: Site) -> Video:
     uploader = video.uploader
     return Video(
         thumbnail_loc=normalise_url(video.thumbnail_loc, site, "video", False),
-        title=_text(video.title, "title", 100, code),
-        description=_text(video.description, "description", MAX_TEXT, code),
+        title=_rule(code, "title", contract.text, video.title, 100),
+        description=_rule(code, "description", contract.text, video.description, MAX_TEXT),
         content_loc=content,
         player_loc=player,
         duration=_optional(code, "duration", contract.whole, video.duration, 1, MAX_DURATION),
@@ -551,11 +544,11 @@ def _video(video: VideoEvent, page: str, site: Site) -> Video:
         rating=_optional(code, "rating", contract.rating, video.rating),
         view_count=_optional(code, "view_count", contract.whole, video.view_count, 0, 10**18),
         publication_date=_date(video.publication_date, "publication_date", code),
-        tags=tuple(_text(tag, "tag", 256, code) for tag in video.tags or ()),
+        tags=tuple(_rule(code, "tag", contract.text, tag, 256) for tag in video.tags or ()),
         family_friendly=video.family_friendly,
         restriction=_choice(video.restriction, video.restriction and video.restriction.countries),
         requires_subscription=video.requires_subscription,
-        uploader=_text(uploader.name, "uploader", 255, code) if uploader else None,
+        uploader=_rule(code, "uploader", contract.text, uploader.name, 255) if uploader else None,
         uploader_info=normalise_url(uploader.info, site, "video")
         if uploader and uploader.info
         else None,
@@ -577,19 +570,16 @@ def _choice(value: Restriction | Platform | None, items: Any) -> tuple[str, tupl
 
 
 def _news(news: NewsEvent) -> News:
-    code = "invalid_news"
+    code, publication = "invalid_news", news.publication
     return News(
-        publication_name=_text(news.publication.name, "publication.name", MAX_TEXT, code),
+        publication_name=_rule(code, "publication.name", contract.text, publication.name, MAX_TEXT),
         publication_language=_rule(
-            code,
-            "publication.language",
-            contract.normalise_news_language,
-            news.publication.language,
+            code, "publication.language", contract.normalise_news_language, publication.language
         ),
         publication_date=_rule(
             code, "publication_date", normalise_w3c, news.publication_date, "publication_date"
         ),
-        title=_text(news.title, "title", MAX_TEXT, code),
+        title=_rule(code, "title", contract.text, news.title, MAX_TEXT),
     )
 
 

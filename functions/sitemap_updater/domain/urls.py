@@ -35,9 +35,7 @@ _REFUSED_CHARACTERS = (
     ("bidi_control", "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"),
 )
 _REFUSED = re.compile("[" + "".join(chars for _, chars in _REFUSED_CHARACTERS) + "]")
-_FORBIDDEN_NAMES = {
-    "<": "'<'",
-    ">": "'>'",
+_FORBIDDEN_NAMES = {  # '<' and '>' are named by their repr
     '"': "a double quote",
     "\\": "a backslash",
     "\ufffd": "U+FFFD, the replacement character (text that was not valid UTF-8)",

@@ -51,14 +51,13 @@ class Limits:
     max_sitemaps_per_index: int = PROTOCOL_MAX_INDEX_ENTRIES
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_urls_per_shard <= PROTOCOL_MAX_URLS:
-            raise ValueError(f"max_urls_per_shard must be 1..{PROTOCOL_MAX_URLS}")
-        if not URLSET_FRAME_BYTES < self.max_shard_bytes <= PROTOCOL_MAX_BYTES:
-            raise ValueError(
-                f"max_shard_bytes must be {URLSET_FRAME_BYTES + 1}..{PROTOCOL_MAX_BYTES}"
-            )
-        if not 1 <= self.max_sitemaps_per_index <= PROTOCOL_MAX_INDEX_ENTRIES:
-            raise ValueError(f"max_sitemaps_per_index must be 1..{PROTOCOL_MAX_INDEX_ENTRIES}")
+        for name, low, high in (
+            ("max_urls_per_shard", 1, PROTOCOL_MAX_URLS),
+            ("max_shard_bytes", URLSET_FRAME_BYTES + 1, PROTOCOL_MAX_BYTES),
+            ("max_sitemaps_per_index", 1, PROTOCOL_MAX_INDEX_ENTRIES),
+        ):
+            if not low <= getattr(self, name) <= high:
+                raise ValueError(f"{name} must be {low}..{high}")
 
     @property
     def max_entry_bytes(self) -> int:

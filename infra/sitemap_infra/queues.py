@@ -14,7 +14,6 @@ from constructs import Construct
 
 from sitemap_updater.resources import (
     DLQ_RETENTION_DAYS,
-    FUNCTIONS,
     MAX_MESSAGE_BYTES,
     QUEUE_RETENTION_DAYS,
     FunctionSpec,
@@ -22,7 +21,6 @@ from sitemap_updater.resources import (
 
 
 def dead_letter_queue(scope: Construct, construct_id: str, **options: Any) -> sqs.Queue:
-    """Where failed messages or events are kept: encrypted, TLS only, DLQ_RETENTION_DAYS."""
     return sqs.Queue(
         scope,
         construct_id,
@@ -41,10 +39,7 @@ class QueuePair:
 
 
 class Queues(Construct):
-    def __init__(
-        self, scope: Construct, construct_id: str, specs: Sequence[FunctionSpec] = FUNCTIONS
-    ) -> None:
-        """``specs``: the functions whose queues to create (``resources.functions_for``)."""
+    def __init__(self, scope: Construct, construct_id: str, specs: Sequence[FunctionSpec]) -> None:
         super().__init__(scope, construct_id)
         self.pairs = {spec.name: self._pair(spec) for spec in specs}
 

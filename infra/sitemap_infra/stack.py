@@ -34,12 +34,11 @@ class SitemapUpdaterStack(Stack):
             if config.alarm_topic_arn
             else None
         )
-        settings = {k: v for k, v in config.settings.items() if k != "site_url"}
-        self.updater = SitemapUpdater(
+        self.updater = updater = SitemapUpdater(
             self,
             "SitemapUpdater",
             site_url=config.resolved.site_url,
-            settings=settings,
+            settings={k: v for k, v in config.settings.items() if k != "site_url"},
             domain_name=config.domain_name,
             certificate=certificate,
             alarm_topic=topic,
@@ -47,10 +46,6 @@ class SitemapUpdaterStack(Stack):
             alarm_email=config.alarm_email,
             max_concurrency=config.max_concurrency,
         )
-        self._outputs()
-
-    def _outputs(self) -> None:
-        updater = self.updater
         extra = {
             **queue_urls(QUEUE_OUTPUTS, updater.queues.urls()),
             "DistributionId": updater.distribution.distribution_id,

@@ -30,7 +30,6 @@ INFRA_KEYS = (
 )
 # ``rebuild_max_concurrency=10``: an event source mapping's MaximumConcurrency (Lambda: 2-1000).
 CONCURRENCY_KEYS = {f"{spec.name}_max_concurrency": spec.name for spec in (*FUNCTIONS, INDEXNOW)}
-MAX_CONCURRENCY_RANGE = range(2, 1001)
 DEFAULT_STACK_NAME = "SitemapUpdater"
 
 _PLACEHOLDER = "resolved-at-deploy"
@@ -139,7 +138,7 @@ def validated_concurrency(values: Mapping[str, Any]) -> dict[str, int]:
             number = int(str(value).strip())
         except ValueError:
             number = 0
-        if number not in MAX_CONCURRENCY_RANGE:
+        if number not in range(2, 1001):
             raise ConfigError(f"{name}_max_concurrency={value!r}: a whole number from 2 to 1000")
         result[name] = number
     return result

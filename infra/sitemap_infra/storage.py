@@ -13,8 +13,6 @@ from constructs import Construct
 
 from sitemap_updater.resources import TABLE
 
-NONCURRENT_VERSION_DAYS = 30
-LOG_RETENTION_DAYS = 90
 ABORT_UPLOADS_AFTER = Duration.days(1)
 
 
@@ -44,7 +42,7 @@ class Storage(Construct):
         self.logs = self._bucket(
             "Logs",
             s3.LifecycleRule(
-                expiration=Duration.days(LOG_RETENTION_DAYS),
+                expiration=Duration.days(90),
                 abort_incomplete_multipart_upload_after=ABORT_UPLOADS_AFTER,
             ),
             # CloudFront's standard logs are delivered with an ACL grant.
@@ -53,7 +51,7 @@ class Storage(Construct):
         self.bucket = self._bucket(
             "Site",
             s3.LifecycleRule(
-                noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS),
+                noncurrent_version_expiration=Duration.days(30),
                 expired_object_delete_marker=True,
                 abort_incomplete_multipart_upload_after=ABORT_UPLOADS_AFTER,
             ),

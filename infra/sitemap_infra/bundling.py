@@ -104,8 +104,6 @@ def asset_hash(source: Path) -> str:
 
 @jsii.implements(ILocalBundling)
 class PipBundling:
-    """Local bundling: ``pip install`` for the Lambda platform, then the package itself."""
-
     def __init__(self, source: Path):
         self.source = source
 

@@ -59,7 +59,6 @@ TABLE_ACTIONS = {
 
 
 def table_actions(name: str, feed: bool) -> tuple[str, ...]:
-    """The DynamoDB actions function ``name`` is granted on the table."""
     actions = TABLE_ACTIONS.get(name, ())
     if name == INDEX.name and feed:  # the feed's one item, read to publish it
         actions = (*actions, "GetItem")

@@ -9,7 +9,6 @@ so none asks for the listing itself (docs/SECURITY.md, section 6).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from aws_cdk import Annotations, Duration, Names, Stack
@@ -20,6 +19,9 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from sitemap_infra.nag import acknowledge
+from sitemap_infra.storage import Storage
+from sitemap_updater.bootstrap import site_file_keys
+from sitemap_updater.settings import Settings
 
 # CloudFront path patterns match the whole path, ``*`` any run of characters: these are the
 # robots.txt, the first index file, further index files (sitemap-index-<n>.xml) and shards
@@ -56,32 +58,31 @@ class SitemapCdn(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        bucket: s3.IBucket,
-        log_bucket: s3.IBucket,
-        cache_max_age_seconds: int,
-        site_url: str,
+        storage: Storage,
+        settings: Settings,
         distribution: cloudfront.Distribution | None,
         domain_name: str | None,
         certificate: acm.ICertificate | None,
-        extra_paths: Sequence[str],
     ) -> None:
-        """``extra_paths``: more exact paths served from the bucket (the human view's
-        stylesheet, the IndexNow key file)."""
         super().__init__(scope, construct_id)
         access = cloudfront.S3OriginAccessControl(
             self, "OriginAccess", origin_access_control_name=self._global_name("oac", 64)
         )
         self.origin = origins.S3BucketOrigin.with_origin_access_control(
-            bucket,
+            storage.bucket,
             origin_access_control=access,
             # LIST: S3 answers a missing key 404 only to a reader that may list the bucket.
             origin_access_levels=[cloudfront.AccessLevel.READ, cloudfront.AccessLevel.LIST],
         )
-        self.cache_policy = self._cache_policy(cache_max_age_seconds)
+        self.cache_policy = self._cache_policy(settings.cache_max_age_seconds)
         # HSTS speaks for the whole host: only on a distribution of our own.
         self.response_headers_policy = self._headers_policy(hsts=distribution is None)
         if distribution is None:
-            distribution = self._distribution(site_url, domain_name, certificate, log_bucket)
+            distribution = self._distribution(
+                settings.site_url, domain_name, certificate, storage.logs
+            )
+        # And the files served at the site root (the human view's stylesheet, IndexNow's key).
+        extra_paths = [f"/{key}" for key in site_file_keys(settings)]
         for pattern in (*PATH_PATTERNS, *extra_paths):
             distribution.add_behavior(pattern, self.origin, **self._behavior())
         self.distribution = distribution

@@ -17,6 +17,7 @@ from sitemap_infra.bundling import ARCHITECTURE, PYTHON_VERSION, RUNTIME
 from sitemap_infra.nag import acknowledge
 from sitemap_infra.queues import Queues
 from sitemap_infra.storage import Storage
+from sitemap_updater.bootstrap import site_file_keys
 from sitemap_updater.domain.sharding import INDEX_KEY, ROBOTS_KEY
 from sitemap_updater.resources import (
     INDEX,
@@ -27,6 +28,7 @@ from sitemap_updater.resources import (
     RECONCILE,
     FunctionSpec,
 )
+from sitemap_updater.settings import Settings
 
 # Object keys each function writes and deletes (domain/sharding.py).
 SHARD_KEYS = ("sitemap-*",)
@@ -151,24 +153,22 @@ class Functions(Construct):
         construct_id: str,
         *,
         code: lambda_.Code,
-        environment: Mapping[str, str],
+        settings: Settings,
         storage: Storage,
         queues: Queues,
         distribution_arn: str | None,
-        site_file_keys: Sequence[str],
-        feed: bool,
         service: str,
         max_concurrency: Mapping[str, int],
     ) -> None:
-        """``distribution_arn``: grant CreateInvalidation on it (None: invalidation is off).
-        ``site_file_keys``: the files the index function writes by exact key."""
+        """``distribution_arn``: grant CreateInvalidation on it (None: invalidation is off)."""
         super().__init__(scope, construct_id)
         self.max_concurrency = max_concurrency
         self.storage = storage
         self.queues = queues
         self.distribution_arn = distribution_arn
-        self.site_file_keys = tuple(site_file_keys)
-        self.feed = feed
+        self.site_file_keys = site_file_keys(settings)  # written by the index function
+        self.feed = bool(settings.feed_entries)
+        environment = settings.to_env()
         specs = [*(pair.spec for pair in queues.pairs.values()), RECONCILE]
         self.functions = {
             spec.name: self._function(spec, code, environment, service) for spec in specs

@@ -3,6 +3,9 @@
 paths become behaviours of it; without, it gets one of its own. ``settings``: the settings
 model's fields by name. ``connectors``: the connectors file's document without secrets in
 clear (``config.deployed_connectors``), for a webhook endpoint (None: none).
+``alarm_topic``: where the alarms go (default: a topic of its own, which ``alarm_email``
+subscribes to). ``max_concurrency``: function name -> its event source mapping's maximum
+concurrency (default: ``resources.FunctionSpec.max_concurrency``).
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from sitemap_infra.queues import Queues, dead_letter_queue
 from sitemap_infra.storage import Storage
 from sitemap_infra.webhooks import Webhooks
 from sitemap_updater.adapters.queues import INDEX_GROUP
-from sitemap_updater.bootstrap import site_file_keys
 from sitemap_updater.connectors import parse as parse_connectors
 from sitemap_updater.resources import (
     INDEX,
@@ -69,17 +71,21 @@ class SitemapUpdater(Construct):
         code: lambda_.Code | None = None,
         connectors: Mapping[str, Any] | None = None,
     ) -> None:
-        """``alarm_topic``: where the alarms go (default: a topic of its own, which
-        ``alarm_email`` subscribes to). ``max_concurrency``: function name -> its event source
-        mapping's maximum concurrency (default: ``resources.FunctionSpec.max_concurrency``)."""
         super().__init__(scope, construct_id)
         _check_arguments(self, distribution, alarm_topic, alarm_email)
         tuned = validated_settings({**(settings or {}), "site_url": site_url})
         self.service = deployment_service(self)
-        site_files = site_file_keys(tuned)  # served from the bucket at the site root
         self.storage = Storage(self, "Storage")
         self.queues = Queues(self, "Queues", functions_for(bool(tuned.indexnow_key)))
-        self.distribution = self._cdn(tuned, site_files, distribution, domain_name, certificate)
+        self.distribution = SitemapCdn(
+            self,
+            "Cdn",
+            storage=self.storage,
+            settings=tuned,
+            distribution=distribution,
+            domain_name=domain_name,
+            certificate=certificate,
+        ).distribution
         #: The functions' settings, with the deployed resources' names (tokens) filled in.
         self.settings: Settings = tuned.model_copy(update=self._resource_names())
         code = code or function_code()
@@ -87,12 +93,10 @@ class SitemapUpdater(Construct):
             self,
             "Functions",
             code=code,
-            environment=self.settings.to_env(),
+            settings=self.settings,
             storage=self.storage,
             queues=self.queues,
             distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
-            site_file_keys=site_files,
-            feed=bool(tuned.feed_entries),
             service=self.service,
             max_concurrency=validated_concurrency(max_concurrency or {}),
         )
@@ -111,27 +115,6 @@ class SitemapUpdater(Construct):
             service=self.service,
         )
         self.webhooks = self._webhooks(connectors, code) if connectors else None
-
-    def _cdn(
-        self,
-        tuned: Settings,
-        site_files: list[str],
-        distribution: cloudfront.Distribution | None,
-        domain_name: str | None,
-        certificate: acm.ICertificate | None,
-    ) -> cloudfront.Distribution:
-        return SitemapCdn(
-            self,
-            "Cdn",
-            bucket=self.storage.bucket,
-            cache_max_age_seconds=tuned.cache_max_age_seconds,
-            site_url=tuned.site_url,
-            distribution=distribution,
-            domain_name=domain_name,
-            certificate=certificate,
-            log_bucket=self.storage.logs,
-            extra_paths=[f"/{key}" for key in site_files],
-        ).distribution
 
     def _resource_names(self) -> dict[str, str]:
         """``resources.RESOURCE_SETTINGS``, from the resources of this deployment."""

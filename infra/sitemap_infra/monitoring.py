@@ -311,7 +311,7 @@ class Monitoring(Construct):
             period=PERIOD,
         )
 
-    def _graph(self, title: str, names: Sequence[str]) -> cloudwatch.GraphWidget:
+    def _pipeline_graph(self, title: str, names: Sequence[str]) -> cloudwatch.GraphWidget:
         return _graph(title, [self.pipeline_metric(name) for name in names])
 
     def _dashboard(
@@ -345,11 +345,11 @@ class Monitoring(Construct):
             _graph("Errors and throttles", failed),
             _graph("Duration p99 (ms)", [f.metric_duration(statistic="p99") for f in fns]),
         )
-        dashboard.add_widgets(*(self._graph(*graph) for graph in PIPELINE_GRAPHS.items()))
+        dashboard.add_widgets(*(self._pipeline_graph(*graph) for graph in PIPELINE_GRAPHS.items()))
         # A dashboard reads any region: CloudFront's 5xx rate shows from us-east-1.
         cdn = _graph("CloudFront 5xx (%)", [_cdn_5xx_rate(distribution, "us-east-1")])
         freshness = [self.pipeline_metric(Metric.PUBLISH_TO_VISIBLE, p) for p in ("p50", "p99")]
-        indexnow_graph = [self._graph("IndexNow", INDEXNOW_GRAPH)] if indexnow else []
+        indexnow_graph = [self._pipeline_graph("IndexNow", INDEXNOW_GRAPH)] if indexnow else []
         dashboard.add_widgets(cdn, _graph("Publish to visible (ms)", freshness), *indexnow_graph)
 
 

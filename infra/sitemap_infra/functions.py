@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy, Stack
+from aws_cdk import aws_cloudfront as cloudfront
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
@@ -156,16 +157,15 @@ class Functions(Construct):
         settings: Settings,
         storage: Storage,
         queues: Queues,
-        distribution_arn: str | None,
+        distribution: cloudfront.IDistribution,
         service: str,
         max_concurrency: Mapping[str, int],
     ) -> None:
-        """``distribution_arn``: grant CreateInvalidation on it (None: invalidation is off)."""
         super().__init__(scope, construct_id)
         self.max_concurrency = max_concurrency
         self.storage = storage
         self.queues = queues
-        self.distribution_arn = distribution_arn
+        self.invalidated = distribution.distribution_arn if settings.invalidate_paths else None
         self.site_file_keys = site_file_keys(settings)  # written by the index function
         self.feed = bool(settings.feed_entries)
         environment = settings.to_env()
@@ -194,8 +194,8 @@ class Functions(Construct):
             # is the owner's).
             site_files = self._objects((ROBOTS_KEY, *self.site_file_keys))
             grants.append((["s3:GetObject", "s3:PutObject"], site_files))
-        if self.distribution_arn is not None and name in (REBUILD.name, RECONCILE.name, INDEX.name):
-            grants.append((["cloudfront:CreateInvalidation"], [self.distribution_arn]))
+        if self.invalidated is not None and name in (REBUILD.name, RECONCILE.name, INDEX.name):
+            grants.append((["cloudfront:CreateInvalidation"], [self.invalidated]))
         return [iam.PolicyStatement(actions=list(a), resources=list(r)) for a, r in grants]
 
     def _objects(self, keys: Sequence[str]) -> list[str]:

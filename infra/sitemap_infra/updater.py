@@ -96,7 +96,7 @@ class SitemapUpdater(Construct):
             settings=self.settings,
             storage=self.storage,
             queues=self.queues,
-            distribution_arn=self.distribution.distribution_arn if tuned.invalidate_paths else None,
+            distribution=self.distribution,
             service=self.service,
             max_concurrency=validated_concurrency(max_concurrency or {}),
         )

@@ -100,7 +100,7 @@ def url_lines(text: str) -> Iterator[tuple[int, str]]:
             yield number, url
 
 
-def _json_document(path: Path, data: bytes) -> Iterator[Record]:
+def _json_document(path: Path, data: bytes) -> list[Record]:
     array = data.lstrip()[:1] == b"["
     elements: list[msgspec.Raw] | list[bytes] | None
     try:
@@ -108,14 +108,12 @@ def _json_document(path: Path, data: bytes) -> Iterator[Record]:
     except (msgspec.DecodeError, RecursionError):
         texts = array_elements(data.decode()) if array else None  # read_records checked UTF-8
         elements = None if texts is None else [text.encode() for text in texts]
-        if elements is None and not array and data.strip().count(b"\n") > 0:
-            yield from _json_lines(path, data)
-            return
+        if elements is None and not array and b"\n" in data.strip():
+            return _json_lines(path, data)
     if array and elements is not None:
         at = f"{path}#"
-        yield from [Record(at, bytes(element), number=n) for n, element in enumerate(elements)]
-    else:
-        yield Record(str(path), data)  # one document, or refused with the decoder's reason
+        return [Record(at, bytes(element), number=n) for n, element in enumerate(elements)]
+    return [Record(str(path), data)]  # one document, or refused with the decoder's reason
 
 
 # An array's top level is split at its commas; strings (whose brackets and commas are
@@ -270,4 +268,4 @@ def read_records(path: Path) -> list[Record]:
         return [Record(at, {"url": url}, number=n) for n, url in url_lines(text)]
     if suffix in _LINE_SUFFIXES:
         return _json_lines(path, data)
-    return list(_json_document(path, data))
+    return _json_document(path, data)

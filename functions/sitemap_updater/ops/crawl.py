@@ -102,12 +102,6 @@ def _atom_entry(entry: Any) -> Entry:
     return Entry(href.strip() if href else None, entry.sourceline, updated)
 
 
-def text_entries(body: bytes) -> list[Entry]:
-    """The URLs of a text sitemap, one per line (UnicodeDecodeError: not UTF-8)."""
-    text = body.removeprefix(BOM_UTF8).decode("utf-8")
-    return [Entry(url, number) for number, url in url_lines(text)]
-
-
 def read_entries(root: Any) -> tuple[str, list[Entry], list[Entry]]:
     """(kind, url entries, sitemap entries) of a parsed sitemap document."""
     kind = local_name(root.tag)
@@ -174,7 +168,8 @@ def load_document(
         document.error = "an HTML page, not a sitemap"
     try:
         if document.error is None and start[:1] not in b"<":
-            document.kind, document.urls = TEXT, text_entries(fetched.body)
+            text = fetched.body.removeprefix(BOM_UTF8).decode("utf-8")
+            document.kind, document.urls = TEXT, [Entry(url, n) for n, url in url_lines(text)]
         elif document.error is None:
             root = etree.fromstring(fetched.body, parser)
             if root.getroottree().docinfo.doctype:

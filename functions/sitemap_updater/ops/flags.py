@@ -9,21 +9,17 @@ from typing import Any
 
 from sitemap_updater.ops.errors import UserError
 
-# Flag -> the stack output it stands for.
+# Flag -> the stack output it stands for, and what that is.
 RESOURCE_FLAGS = {
-    "site_url": ("--site-url", "SiteUrl", "the site's origin"),
-    "table": ("--table", "TableName", "the registry table"),
-    "bucket": ("--bucket", "BucketName", "the site bucket"),
-    "ingest_queue_url": ("--ingest-queue-url", "IngestQueueUrl", "the ingest queue"),
-    "rebuild_queue_url": ("--rebuild-queue-url", "RebuildQueueUrl", "the rebuild queue"),
-    "index_queue_url": ("--index-queue-url", "IndexQueueUrl", "the index queue"),
-    "ingest_dlq_url": ("--ingest-dlq-url", "IngestDlqUrl", "the ingest dead-letter queue"),
-    "rebuild_dlq_url": (
-        "--rebuild-dlq-url",
-        "RebuildDeadLetterQueueUrl",
-        "the rebuild dead-letter queue",
-    ),
-    "index_dlq_url": ("--index-dlq-url", "IndexDeadLetterQueueUrl", "the index dead-letter queue"),
+    "--site-url": ("SiteUrl", "the site's origin"),
+    "--table": ("TableName", "the registry table"),
+    "--bucket": ("BucketName", "the site bucket"),
+    "--ingest-queue-url": ("IngestQueueUrl", "the ingest queue"),
+    "--rebuild-queue-url": ("RebuildQueueUrl", "the rebuild queue"),
+    "--index-queue-url": ("IndexQueueUrl", "the index queue"),
+    "--ingest-dlq-url": ("IngestDlqUrl", "the ingest dead-letter queue"),
+    "--rebuild-dlq-url": ("RebuildDeadLetterQueueUrl", "the rebuild dead-letter queue"),
+    "--index-dlq-url": ("IndexDeadLetterQueueUrl", "the index dead-letter queue"),
 }
 SETTING_OPTIONS: dict[str, Any] = {"action": "append", "default": [], "metavar": "NAME=VALUE"}
 
@@ -44,8 +40,8 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
     )
     where.add_argument("--region", default=None, help="AWS region (default: your AWS config)")
     where.add_argument("--profile", default=None, help="AWS profile (default: your AWS config)")
-    for dest, (flag, output, what) in RESOURCE_FLAGS.items():
-        where.add_argument(flag, dest=dest, default=None, help=f"{what} (stack output {output})")
+    for flag, (output, what) in RESOURCE_FLAGS.items():
+        where.add_argument(flag, default=None, help=f"{what} (stack output {output})")
     where.add_argument(
         "--setting",
         help="any other settings variable, e.g. MAX_URLS_PER_SHARD=5000 (repeatable)",

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from sitemap_updater.bootstrap import App
 
-_FLAG_FOR_OUTPUT = {output: flag for flag, output, _ in RESOURCE_FLAGS.values()}
+_FLAG_FOR_OUTPUT = {output: flag for flag, (output, _) in RESOURCE_FLAGS.items()}
 # Each function's (queue, dead-letter queue) -> the stack output naming it: the settings that
 # name queues and the operators' own outputs.
 _QUEUE_OUTPUTS = {target: output_key(name) for name, target in QUEUE_SETTINGS.items()} | {
@@ -175,9 +175,9 @@ def resolve(args: argparse.Namespace) -> Deployment:
     deployment = Deployment({}, session, endpoint_url=args.endpoint_url, stack=args.stack)
     if args.stack:
         deployment.read_stack(args.stack)
-    for dest, (_flag, output, _what) in RESOURCE_FLAGS.items():
-        if getattr(args, dest, None):
-            deployment.outputs[output] = getattr(args, dest)
+    for flag, (output, _) in RESOURCE_FLAGS.items():
+        if value := getattr(args, flag[2:].replace("-", "_"), None):  # argparse's dest
+            deployment.outputs[output] = value
     for name, value in setting_pairs(args.setting).items():
         deployment.outputs[output_key(name)] = value
     if not deployment.outputs:

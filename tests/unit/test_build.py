@@ -144,7 +144,7 @@ def test_an_unpublish_record_removes_the_page() -> None:
         SITE,
         Limits(),
     )
-    assert built.result.removed == 1
+    assert built.result.unpublished == 1
     assert urls(built.files["sitemap-pages-00001.xml.gz"]) == ["https://www.example.com/b"]
 
 

@@ -79,14 +79,12 @@ class BuildResult(msgspec.Struct):
     records: int = 0
     pages: int = 0
     duplicates: int = 0
-    removed: int = 0
+    unpublished: int = 0
     rejected: list[Problem] = msgspec.field(default_factory=list)
     shards: list[ShardFile] = msgspec.field(default_factory=list)
     index_files: list[str] = msgspec.field(default_factory=list)
     stale_removed: list[str] = msgspec.field(default_factory=list)
     seconds: float = 0.0
-    stylesheet: bool = False
-    feed: bool = False
 
 
 class BuiltSite(msgspec.Struct):
@@ -157,7 +155,7 @@ def _placed(
         change, text, size = page
         entry = change.entry
         if entry is None:
-            result.removed += 1
+            result.unpublished += 1
             continue
         if url in links:
             pairs = links[url]
@@ -202,7 +200,7 @@ def render_site(
     """Validate, place and render: every file of the site, keyed by its path. The options
     are the settings of the same names (STYLESHEET, EXTRA_SITEMAPS, SITEMAP_FORMAT=txt, ...)."""
     started = time.perf_counter()
-    result = BuildResult(stylesheet=stylesheet)
+    result = BuildResult()
     rules = rules or GroupRules()
     with progress or Progress("build", enabled=False) as bar:
         pages = collect(records, site, result, bar)
@@ -222,7 +220,6 @@ def render_site(
     )
     if feed_entries:
         files[FEED_KEY] = render_feed(snapshot_feed(pages, feed_entries), site)
-        result.feed = True
     for key, shards in split_index(list(index_entries), index_room(limits, extras)):
         listed = [index_entries[s] for s in shards]
         if key == INDEX_KEY:
@@ -416,44 +413,33 @@ def run(args: argparse.Namespace) -> int:
     result = built.result
     if result.pages:  # a site of no pages would replace the one in --out: write nothing
         result.stale_removed = write_site(built.files, args.out)
-    _report(result, args.out, as_json=args.json)
+    _report(built, args.out, as_json=args.json)
     return 0 if result.pages and not (args.strict and result.rejected) else 1
 
 
-def _report(result: BuildResult, out_dir: Path, as_json: bool) -> None:
+def _report(built: BuiltSite, out_dir: Path, as_json: bool) -> None:
+    result = built.result
     lines = [
         f"build: {result.records:,} records -> {result.pages:,} pages in "
         f"{len(result.shards):,} shard(s) and {len(result.index_files)} index file(s) "
         f"in {result.seconds:.2f} s",
         f"  rejected: {len(result.rejected):,}; duplicate URLs: {result.duplicates:,}; "
-        f"unpublished: {result.removed:,}",
+        f"unpublished: {result.unpublished:,}",
     ]
     lines.extend(f"  rejected {r.origin}: {r.reason}" for r in result.rejected)
     if not result.pages:
         lines.append(f"no valid page: nothing written, {out_dir}/ left as it was")
     else:
-        lines.extend(_written(result, out_dir))
-    summary = {
-        "records": result.records,
-        "pages": result.pages,
-        "duplicates": result.duplicates,
-        "unpublished": result.removed,
-        "rejected": msgspec.to_builtins(result.rejected),
-        "shards": msgspec.to_builtins(result.shards),
-        "index_files": result.index_files,
-        "stale_removed": result.stale_removed,
-        "seconds": round(result.seconds, 3),
-    }
+        lines.extend(_written(built, out_dir))
+    summary = msgspec.to_builtins(result) | {"seconds": round(result.seconds, 3)}
     print_summary(lines, summary, as_json, ensure_ascii=False)
 
 
-def _written(result: BuildResult, out_dir: Path) -> list[str]:
+def _written(built: BuiltSite, out_dir: Path) -> list[str]:
+    result = built.result
     lines = [f"wrote {out_dir}/:", f"  {out_dir}/{ROBOTS_KEY}"]
-    if result.stylesheet:
-        lines.append(f"  {out_dir}/{STYLESHEET_KEY}")
-    if result.feed:
-        lines.append(f"  {out_dir}/{FEED_KEY}")
-    lines.extend(f"  {out_dir}/{key}" for key in result.index_files)
+    named = [key for key in (STYLESHEET_KEY, FEED_KEY) if key in built.files]
+    lines.extend(f"  {out_dir}/{key}" for key in named + result.index_files)
     shown = result.shards[:_SHOW_SHARDS]
     lines.extend(
         f"  {out_dir}/{s.key}  {s.entries:,} entries, {s.bytes:,} bytes uncompressed" for s in shown

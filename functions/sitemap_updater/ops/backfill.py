@@ -267,18 +267,15 @@ def dry_run(changes: Changes, limits: Limits, result: BackfillResult, progress: 
 def request_rebuilds(app: App, result: BackfillResult) -> None:
     """One rebuild request per touched shard. A refusal is a failure of the run (the pages
     are applied: running the same backfill again asks again)."""
-    run_id = uuid.uuid4().hex
+    cause, shards = f"backfill:{uuid.uuid4().hex}", sorted(result.shards)
     try:
-        if result.shards:
-            requests = {shard: [f"backfill:{run_id}"] for shard in sorted(result.shards)}
-            app.queues.request_rebuilds(requests)
-        result.rebuilds_requested = len(result.shards)
+        if shards:
+            app.queues.request_rebuilds({shard: [cause] for shard in shards})
+        result.rebuilds_requested = len(shards)
     except (RetryableError, ClientError, BotoCoreError) as exc:
-        why = aws_error_message(exc)
-        named = sorted(result.shards)
-        more = f" and {len(named) - _SHARDS_NAMED} more" if len(named) > _SHARDS_NAMED else ""
-        shards = ", ".join(named[:_SHARDS_NAMED]) + more
-        result.failed.append(Problem("rebuild requests", f"not sent for {shards}: {why}"))
+        more = f" and {len(shards) - _SHARDS_NAMED} more" if len(shards) > _SHARDS_NAMED else ""
+        why = f"not sent for {', '.join(shards[:_SHARDS_NAMED])}{more}: {aws_error_message(exc)}"
+        result.failed.append(Problem("rebuild requests", why))
 
 
 def update_feed(app: App, gathered: Gathered | None, result: BackfillResult) -> None:

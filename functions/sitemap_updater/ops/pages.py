@@ -184,16 +184,12 @@ def _csv(path: Path, text: str) -> Iterator[Record]:
     for row in reader:
         last = reader.line_num
         if (last > first or len(row) != len(columns)) and _unclosed(stream, text, first, delimiter):
-            lines = (
-                f"lines {first}-{last} were read as one row" if last > first else f"line {first}"
-            )
-            error = InvalidEvent("malformed_csv", f"a quote is never closed: {lines}")
+            span = f"lines {first}-{last} were read as one row" if last > first else f"line {first}"
+            error = InvalidEvent("malformed_csv", f"a quote is never closed: {span}")
             yield Record(at, error=error, number=first)
         elif len(row) != len(columns) and "".join(row).strip():
-            error = InvalidEvent(
-                "malformed_csv", f"{len(row)} cells, the header has {len(columns)}"
-            )
-            yield Record(at, error=error, number=first)
+            why = f"{len(row)} cells, the header has {len(columns)}"
+            yield Record(at, error=InvalidEvent("malformed_csv", why), number=first)
         elif "".join(row).strip():
             yield Record(at, row, columns=columns, number=first)
         first = last + 1

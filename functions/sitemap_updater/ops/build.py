@@ -201,10 +201,9 @@ def render_site(
     are the settings of the same names (STYLESHEET, EXTRA_SITEMAPS, SITEMAP_FORMAT=txt, ...)."""
     started = time.perf_counter()
     result = BuildResult()
-    rules = rules or GroupRules()
     with progress or Progress("build", enabled=False) as bar:
         pages = collect(records, site, result, bar)
-    placed = _placed(pages, limits, rules, result)
+    placed = _placed(pages, limits, rules or GroupRules(), result)
     href = STYLESHEET_HREF if stylesheet else None
     files = {STYLESHEET_KEY: stylesheet_bytes()} if stylesheet else {}
     index_entries = _render_shards(

@@ -50,6 +50,17 @@ def _choice(items: str) -> Read:
     return read
 
 
+# A video's children; its uploader is Extensions._uploader's (its info must be on the site).
+_VIDEO: dict[str, Read] = {
+    **dict.fromkeys(("thumbnail_loc", "title", "description", "content_loc", "player_loc"), text),
+    **dict.fromkeys(("tag", "expiration_date", "publication_date"), text),
+    **dict.fromkeys(("duration", "rating", "view_count"), _number),
+    **dict.fromkeys(("family_friendly", "requires_subscription", "live"), _yes_no),
+    "restriction": _choice("countries"),
+    "platform": _choice("platforms"),
+}
+
+
 def _written(element: Any) -> str:
     name = local_name(element.tag)
     return f"{element.prefix}:{name}" if element.prefix else str(name)
@@ -82,7 +93,8 @@ class Extensions:
             if name == "image":
                 record.setdefault("images", []).append(self.fields(child, {"loc": text}))
             elif name == "video":
-                record.setdefault("videos", []).append(self.fields(child, self._video()))
+                readers = _VIDEO | {"uploader": self._uploader}
+                record.setdefault("videos", []).append(self.fields(child, readers))
             elif name == "news" and "news" not in record:
                 record["news"] = self.fields(child, news)
             elif name == "link" and child.get("rel") == "alternate":
@@ -108,19 +120,6 @@ class Extensions:
             kept = _ATTRIBUTES.get(name, set())
             self.dropped += [f"{_written(child)} @{key}" for key in child.attrib if key not in kept]
         return values
-
-    def _video(self) -> dict[str, Read]:
-        readers: dict[str, Read] = dict.fromkeys(
-            ("thumbnail_loc", "title", "description", "content_loc", "player_loc", "tag"), text
-        )
-        readers |= dict.fromkeys(("expiration_date", "publication_date"), text)
-        readers |= dict.fromkeys(("duration", "rating", "view_count"), _number)
-        readers |= dict.fromkeys(("family_friendly", "requires_subscription", "live"), _yes_no)
-        return readers | {
-            "restriction": _choice("countries"),
-            "platform": _choice("platforms"),
-            "uploader": self._uploader,
-        }
 
     def _uploader(self, element: Any) -> dict[str, Any]:
         uploader = {"name": text(element)}

@@ -120,13 +120,11 @@ def document_records(
 
 
 def source_records(
-    source: str, site: Site, *, timeout: float, workers: int, faults: list[Problem]
+    source: str, site: Site, *, timeout: float, faults: list[Problem]
 ) -> Iterable[Record]:
     """Every page record the source holds, in order: a list when it is a file of records (so
     its total is known). A walk stays on its origins."""
-    walk = crawl.Walk(
-        fetch=partial(fetch, timeout=timeout, same_origin=True), workers=workers, same_origin=True
-    )
+    walk = crawl.Walk(fetch=partial(fetch, timeout=timeout, same_origin=True), same_origin=True)
     if source.lower().startswith(("http://", "https://")):
         return document_records(walk.run(source), site, faults)
     path = Path(source)
@@ -294,8 +292,7 @@ def run(args: argparse.Namespace) -> int:
     deployment = resolve(args)
     workers = args.workers or (1 if is_local(args.endpoint_url) else DEFAULT_WORKERS)
     result, site = BackfillResult(), deployment.site
-    faults = result.source_faults
-    records = source_records(args.source, site, timeout=args.timeout, workers=4, faults=faults)
+    records = source_records(args.source, site, timeout=args.timeout, faults=result.source_faults)
     total = len(records) if isinstance(records, list) else None  # a walk's is not known
     with Progress("backfill", total=total) as progress:
         changes = page_changes(records, site, version, result, progress)

@@ -184,26 +184,22 @@ class RebuildShard:
             self._request_index(output)
             return Rebuilt.UNCHANGED
         moment = self.clock()
-        lines = self._recorded_lines(current)
+        body = recorded_body(self.store, current)
+        document = None if body is None else self.shard_format.document_of(body)
+        if document is None or sha256(document) != current.sha256:  # not the recorded object
+            return None
+        lines = shard_lines(document)
         changes = None if lines is None else self._changed_lines(output.shard, pending, moment)
         if lines is None or changes is None:
             return None
         rendered = patched(lines, changes)
+        if not rendered:  # emptied: it retires
+            return None
         try:
-            if not rendered:  # emptied: it retires
-                return None
             document = shard_document(rendered, self.limits, stylesheet=self.stylesheet)
         except LimitExceeded:
             return None
         return self._publish(output, _Written(document, len(rendered), None, moment, sent), touched)
-
-    def _recorded_lines(self, recorded: ObjectState) -> list[str] | None:
-        """The ``<url>`` lines of the shard's object, if it is exactly the one recorded."""
-        body = recorded_body(self.store, recorded)
-        document = None if body is None else self.shard_format.document_of(body)
-        if document is None or sha256(document) != recorded.sha256:
-            return None
-        return shard_lines(document)
 
     def _changed_lines(
         self, shard: str, pending: list[Pending], moment: datetime

@@ -169,27 +169,10 @@ class PublishIndex:
         """The lines of our shards in the index file and the shards they name, if its object
         is exactly as recorded, its extras are the ones configured, and every line names one
         of our shards."""
-        lines = self._recorded_index(record.key, record.obj)
-        extras = self._extras(record.key)
-        if lines is None or len(lines) < len(extras):
-            return None
-        own = lines[: len(lines) - len(extras)]
-        shards = [self._shard_of(line) for line in own]
-        if lines[len(own) :] != extras or "" in shards:
-            return None
-        return own, shards
-
-    def _extras(self, key: str) -> list[str]:
-        """The lines of the extra sitemaps, which only the first index file lists."""
-        if key != INDEX_KEY:
-            return []
-        return [index_line(IndexEntry(url, None)) for url in self.extras]
-
-    def _recorded_index(self, key: str, recorded: ObjectState | None) -> list[str] | None:
-        """The lines of an index file as recorded, if its object is exactly those bytes."""
+        recorded = record.obj
         if recorded is None:
             return None
-        cached = self._last_index.get(key)
+        cached = self._last_index.get(record.key)
         if cached is not None and cached[:2] == (recorded.etag, recorded.sha256):
             body: bytes | None = cached[2]
         else:
@@ -197,8 +180,19 @@ class PublishIndex:
         lines = index_lines(body) if body and sha256(body) == recorded.sha256 else None
         if lines is None or index_of(lines, stylesheet=self.stylesheet) != body:
             return None
-        self._last_index[key] = (recorded.etag, recorded.sha256, body)
-        return lines
+        self._last_index[record.key] = (recorded.etag, recorded.sha256, body)
+        extras = self._extras(record.key)
+        own = lines[: len(lines) - len(extras)]
+        if len(lines) < len(extras) or lines[len(own) :] != extras:
+            return None
+        shards = [self._shard_of(line) for line in own]
+        return None if "" in shards else (own, shards)
+
+    def _extras(self, key: str) -> list[str]:
+        """The lines of the extra sitemaps, which only the first index file lists."""
+        if key != INDEX_KEY:
+            return []
+        return [index_line(IndexEntry(url, None)) for url in self.extras]
 
     def _shard_of(self, line: str) -> str:
         """The shard an index line names ("": not one of ours); the index is in shard order."""

@@ -35,9 +35,10 @@ class SubmitChanges:
         senders: dict[str, list[str]] = {}  # URL -> ids of the messages that carry it
         bodies = {message.message_id: message.body for message in messages}
         rejected: dict[str, str] = {}  # message id -> why it is dead-lettered
+        prefix = self.site.url_for("")
         for message in messages:
-            urls = self._urls(message.body)
-            if urls is None:
+            urls = self.read_urls(message.body)
+            if not urls or not all(url.startswith(prefix) for url in urls):
                 rejected[message.message_id] = "malformed_message: not a list of this site's URLs"
                 continue
             for url in urls:
@@ -81,12 +82,6 @@ class SubmitChanges:
         _count(Metric.INDEXNOW_DEAD_LETTERED, len(parked))
         _count(Metric.INDEXNOW_RETRIED, len(retry))
         return SubmitResult(submitted, frozenset(retry), frozenset(parked))
-
-    def _urls(self, body: str) -> Sequence[str] | None:
-        """A non-empty list of this site's URLs (None: anything else)."""
-        urls = self.read_urls(body)
-        prefix = self.site.url_for("")
-        return urls if urls and all(url.startswith(prefix) for url in urls) else None
 
 
 def _count(name: str, value: int) -> None:

@@ -316,12 +316,7 @@ class PublishIndex:
         return len(lines), index_of(lines, stylesheet=self.stylesheet)
 
     def _write_document(
-        self,
-        key: str,
-        count: int,
-        document: bytes,
-        before: IndexOutput | None,
-        touched: list[str],
+        self, key: str, count: int, document: bytes, before: IndexOutput | None, touched: list[str]
     ) -> bool:
         digest = sha256(document)
         if before is None:

@@ -116,11 +116,9 @@ class ReceiveWebhook:
             by_code[refusal.code].append(refusal)
         text = body.decode("utf-8", "replace")
         for code, same in by_code.items():
-            reason = (
-                same[0].reason
-                if len(same) == 1
-                else f"{len(same)} items; the first: {same[0].reason}"
-            )
+            reason = same[0].reason
+            if len(same) > 1:
+                reason = f"{len(same)} items; the first: {reason}"
             self.inbox.dead_letter(text, code, reason, f"{name}:{request_id}")
             logger.warning(
                 "webhook payload not mapped", connector=name, reason_code=code, reason=reason

@@ -87,7 +87,7 @@ class RebuildShard:
             # A restore runs outside the shard's message group: a change committed after its
             # read, whose own rebuild found nothing to do, would stay unrendered under the
             # bytes it wrote. So it reads again until a pass finds nothing to write.
-            if not restore or last not in _WRITES:
+            if not restore or last not in (Rebuilt.WRITTEN, Rebuilt.RESTORED):
                 return outcome
             last = self._attempts(shard, restore)
         raise ConcurrentChange(f"{shard} kept changing while it was restored")
@@ -378,7 +378,6 @@ class _Written:
     sent: int | None  # when SQS received the oldest change it shows (epoch ms)
 
 
-_WRITES = {Rebuilt.WRITTEN, Rebuilt.RESTORED}
 _METRICS = {
     Rebuilt.WRITTEN: Metric.SHARDS_WRITTEN,
     Rebuilt.RESTORED: Metric.SHARDS_WRITTEN,

@@ -9,7 +9,6 @@ events could not be queued (the CMS retries). Never 410: Ghost deletes such a we
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -111,11 +110,9 @@ class ReceiveWebhook:
                 refusals.append(Refusal("body_too_large", why))
         if bodies:
             self.inbox.send(bodies)
-        by_code: dict[str, list[Refusal]] = defaultdict(list)
-        for refusal in refusals:
-            by_code[refusal.code].append(refusal)
         text = body.decode("utf-8", "replace")
-        for code, same in by_code.items():
+        for code in dict.fromkeys(refusal.code for refusal in refusals):
+            same = [refusal for refusal in refusals if refusal.code == code]
             reason = same[0].reason
             if len(same) > 1:
                 reason = f"{len(same)} items; the first: {reason}"

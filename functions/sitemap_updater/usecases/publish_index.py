@@ -228,10 +228,7 @@ class PublishIndex:
             touched.append(key)
             self.registry.delete_index_output(key)
             self._last_index.pop(key, None)
-        # Not only those it stops naming now: a run that died before its request leaves
-        # one unlisted with its object, and the next run asks again.
-        retired = [o for o in outputs if not o.nameable and (o.listed or o.obj is not None)]
-        self._request_rebuilds(outputs, retired)
+        self._request_rebuilds(outputs)
         if keys:
             self.registry.set_whole(INDEX_KEY, True)
         if written:
@@ -246,9 +243,12 @@ class PublishIndex:
             robots=robots.value,
         )
 
-    def _request_rebuilds(self, outputs: list[ShardOutput], retired: list[ShardOutput]) -> None:
+    def _request_rebuilds(self, outputs: list[ShardOutput]) -> None:
         """Clear ``listed`` on the retiring shards no index names now, and ask their rebuild
         to delete them; ask for the rebuild of every shard whose news have aged out."""
+        # Not only those it stops naming now: a run that died before its request leaves
+        # one unlisted with its object, and the next run asks again.
+        retired = [o for o in outputs if not o.nameable and (o.listed or o.obj is not None)]
         for output in retired:
             if output.listed:
                 self.registry.set_listed(output.shard, False)

@@ -224,7 +224,6 @@ class ApplyChange:
 
     def _unpublish_entity(self, change: PageChange) -> IngestResult:
         """An unpublish by id alone: of the id's URL, or else the id's tombstone."""
-        assert change.entity is not None  # noqa: S101 - the caller's guard
 
         def attempt() -> IngestResult:
             known = self.registry.entity(change.entity or "")

@@ -66,7 +66,8 @@ def test_defaults() -> None:
     wordpress = one(name="wp", cms="wp-webhooks", secret="s").content_types
     assert wordpress.keys() == {"post", "page"}
     assert wordpress["post"].title_field == "post_title"
-    assert one(name="s", cms="shopify", content_types={"product": {"url_template": TEMPLATE}})
+    product = {"url_template": "https://www.example.com/products/{slug}"}
+    assert one(name="s", cms="shopify", content_types={"product": product})
 
 
 @pytest.mark.parametrize(
@@ -129,6 +130,20 @@ def test_contentful_needs_its_locales_to_unpublish_a_localised_page() -> None:
     }
 
     assert "needs locales" in refused({"connector": [entry]})
+
+
+@pytest.mark.parametrize("cms", ["wp-webhooks", "ghost", "shopify"])
+def test_a_locale_in_the_template_of_a_cms_that_sends_none_is_refused(cms: str) -> None:
+    """Their payloads name no locale: the template could only be filled with nothing."""
+    template = "https://www.example.com/{locale}/blog/{slug}"
+    entry = {"name": "x", "cms": cms, "content_types": {"post": {"url_template": template}}}
+    entry |= (
+        {"event_source": "aws.partner/shopify.com/1/x"} if cms == "shopify" else {"secret": "s"}
+    )
+
+    assert f"{cms} names no locale: url_template cannot hold {{locale}}" in refused(
+        {"connector": [entry]}
+    )
 
 
 def test_the_file_as_a_whole() -> None:

@@ -442,8 +442,9 @@ def _sanity_event(
         return Refusal(MISSING_VERSION, f"{cms_id}: no _updatedAt (project it)")
     if kind is None:  # a delete that names no type (see sanity): by id
         return unpublish(when, cms_id)
-    language = text(lookup(document, kind.locale_field))
-    url = url_for(kind, lookup(document, kind.slug_field), language)
+    language = text(lookup(document, kind.locale_field))  # one the site serves: see sanity()
+    slug = lookup(document, kind.slug_field) if language or not kind.localised else None
+    url = url_for(kind, slug, language)
     if gone:
         return unpublish(when, cms_id, url)
     if url is None:

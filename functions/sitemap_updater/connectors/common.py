@@ -259,15 +259,14 @@ def page_url(template: str, slug: str, locale: str | None = None) -> str:
 def url_for(
     kind: ContentType, slug: Any, locale: str | None = None, sent: Any = None
 ) -> str | None:
-    """The content type's template filled in for the CMS ``locale`` (None without a slug, or
-    without a locale the site serves for its ``{locale}``), else the URL the CMS ``sent``
-    (Ghost and WordPress send the page's; a template makes a headless site's)."""
+    """The content type's template filled in for the CMS ``locale`` (None without a slug),
+    else the URL the CMS ``sent`` (Ghost and WordPress send the page's; a template makes a
+    headless site's)."""
     if kind.url_template is None:
         return text(sent)
-    slug, url_locale = text(slug), kind.url_locale(locale) if locale else None
-    if slug is None or (kind.localised and url_locale is None):
+    if (slug := text(slug)) is None:
         return None
-    return page_url(kind.url_template, slug, url_locale)
+    return page_url(kind.url_template, slug, kind.url_locale(locale) if locale else None)
 
 
 def _version(when: datetime | int, gone: bool) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 CMSES = ("native", "wp-webhooks", "ghost", "strapi", "contentful", "sanity", "shopify")
 _NEEDS_TEMPLATE = {"strapi", "contentful", "sanity", "shopify"}
+_LOCALISED = {"strapi", "contentful", "sanity"}  # the others' payloads name no locale
 _DEFAULT_TYPES = {"ghost": ("post", "page"), "wp-webhooks": ("post", "page")}
 _KEYS = {"name", "cms", "secret", "secrets", "secret_arn", "content_types", "tolerance_seconds"}
 _EXTRA_KEYS = {"strapi": {"auth_header"}, "wp-webhooks": {"signature"}, "shopify": {"event_source"}}
@@ -177,6 +178,8 @@ def _content_type(table: dict[str, Any], cms: str) -> ContentType:
     for key, value in fields.items():
         if value is not None and not _FIELD.fullmatch(value):
             raise ConfigError(f"{key} {value!r}: a field name, or a dotted path (seo.slug)")
+    if template and "{locale}" in template and cms not in _LOCALISED:
+        raise ConfigError(f"{cms} names no locale: url_template cannot hold {{locale}}")
     locales = _locales(table)
     if cms == "contentful" and template and "{locale}" in template and not locales:
         raise ConfigError("a {locale} template needs locales (an unpublish names no locale)")

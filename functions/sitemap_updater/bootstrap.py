@@ -73,7 +73,7 @@ def site_file_keys(settings: Settings) -> list[str]:
     return [file.key for file in site_files_for(settings)] + feed
 
 
-class _once(cached_property[_T]):  # a decorator, as cached_property is
+class _once(cached_property[_T]):
     """A cached property built once under the App's lock, whichever thread asks first
     (botocore sessions are not thread-safe)."""
 

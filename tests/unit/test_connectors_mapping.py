@@ -334,6 +334,26 @@ def test_contentful_a_locale_without_its_own_slug_takes_the_default_locale_s() -
     ]
 
 
+@pytest.mark.parametrize(("german", "live"), [("draft", False), ("changed", True), (None, False)])
+def test_contentful_locale_based_publishing_serves_only_the_locales_it_says_are_live(
+    german: str | None, live: bool
+) -> None:
+    """sys.fieldStatus, with locale-based publishing: a publish of the English page leaves the
+    German one in draft (or with changes not yet published: still served); a locale it does
+    not list was added after the entry was published, and is not served until republished."""
+    request = sample("contentful", "entry-publish")
+    body = json.loads(request.body)
+    body["sys"]["fieldStatus"] = {
+        "*": {"en-US": "published"} | ({"de-DE": german} if german else {})
+    }
+    signed = Request(request.method, request.path, request.headers, json.dumps(body).encode(), NOW)
+
+    changes = [(e["type"], e["id"]) for e in mapping_of("contentful", signed).events]
+
+    german_page = ("publish" if live else "unpublish", f"{CONTENTFUL_ID}:de-DE")
+    assert changes == [("publish", f"{CONTENTFUL_ID}:en-US"), german_page]
+
+
 def test_sanity() -> None:
     assert events("sanity", "create") == [
         {

@@ -274,6 +274,9 @@ CF_SIGNATURE = "x-contentful-signature"
 CF_SIGNED_HEADERS = "x-contentful-signed-headers"
 CF_TIMESTAMP = "x-contentful-timestamp"
 CF_GONE = {"unpublish": "deletedAt", "archive": "archivedAt", "delete": "deletedAt"}
+# Locale-based publishing: sys.fieldStatus["*"] holds each locale's own state ("changed" is
+# published, with edits not yet published); a locale in none of these is not served.
+CF_LIVE = {"published", "changed"}
 
 
 def contentful_verify(request: Request, secrets: Sequence[str], connector: Connector) -> Verdict:
@@ -373,6 +376,8 @@ def _cf_events(
         return [Refusal(MISSING_SLUG, f"entry {cms_id}: no {kind.slug_field}")]
     events: list[Item] = []
     present = _cf_locales(fields, kind)
+    if kind.localised and isinstance(states := lookup(sys, "fieldStatus.*"), dict):
+        present = [cms for cms in present if states.get(cms) in CF_LIVE]
     for locale in present:
         url = _cf_url(fields, locale, kind)
         if url is None:
@@ -380,7 +385,8 @@ def _cf_events(
             continue
         title = _cf_field(fields, kind.title_field, locale, kind)
         events.append(publish(url, when, entity_id(cms_id, locale), title))
-    # Contentful leaves out a locale whose slug was removed: its page is gone, by id.
+    # Contentful leaves out a locale whose slug was removed: its page is gone, by id (as is a
+    # locale it says is not published).
     if kind.localised:
         gone = [cms for cms, _ in kind.locales if cms not in present]
         events += [unpublish(when, entity_id(cms_id, cms)) for cms in gone]

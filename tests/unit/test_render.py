@@ -8,6 +8,7 @@ from datetime import UTC, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -24,6 +25,8 @@ from sitemap_updater.domain.render import (
     escape,
     render_entry,
     render_index,
+    render_links,
+    with_links,
 )
 from sitemap_updater.domain.urls import MAX_URL_LENGTH, Site, normalise_url
 from sitemap_updater.schemas import sitemap_schema
@@ -291,6 +294,30 @@ def _events(draw: st.DrawFn) -> tuple[str, str]:
             value = draw(_priority)
             document["priority"] = float(value) if isinstance(value, Decimal) else value
     return json.dumps(document, ensure_ascii=draw(st.booleans())), url
+
+
+_pairs = st.lists(
+    st.tuples(
+        st.sampled_from(["en", "de-AT", "x-default"]),
+        st.sampled_from(["https://www.example.com/a?b=1&c=2", "https://www.example.com/o'brien"]),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@given(_events(), _pairs)
+def test_links_added_to_a_rendered_line_are_the_line_rendered_with_them(
+    generated: tuple[str, str], pairs: list[tuple[str, str]]
+) -> None:
+    change = _parse_or_reason(generated[0])
+    if isinstance(change, InvalidEvent) or change.entry is None:
+        return
+    with_alternates = msgspec.structs.replace(change.entry, alternates=tuple(pairs))
+
+    added = with_links(render_entry(change.entry), render_links(pairs))
+
+    assert added == render_entry(with_alternates)
 
 
 def _parse_or_reason(body: str) -> PageChange | InvalidEvent:

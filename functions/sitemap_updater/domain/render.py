@@ -80,7 +80,17 @@ def render_entry(entry: SitemapEntry, links: str | None = None) -> str:
         text += f"<priority>{escape(entry.priority)}</priority>"
     if entry.alternates or entry.images or entry.videos or entry.news:
         text += _extensions(entry, links)
-    return text + "</url>\n"
+    return text + _END
+
+
+def with_links(line: str, links: str) -> str:
+    """``line``, ``render_entry`` of an entry without alternates, images, videos or news, as
+    it renders with ``links`` (``render_links`` of its alternates), without rendering it
+    again."""
+    return line.removesuffix(_END) + links + _END
+
+
+_END = "</url>\n"
 
 
 def render_links(alternates: Iterable[tuple[str, str]]) -> str:

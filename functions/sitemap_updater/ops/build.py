@@ -38,6 +38,7 @@ from sitemap_updater.domain.render import (
     render_index,
     render_links,
     rendered_size,
+    with_links,
 )
 from sitemap_updater.domain.robots import MAX_ROBOTS_BYTES, grows_too_large, with_sitemaps
 from sitemap_updater.domain.sharding import (
@@ -162,7 +163,10 @@ def _placed(
             if pairs not in markup:
                 markup[pairs] = render_links(pairs)
             entry = msgspec.structs.replace(entry, alternates=pairs)
-            text = render_entry(entry, markup[pairs])
+            if entry.images or entry.videos or entry.news:
+                text = render_entry(entry, markup[pairs])
+            else:  # most pages: the line read in parallel, with the cluster's links
+                text = with_links(text, markup[pairs])
             size = rendered_size(text)
         if size > max_entry_bytes:
             try:

@@ -29,6 +29,7 @@ URLSET_OPEN = (
     f'xmlns:image="{IMAGE_NS}" xmlns:video="{VIDEO_NS}" xmlns:news="{NEWS_NS}">\n'
 )
 URLSET_CLOSE = "</urlset>\n"
+_END = "</url>\n"  # of every <url> line
 INDEX_OPEN = f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}">\n'
 INDEX_CLOSE = "</sitemapindex>\n"
 ATOM_NS = "http://www.w3.org/2005/Atom"
@@ -88,9 +89,6 @@ def with_links(line: str, links: str) -> str:
     it renders with ``links`` (``render_links`` of its alternates), without rendering it
     again."""
     return line.removesuffix(_END) + links + _END
-
-
-_END = "</url>\n"
 
 
 def render_links(alternates: Iterable[tuple[str, str]]) -> str:

@@ -5,15 +5,18 @@ from __future__ import annotations
 import gc
 import gzip
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from lxml import etree
 
 from sitemap_updater.cli import main
 from sitemap_updater.domain.entries import SitemapEntry
-from sitemap_updater.domain.render import URLSET_FRAME_BYTES
+from sitemap_updater.domain.events import parse_record
+from sitemap_updater.domain.render import URLSET_FRAME_BYTES, render_entry
 from sitemap_updater.domain.sharding import Limits
 from sitemap_updater.domain.urls import Site
 from sitemap_updater.ops.build import render_site, write_site
@@ -72,6 +75,36 @@ def test_pages_fill_shards_in_input_order_and_each_shard_lists_its_urls_sorted()
         if name.endswith((".xml", ".gz")):
             document = gzip.decompress(body) if name.endswith(".gz") else body
             assert schema.validate(etree.fromstring(document)), (name, schema.error_log)
+
+
+def test_a_cluster_members_line_is_its_entry_rendered_with_the_clusters_links() -> None:
+    """Whatever else it holds: the links come before a page's images and news."""
+    paths = {"en": "/en/a", "de": "/de/a", "fr": "/fr/a"}
+    pairs = tuple(sorted((lang, f"https://www.example.com{path}") for lang, path in paths.items()))
+
+    def member(lang: str, **fields: Any) -> dict[str, Any]:
+        others = [{"hreflang": other, "href": href} for other, href in pairs if other != lang]
+        return page(paths[lang], hreflang=lang, alternates=others, **fields)
+
+    news = {
+        "publication": {"name": "Example", "language": "en"},
+        "publication_date": "2026-11-21T10:00:00Z",
+        "title": "A",
+    }
+    members = [
+        member("en", lastmod="2026-11-20"),
+        member("de", images=[{"loc": "https://cdn.example.com/a.jpg"}]),
+        member("fr", news=news),
+    ]
+    now = datetime(2026, 11, 22, tzinfo=UTC)
+
+    built = render_site(records(*members), SITE, Limits(), compress=False, now=now)
+
+    lines = built.files["sitemap-pages-00001.xml"].decode().splitlines(keepends=True)
+    for record in members:
+        entry = parse_record(json.dumps(record).encode(), SITE).entry
+        assert entry is not None
+        assert render_entry(msgspec.structs.replace(entry, alternates=pairs)) in lines
 
 
 def test_a_shard_closes_when_the_next_entry_would_break_the_byte_limit() -> None:

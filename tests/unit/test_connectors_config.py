@@ -86,6 +86,8 @@ def test_defaults() -> None:
         ({"name": "blog", "cms": "ghost", "secret": "s", "tolerance_seconds": 0}, "1 to 3600"),
         ({"name": "blog", "cms": "ghost", "secret": "s", "tolerance_seconds": True}, "1 to 3600"),
         ({"name": "wp", "cms": "wp-webhooks", "secret": "s", "signature": "sha1"}, "'sha1'"),
+        ({"name": "c", "cms": "contentful", "secret": "s", "locale_based_publishing": 1}, "true"),
+        ({"name": "g", "cms": "ghost", "secret": "s", "locale_based_publishing": True}, "unknown"),
         ({"name": "n", "cms": "native", "secret": "s", "content_types": {}}, "no content_types"),
         ({"name": "s", "cms": "strapi", "secret": "s"}, "url_template"),
         ({"name": "s", "cms": "strapi", "secret": "s", "content_types": {"a": {}}}, "required"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from decimal import Decimal
 from itertools import pairwise
 from typing import Any
@@ -334,21 +335,26 @@ def test_contentful_a_locale_without_its_own_slug_takes_the_default_locale_s() -
     ]
 
 
-@pytest.mark.parametrize(("german", "live"), [("draft", False), ("changed", True), (None, False)])
+@pytest.mark.parametrize(
+    ("by_locale", "german", "live"),
+    [(True, "draft", False), (True, "changed", True), (True, None, False), (False, "draft", True)],
+)
 def test_contentful_locale_based_publishing_serves_only_the_locales_it_says_are_live(
-    german: str | None, live: bool
+    by_locale: bool, german: str | None, live: bool
 ) -> None:
-    """sys.fieldStatus, with locale-based publishing: a publish of the English page leaves the
-    German one in draft (or with changes not yet published: still served); a locale it does
-    not list was added after the entry was published, and is not served until republished."""
+    """sys.fieldStatus, for a site whose delivery follows it (locale_based_publishing): a
+    publish of the English page leaves the German one in draft (or with changes not yet
+    published: still served); a locale it does not list was added after the entry was
+    published, and is not served until republished. A site whose delivery serves a published
+    entry in every locale lists them all."""
     request = sample("contentful", "entry-publish")
     body = json.loads(request.body)
-    body["sys"]["fieldStatus"] = {
-        "*": {"en-US": "published"} | ({"de-DE": german} if german else {})
-    }
+    states = {"en-US": "published"} | ({"de-DE": german} if german else {})
+    body["sys"]["fieldStatus"] = {"*": states}
     signed = Request(request.method, request.path, request.headers, json.dumps(body).encode(), NOW)
+    connector = replace(CONNECTORS["contentful"], locale_based_publishing=by_locale)
 
-    changes = [(e["type"], e["id"]) for e in mapping_of("contentful", signed).events]
+    changes = [(e["type"], e["id"]) for e in connectors.map_request(connector, signed).events]
 
     german_page = ("publish" if live else "unpublish", f"{CONTENTFUL_ID}:de-DE")
     assert changes == [("publish", f"{CONTENTFUL_ID}:en-US"), german_page]

@@ -275,7 +275,8 @@ CF_SIGNED_HEADERS = "x-contentful-signed-headers"
 CF_TIMESTAMP = "x-contentful-timestamp"
 CF_GONE = {"unpublish": "deletedAt", "archive": "archivedAt", "delete": "deletedAt"}
 # Locale-based publishing: sys.fieldStatus["*"] holds each locale's own state ("changed" is
-# published, with edits not yet published); a locale in none of these is not served.
+# published, with edits not yet published); a site whose delivery follows it (the connector's
+# locale_based_publishing) does not serve a locale in neither.
 CF_LIVE = {"published", "changed"}
 
 
@@ -328,7 +329,7 @@ def contentful(request: Request, connector: Connector) -> Mapped:
     kind = connector.content_types.get(content_type) if isinstance(content_type, str) else None
     if kind is None:
         return ignored(f"content type {content_type!r} is not a page of this connector")
-    items = _cf_events(sys, fields, kind, action)
+    items = _cf_events(sys, fields, kind, action, connector.locale_based_publishing)
     return mapped(items) if items else ignored(f"entry {sys['id']}: in no locale this site serves")
 
 
@@ -361,7 +362,7 @@ def _cf_url(fields: dict[str, Any], locale: str | None, kind: ContentType) -> st
 
 
 def _cf_events(
-    sys: dict[str, Any], fields: dict[str, Any], kind: ContentType, action: str
+    sys: dict[str, Any], fields: dict[str, Any], kind: ContentType, action: str, by_locale: bool
 ) -> list[Item]:
     cms_id, time_field = str(sys["id"]), CF_GONE.get(action, "updatedAt")
     when = moment(sys.get(time_field)) or moment(sys.get("updatedAt"))
@@ -376,7 +377,7 @@ def _cf_events(
         return [Refusal(MISSING_SLUG, f"entry {cms_id}: no {kind.slug_field}")]
     events: list[Item] = []
     present = _cf_locales(fields, kind)
-    if kind.localised and isinstance(states := lookup(sys, "fieldStatus.*"), dict):
+    if by_locale and kind.localised and isinstance(states := lookup(sys, "fieldStatus.*"), dict):
         present = [cms for cms in present if states.get(cms) in CF_LIVE]
     for locale in present:
         url = _cf_url(fields, locale, kind)

@@ -18,7 +18,12 @@ _NEEDS_TEMPLATE = {"strapi", "contentful", "sanity", "shopify"}
 _LOCALISED = {"strapi", "contentful", "sanity"}  # the others' payloads name no locale
 _DEFAULT_TYPES = {"ghost": ("post", "page"), "wp-webhooks": ("post", "page")}
 _KEYS = {"name", "cms", "secret", "secrets", "secret_arn", "content_types", "tolerance_seconds"}
-_EXTRA_KEYS = {"strapi": {"auth_header"}, "wp-webhooks": {"signature"}, "shopify": {"event_source"}}
+_EXTRA_KEYS = {
+    "strapi": {"auth_header"},
+    "wp-webhooks": {"signature"},
+    "shopify": {"event_source"},
+    "contentful": {"locale_based_publishing"},
+}
 _TYPE_KEYS = {"url_template", "slug_field", "locale_field", "title_field", "locales"}
 _TITLE_FIELDS = {"wp-webhooks": "post_title"}  # everywhere else: "title"
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}", re.ASCII)
@@ -62,6 +67,8 @@ class Connector:
     auth_header: str = "authorization"  # Strapi: the header that carries the shared secret
     signature: str = "body"  # WP Webhooks: "body" (3.x signs the body), "static" (4.x and later)
     event_source: str | None = None  # Shopify: the partner event source name to accept
+    # Contentful: the site's delivery follows each locale's own state (sys.fieldStatus).
+    locale_based_publishing: bool = False
 
 
 def read(path: str | Path) -> dict[str, Any]:
@@ -120,6 +127,8 @@ def _connector(entry: dict[str, Any]) -> Connector:
     signature = _string(entry, "signature", "body")
     if signature not in ("body", "static"):
         raise ConfigError(f"signature {signature!r}: one of body, static")
+    if not isinstance(by_locale := entry.get("locale_based_publishing", False), bool):
+        raise ConfigError("locale_based_publishing: true or false")
     return Connector(
         name=name,
         cms=cms,
@@ -130,6 +139,7 @@ def _connector(entry: dict[str, Any]) -> Connector:
         auth_header=_string(entry, "auth_header", "authorization").lower(),
         signature=signature,
         event_source=_string(entry, "event_source", None),
+        locale_based_publishing=by_locale,
     )
 
 

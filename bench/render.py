@@ -351,12 +351,14 @@ def _commands(shapes: dict[str, Path], theirs: Path, with_peer: bool) -> dict[st
 
 
 def _run_all(folder: Path, commands: dict[str, Any], runs: int) -> dict[str, Timings]:
-    """Every command ``runs`` times, alternating, each round starting one further along (no
-    command always runs after the same one), then once more for its tree's memory."""
+    """Every command ``runs`` times, alternating, in an order shuffled each round (seeded: a
+    command that always ran after the same one was timed 15% off), then once more for its
+    tree's memory."""
     tools = {name: Timings(name) for name in commands}
-    names = list(tools)
     for run in range(runs):
-        for name in names[run % len(names) :] + names[: run % len(names)]:
+        order = list(tools)
+        random.Random(run).shuffle(order)
+        for name in order:
             timings = tools[name]
             out = folder / f"out-{run}-{len(timings.seconds)}"
             seconds, cpu, peak = run_child(commands[name](out), cwd=folder)
